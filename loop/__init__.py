@@ -1,0 +1,18 @@
+"""voiceloop's turn loop: budget, assemble, decide, vet, act, observe. Knows nothing about audio."""
+
+from loop.act import Observation
+from loop.agent import Agent, RunResult
+from loop.config import Budget, Ceiling, LoopConfig
+from loop.journal import Event, Journal
+from loop.outcomes import Escalated, RunOutcome
+from loop.policy import Decision, GuardrailHit, Policy, Rule, Severity, Verdict, VetContext
+from loop.scripted import ScriptedModel, ScriptedTurn
+from loop.tools import Tool, ToolOutput
+from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
+
+__all__ = [
+    "Agent", "Budget", "Ceiling", "Decision", "Escalated", "Event", "GuardrailHit", "Journal", "LoopConfig",
+    "Message", "ModelRequest", "ModelResponse", "Observation", "Policy", "Pricing", "Rule", "RunOutcome",
+    "RunResult", "ScriptedModel", "ScriptedTurn", "Severity", "TextDelta", "Tool", "ToolCall", "ToolCallDelta",
+    "ToolOutput", "Usage", "Verdict", "VetContext",
+]

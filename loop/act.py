@@ -1,0 +1,159 @@
+"""Act: run approved calls — reads concurrently, then writes serially — and turn every result,
+failure or timeout into exactly one observation written for the model."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+import json
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from loop.outcomes import Escalated
+from loop.tools import ArgumentError, Tool, ToolOutput
+from loop.tracing import tool_span
+from loop.types import ToolCall
+
+# Sync tools run here. A hung sync tool cannot be killed from Python; its thread is abandoned after the
+# timeout, so the pool is larger than any batch to keep later calls from queueing behind it.
+_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="voiceloop-tool")
+
+
+@dataclass
+class Observation:
+    """The one result of one proposed call, as the model will read it."""
+
+    call: ToolCall
+    content: str
+    executed: bool
+    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined
+    cost_usd: float = 0.0
+    escalation: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("error", "timeout")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"call": self.call.to_dict(), "content": self.content, "executed": self.executed,
+                "status": self.status, "cost_usd": self.cost_usd, "escalation": self.escalation}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Observation:
+        return cls(call=ToolCall.from_dict(data["call"]), content=data["content"], executed=data["executed"],
+                   status=data["status"], cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
+
+
+def not_executed(call: ToolCall, status: str, content: str) -> Observation:
+    return Observation(call=call, content=content, executed=False, status=status)
+
+
+@dataclass
+class ToolRunner:
+    """Executes one vetted batch. `recorded` holds results replayed from the journal on resume."""
+
+    max_parallel_reads: int = 8
+    parallel_reads: bool = True
+    default_timeout_s: float = 30.0
+    max_chars: int = 4000
+    recorded: dict[str, Observation] = field(default_factory=dict)
+    interrupted: set[str] = field(default_factory=set)
+    on_start: Callable[[ToolCall], Awaitable[None] | None] | None = None
+
+    async def run_batch(self, approved: list[tuple[ToolCall, Tool]]) -> list[Observation]:
+        """Reads first (concurrently), then writes in proposal order; results come back in proposal order."""
+        reads = [(c, t) for c, t in approved if not t.mutates]
+        writes = [(c, t) for c, t in approved if t.mutates]
+        done: dict[str, Observation] = {}
+        if self.parallel_reads and len(reads) > 1:
+            gate = asyncio.Semaphore(self.max_parallel_reads)
+
+            async def bounded(call: ToolCall, tool: Tool) -> Observation:
+                async with gate:
+                    return await self.invoke(call, tool)
+
+            for obs in await asyncio.gather(*(bounded(c, t) for c, t in reads)):
+                done[obs.call.id] = obs
+        else:
+            for c, t in reads:
+                done[c.id] = await self.invoke(c, t)
+        for c, t in writes:
+            done[c.id] = await self.invoke(c, t)
+        return [done[c.id] for c, _ in approved]
+
+    async def invoke(self, call: ToolCall, tool: Tool) -> Observation:
+        try:
+            kwargs = tool.validate(call.arguments)
+        except ArgumentError as exc:
+            return not_executed(call, "invalid_args", str(exc))
+        if self.on_start is not None and inspect.isawaitable(pending := self.on_start(call)):
+            await pending
+        if call.id in self.recorded:  # resume: never execute twice what already ran
+            return self.recorded[call.id]
+        if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
+            return not_executed(call, "interrupted", f"{call.name} was cut off by a restart and its effect is "
+                                "unknown. Check the current state before calling it again.")
+        timeout = tool.timeout_s or self.default_timeout_s
+        with tool_span(call) as span:
+            obs = await self._execute(call, tool, kwargs, timeout)
+            span.set_attribute("voiceloop.tool.status", obs.status)
+        return obs
+
+    async def _execute(self, call: ToolCall, tool: Tool, kwargs: dict[str, Any], timeout: float) -> Observation:
+        if "idempotency_key" in inspect.signature(tool.fn).parameters:
+            kwargs = {**kwargs, "idempotency_key": call.id}
+        started = time.perf_counter()
+        try:
+            value = await asyncio.wait_for(_call(tool, kwargs), timeout)
+        except TimeoutError:
+            return Observation(call, f"{tool.name} did not answer within {timeout:g} s. The service may be slow "
+                               "or down; retrying unchanged will likely time out again.", True, "timeout",
+                               cost_usd=tool.max_cost_usd)
+        except Escalated as exc:
+            return Observation(call, f"Handed over to a human: {exc.reason}", True, "ok", escalation=exc.reason)
+        except Exception as exc:
+            return Observation(call, _describe_failure(tool, exc), True, "error", cost_usd=tool.max_cost_usd)
+        cost = value.cost_usd if isinstance(value, ToolOutput) else tool.max_cost_usd
+        content = trim(render(value.value if isinstance(value, ToolOutput) else value), self.max_chars)
+        return Observation(call, content, True, "ok", cost_usd=cost,
+                           extra={"duration_s": round(time.perf_counter() - started, 6)})
+
+
+async def _call(tool: Tool, kwargs: dict[str, Any]) -> Any:
+    if tool.is_async:
+        return await tool.fn(**kwargs)
+    ctx = contextvars.copy_context()  # carry the trace context into the worker thread
+    return await asyncio.get_running_loop().run_in_executor(_POOL, lambda: ctx.run(tool.fn, **kwargs))
+
+
+def _describe_failure(tool: Tool, exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+    hint = ("it may work if retried later" if isinstance(exc, (ConnectionError, OSError))
+            else "retrying with the same arguments will fail the same way; change the arguments or tell the user")
+    return f"{tool.name} failed: {text}. {hint[0].upper()}{hint[1:]}."
+
+
+def render(value: Any) -> str:
+    """Results are written to be read: empty results say so instead of showing `[]`."""
+    if value is None:
+        return "Done. The tool returned no data."
+    if isinstance(value, str):
+        return value if value.strip() else "The tool returned an empty text."
+    if isinstance(value, (list, dict)) and not value:
+        return "No results matched."
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def trim(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return (text[:max_chars] + f"\n[Trimmed: showing {max_chars} of {len(text)} characters. "
+            "Ask for a narrower result if you need the rest.]")

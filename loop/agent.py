@@ -1,0 +1,267 @@
+"""The turn loop. One turn = budget, assemble, decide, vet, act, observe. Every exit is a named outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from loop.act import Observation, ToolRunner, not_executed
+from loop.budget import BudgetLedger
+from loop.config import LoopConfig
+from loop.errors import ModelError
+from loop.journal import EventLog, Journal, Listener
+from loop.outcomes import (
+    ApprovalDenied,
+    BudgetExhausted,
+    Completed,
+    Escalated,
+    GuardrailStop,
+    LoopDetected,
+    RunOutcome,
+    Terminal,
+    ToolFailure,
+)
+from loop.policy import Decision, Guardrail, Policy, Severity, Verdict, VetContext, tighten, worst_hit
+from loop.prompt import PromptAssembler
+from loop.repetition import detect_repetition, turn_signature
+from loop.replay import Tape
+from loop.tools import Tool
+from loop.tracing import agent_span, annotate, chat_span
+from loop.types import Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall
+
+Approver = Callable[[ToolCall, Verdict], "bool | Awaitable[bool]"]
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    outcome: RunOutcome
+    reason: str
+    answer: str
+    trajectory: list[Observation]  # executed actions, in order
+    usage: dict[str, dict[str, float]]
+    messages: list[Message]
+    headroom: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class RunState:
+    run_id: str
+    messages: list[Message]
+    turn: int = 0
+    history_tokens: int = 0
+    turn_signatures: list[str] = field(default_factory=list)
+    trajectory: list[Observation] = field(default_factory=list)
+    failures: dict[str, int] = field(default_factory=dict)
+
+
+class Agent:
+    def __init__(self, model: Model, tools: Sequence[Tool] = (), policy: Policy | None = None,
+                 config: LoopConfig | None = None, journal_path: str | None = None, *,
+                 system_prompt: str = "You are a helpful assistant. Use tools when they help.",
+                 guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
+                 listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
+                 name: str = "voiceloop") -> None:
+        self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
+        self.config = config or LoopConfig.profile("task")
+        self.tools = {t.name: t for t in tools}
+        self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
+        self.journal = Journal(journal_path) if journal_path else None
+        self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
+                                         self.config.context_tokens, self.policy.text)
+
+    def run_sync(self, goal: str | None = None, **kwargs: Any) -> RunResult:
+        return asyncio.run(self.run(goal, **kwargs))
+
+    async def run(self, goal: str | None = None, *, run_id: str | None = None,
+                  history: Sequence[Message] = ()) -> RunResult:
+        """Start a run, or resume `run_id` from the journal through this same path."""
+        tape = Tape.from_events(self.journal.events(run_id)) if run_id and self.journal else Tape()
+        goal = goal if goal is not None else tape.goal
+        state = RunState(run_id or uuid.uuid4().hex[:16], list(history))
+        log = EventLog(self.journal, state.run_id, self.listeners)
+        ledger = BudgetLedger(self.config.budget, self.clock)
+        answer = ""
+        with agent_span(self.name, state.run_id, self.config.name) as span:
+            try:
+                log.emit("run_started", goal=goal, profile=self.config.name, model=self.model.name)
+                self._append(state, Message("user", goal))
+                while True:
+                    await self._turn(state, log, ledger, tape)
+            except Terminal as stop:
+                outcome, reason, answer = stop.outcome, stop.reason, stop.answer
+            except Exception as exc:
+                outcome, reason = RunOutcome.ERROR, f"{type(exc).__name__}: {exc}"
+            annotate(span, voiceloop__outcome=outcome.value, voiceloop__reason=reason,
+                     voiceloop__turns=state.turn, voiceloop__cost_usd=ledger.used("cost_usd"))
+            log.emit("run_finished", meta={"usage": ledger.snapshot(), "headroom": ledger.headroom(),
+                                           "warnings": ledger.warnings},
+                     outcome=outcome.value, reason=reason, answer=answer, turns=state.turn)
+        return RunResult(state.run_id, outcome, reason, answer, state.trajectory, ledger.snapshot(),
+                         state.messages, ledger.headroom())
+
+    async def _turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, tape: Tape) -> None:
+        cfg = self.config
+        # 0. budget, before anything is assembled or paid for
+        ledger.check_turn(self.assembler.prefix_tokens + s.history_tokens, cfg.max_output_tokens,
+                          self.model.pricing, model_timeout_s=cfg.model_timeout_s,
+                          tool_calls=cfg.tool_calls_reserved_per_turn, tool_cost=cfg.tool_cost_reserved_per_turn)
+        log.emit("turn_admitted", meta={"budget": ledger.snapshot()}, turn=s.turn)
+        started = self.clock()
+        # 1. assemble
+        request, dropped = self.assembler.build(s.messages, s.turn, cfg.max_output_tokens, cfg.model_timeout_s)
+        # 2. decide
+        response = await self._decide(request, log, tape)
+        ledger.settle_model(response.usage)
+        s.turn += 1
+        self._append(s, Message("assistant", response.text, tool_calls=response.tool_calls))
+        if not response.tool_calls:
+            if response.finish_reason == "length":
+                raise BudgetExhausted(f"the reply hit max_output_tokens={cfg.max_output_tokens} before it "
+                                      "finished", dimension="tokens")
+            raise Completed("the model gave a final answer", answer=response.text)
+        calls = response.tool_calls
+        log.emit("proposals", turn=s.turn - 1, signatures=[c.signature for c in calls], context_dropped=dropped)
+        s.turn_signatures.append(turn_signature(calls))
+        if why := detect_repetition(s.turn_signatures, cfg.repeat_threshold):
+            self._close_batch(s, log, calls, {}, "not run: the run stopped because it was repeating itself")
+            raise LoopDetected(why)
+        # 3. vet the whole batch, then 4. act on what survived, 5. observe in proposal order
+        approved, refused = await self._vet(s, log, calls, tape)
+        reads = [t.timeout_s or cfg.default_tool_timeout_s for c, t in approved if not t.mutates]
+        writes = [t.timeout_s or cfg.default_tool_timeout_s for c, t in approved if t.mutates]
+        try:
+            ledger.check_batch(len(approved), sum(t.max_cost_usd for _, t in approved),
+                               (max(reads) if cfg.parallel_reads and reads else sum(reads)) + sum(writes))
+        except BudgetExhausted:
+            self._close_batch(s, log, calls, refused, "not run: the budget would not cover this batch")
+            raise
+        runner = ToolRunner(cfg.max_parallel_reads, cfg.parallel_reads, cfg.default_tool_timeout_s,
+                            cfg.max_observation_chars, tape.results, tape.interrupted,
+                            on_start=partial(_log_start, log))
+        results = {o.call.id: o for o in await runner.run_batch(approved)}
+        ledger.settle_tools(sum(o.executed for o in results.values()), sum(o.cost_usd for o in results.values()))
+        self._close_batch(s, log, calls, {**refused, **results}, "")
+        s.trajectory += [results[c.id] for c, t in sorted(approved, key=lambda ct: ct[1].mutates)
+                         if results[c.id].executed]  # execution order: reads, then writes
+        self._finish_turn(s, log, ledger, started)
+        self._after_batch(s, [results.get(c.id) or refused[c.id] for c in calls])
+
+    async def _decide(self, request: ModelRequest, log: EventLog, tape: Tape) -> ModelResponse:
+        source = tape.model_stream(request.turn) or self.model.stream(request)
+        log.emit("model_call", turn=request.turn, messages=len(request.messages), model=self.model.name)
+        response: ModelResponse | None = None
+        with chat_span(self.model.name, request.turn, request.max_output_tokens) as span:
+            try:
+                async with asyncio.timeout(self.config.model_timeout_s):
+                    async for ev in source:
+                        if isinstance(ev, ModelResponse):
+                            response = ev
+                        elif isinstance(ev, TextDelta):
+                            log.emit("model_delta", turn=request.turn, type="text", text=ev.text)
+                        else:
+                            log.emit("model_delta", turn=request.turn, type="tool_call", index=ev.index,
+                                     id=ev.id, name=ev.name, arguments=ev.arguments)
+            except ModelError as exc:
+                raise ToolFailure(f"model {self.model.name}: {exc}") from exc
+            except TimeoutError as exc:
+                raise ToolFailure(f"model {self.model.name} did not finish within "
+                                  f"{self.config.model_timeout_s:g} s") from exc
+            if response is None:
+                raise ToolFailure(f"model {self.model.name} ended its stream without a response")
+            annotate(span, gen_ai__usage__input_tokens=response.usage.input_tokens,
+                     gen_ai__usage__output_tokens=response.usage.output_tokens,
+                     gen_ai__response__finish_reasons=[response.finish_reason])
+        log.emit("model_response", turn=request.turn, response=response.to_dict())
+        return response
+
+    async def _vet(self, s: RunState, log: EventLog, calls: list[ToolCall],
+                   tape: Tape) -> tuple[list[tuple[ToolCall, Tool]], dict[str, Observation]]:
+        """Pure pass over the whole batch first (a HALT anywhere runs nothing), then ask for approvals."""
+        ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
+                         observations=[m.content for m in s.messages if m.role == "tool"])
+        refused: dict[str, Observation] = {}
+        pending: list[tuple[ToolCall, Tool, Verdict]] = []
+        for call in calls:
+            tool = self.tools.get(call.name)
+            if tool is None:
+                refused[call.id] = not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
+                                                f"Available tools: {', '.join(self.tools) or 'none'}.")
+                continue
+            if hit := worst_hit(self.guardrails, call, tool, ctx):
+                log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
+                         guardrail=hit.guardrail)
+                if hit.severity is Severity.HALT:
+                    self._close_batch(s, log, calls, refused, f"not run: {hit.guardrail} halted the run")
+                    raise GuardrailStop(f"{hit.guardrail}: {hit.detail}")
+                refused[call.id] = not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
+                continue
+            verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants)
+            log.emit("verdict", call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
+                     reason=verdict.reason)
+            if verdict.decision is Decision.DENY:
+                refused[call.id] = not_executed(call, "denied", f"Denied by policy ({verdict.rule}): "
+                                                f"{verdict.reason}. Do not retry; tell the user or try another way.")
+            else:
+                pending.append((call, tool, verdict))
+        approved = []
+        for call, tool, verdict in pending:
+            if verdict.decision is Decision.ASK and not await self._ask(log, call, verdict, tape):
+                refused[call.id] = not_executed(call, "declined", f"The user declined {call.name}: "
+                                                f"{verdict.reason}. It was not done.")
+            else:
+                approved.append((call, tool))
+        return approved, refused
+
+    async def _ask(self, log: EventLog, call: ToolCall, verdict: Verdict, tape: Tape) -> bool:
+        if call.id in tape.approvals:
+            approved = tape.approvals[call.id]
+        elif self.approver is None:
+            approved = False
+        else:
+            answer = self.approver(call, verdict)
+            approved = bool(await answer if inspect.isawaitable(answer) else answer)
+        log.emit("approval", call_id=call.id, approved=approved, rule=verdict.rule)
+        return approved
+
+    def _close_batch(self, s: RunState, log: EventLog, calls: list[ToolCall], done: dict[str, Observation],
+                     missing: str) -> None:
+        """Exactly one observation per proposed call, in proposal order, as tool messages."""
+        for call in calls:
+            obs = done.get(call.id) or not_executed(call, "skipped", missing)
+            log.emit("tool_result", **obs.to_dict())
+            self._append(s, Message("tool", obs.content, tool_call_id=call.id, name=call.name))
+
+    def _after_batch(self, s: RunState, observations: list[Observation]) -> None:
+        for obs in observations:
+            if obs.escalation is not None:
+                raise Escalated(obs.escalation)
+            n = s.failures[obs.call.name] = s.failures.get(obs.call.name, 0) + 1 if obs.failed else 0
+            if n >= self.config.max_consecutive_tool_failures:
+                raise ToolFailure(f"{obs.call.name} failed {n} times in a row; last: {obs.content}")
+        declined = [o for o in observations if o.status == "declined"]
+        if declined and self.config.stop_on_decline:
+            raise ApprovalDenied(f"the user declined {', '.join(o.call.name for o in declined)}")
+
+    def _finish_turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, started: float) -> None:
+        # Timings live in `meta`: they differ on replay, while the payload must not.
+        took, ceiling = self.clock() - started, self.config.turn_wall_clock_s
+        warnings = ledger.warnings + ([f"turn took {took:.3f} s > {ceiling.limit:g} s"] if took > ceiling.limit else [])
+        ledger.warnings = []
+        log.emit("turn_finished", meta={"took_s": round(took, 6), "warnings": warnings}, turn=s.turn - 1)
+        if took > ceiling.limit and ceiling.hard:
+            raise BudgetExhausted(f"turn {s.turn - 1} took {took:.3f} s > {ceiling.limit:g} s", "turn_wall_clock_s")
+
+    def _append(self, s: RunState, msg: Message) -> None:
+        s.messages.append(msg)
+        s.history_tokens += self.assembler.message_tokens(msg)
+
+
+def _log_start(log: EventLog, call: ToolCall) -> None:
+    log.emit("tool_started", call=call.to_dict())

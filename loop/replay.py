@@ -1,0 +1,62 @@
+"""Resume: what the journal already knows, served back at the loop's three non-deterministic points
+(model output, human approval, tool results) so a resumed run walks the same code path."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from loop.act import Observation
+from loop.journal import Event
+from loop.types import ModelEvent, ModelResponse, TextDelta, ToolCallDelta
+
+
+@dataclass
+class Tape:
+    goal: str = ""
+    deltas: dict[int, list[ModelEvent]] = field(default_factory=dict)
+    responses: dict[int, ModelResponse] = field(default_factory=dict)
+    approvals: dict[str, bool] = field(default_factory=dict)
+    results: dict[str, Observation] = field(default_factory=dict)
+    interrupted: set[str] = field(default_factory=set)  # started, never finished
+    finished: dict | None = None
+
+    @classmethod
+    def from_events(cls, events: list[Event]) -> Tape:
+        tape = cls()
+        started: set[str] = set()
+        for ev in events:
+            p = ev.payload
+            if ev.kind == "run_started":
+                tape.goal = p["goal"]
+            elif ev.kind == "model_delta":
+                tape.deltas.setdefault(p["turn"], []).append(_delta(p))
+            elif ev.kind == "model_response":
+                tape.responses[p["turn"]] = ModelResponse.from_dict(p["response"])
+            elif ev.kind == "approval":
+                tape.approvals[p["call_id"]] = p["approved"]
+            elif ev.kind == "tool_started":
+                started.add(p["call"]["id"])
+            elif ev.kind == "tool_result":
+                tape.results[p["call"]["id"]] = Observation.from_dict(p)
+            elif ev.kind == "run_finished":
+                tape.finished = p
+        tape.interrupted = started - set(tape.results)
+        return tape
+
+    def model_stream(self, turn: int) -> AsyncIterator[ModelEvent] | None:
+        if turn not in self.responses:
+            return None
+        return _replay(self.deltas.get(turn, []), self.responses[turn])
+
+
+def _delta(p: dict) -> ModelEvent:
+    if p["type"] == "text":
+        return TextDelta(p["text"])
+    return ToolCallDelta(index=p["index"], id=p.get("id"), name=p.get("name"), arguments=p.get("arguments", ""))
+
+
+async def _replay(deltas: list[ModelEvent], response: ModelResponse) -> AsyncIterator[ModelEvent]:
+    for d in deltas:
+        yield d
+    yield response

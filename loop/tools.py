@@ -1,0 +1,83 @@
+"""Tools the model may call, with harness-owned risk metadata (`mutates`, `reversible`)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from pydantic import BaseModel, ValidationError
+
+
+class ArgumentError(ValueError):
+    """The model's arguments do not fit the tool's schema; the message is written for the model."""
+
+
+@dataclass
+class ToolOutput:
+    """What a tool may return when it wants to report its actual cost alongside the value."""
+
+    value: Any
+    cost_usd: float = 0.0
+
+
+@dataclass
+class Tool:
+    """A callable the model may request. Metadata is declared here, never inferred from the name."""
+
+    fn: Callable[..., Any]
+    name: str = ""
+    description: str = ""
+    args: type[BaseModel] | dict[str, Any] | None = None
+    mutates: bool = False
+    reversible: bool = True
+    timeout_s: float | None = None
+    max_cost_usd: float = 0.0
+    schema: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.fn.__name__
+        self.description = self.description or inspect.getdoc(self.fn) or self.name
+        if isinstance(self.args, type) and issubclass(self.args, BaseModel):
+            self.schema = self.args.model_json_schema()
+        else:
+            self.schema = dict(self.args or {"type": "object", "properties": {}})
+        jsonschema.Draft202012Validator.check_schema(self.schema)
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.schema}}
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Return keyword arguments for `fn`, or raise ArgumentError naming what to fix."""
+        if "__invalid_json__" in arguments:
+            raw = str(arguments["__invalid_json__"])[:120]
+            raise ArgumentError(f"Your arguments for {self.name} were not valid JSON ({raw!r}). "
+                                f"Send a JSON object matching the schema; retrying unchanged will fail.")
+        if isinstance(self.args, type) and issubclass(self.args, BaseModel):
+            try:
+                return self.args.model_validate(arguments).model_dump()
+            except ValidationError as exc:
+                raise ArgumentError(_describe_pydantic(self.name, exc)) from None
+        errors = sorted(jsonschema.Draft202012Validator(self.schema).iter_errors(arguments), key=str)
+        if errors:
+            err = errors[0]
+            where = ".".join(str(p) for p in err.absolute_path) or "arguments"
+            raise ArgumentError(f"Invalid arguments for {self.name}: {where}: {err.message}. "
+                                f"Fix that argument and call again; retrying unchanged will fail.")
+        return arguments
+
+
+def _describe_pydantic(tool: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
+    return (f"Invalid arguments for {tool}: " + "; ".join(parts)
+            + ". Fix these and call again; retrying unchanged will fail.")

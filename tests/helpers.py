@@ -1,0 +1,73 @@
+"""Shared builders for loop tests: small tools and a transcript renderer for golden snapshots."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from loop import Agent, LoopConfig, Message, RunResult, Tool
+
+ORDER_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+
+
+class Calls:
+    """Records tool executions (thread-safe) and the peak number running at once."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, dict[str, Any]]] = []
+        self.running = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+
+    def enter(self, name: str, args: dict[str, Any]) -> None:
+        with self._lock:
+            self.log.append((name, args))
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.running -= 1
+
+
+def read_tool(calls: Calls, name: str = "lookup_order", delay: float = 0.0, result: Any = None) -> Tool:
+    async def fn(order_id: str) -> Any:
+        calls.enter(name, {"order_id": order_id})
+        try:
+            await asyncio.sleep(delay)
+            return result if result is not None else {"order_id": order_id, "status": "shipped"}
+        finally:
+            calls.leave()
+
+    return Tool(fn, name=name, description=f"{name} by order id", args=ORDER_SCHEMA)
+
+
+def write_tool(calls: Calls, name: str = "cancel_order", reversible: bool = True, cost: float = 0.0) -> Tool:
+    def fn(order_id: str) -> str:
+        calls.enter(name, {"order_id": order_id})
+        calls.leave()
+        return f"{name} done for {order_id}"
+
+    return Tool(fn, name=name, description=f"{name} by order id", args=ORDER_SCHEMA, mutates=True,
+                reversible=reversible, max_cost_usd=cost)
+
+
+def agent(model: Any, tools: list[Tool], config: LoopConfig | None = None, **kwargs: Any) -> Agent:
+    return Agent(model=model, tools=tools, config=config or LoopConfig.profile("task"), **kwargs)
+
+
+def transcript(result: RunResult) -> str:
+    """Whole-run rendering compared against inline golden snapshots."""
+    lines = [_line(m) for m in result.messages]
+    lines.append(f"=> {result.outcome.value}: {result.reason}")
+    return "\n".join(lines)
+
+
+def _line(m: Message) -> str:
+    if m.role == "assistant" and m.tool_calls:
+        calls = ", ".join(f"{c.name}({c.signature.split(':', 1)[1]})" for c in m.tool_calls)
+        return f"assistant: {m.content + ' ' if m.content else ''}-> {calls}"
+    if m.role == "tool":
+        return f"tool[{m.name}]: {m.content}"
+    return f"{m.role}: {m.content}"
