@@ -63,6 +63,7 @@ class ToolRunner:
     max_chars: int = 4000
     recorded: dict[str, Observation] = field(default_factory=dict)
     interrupted: set[str] = field(default_factory=set)
+    speculative: dict[str, Observation] = field(default_factory=dict)  # read results by call signature
     on_start: Callable[[ToolCall], Awaitable[None] | None] | None = None
 
     async def run_batch(self, approved: list[tuple[ToolCall, Tool]]) -> list[Observation]:
@@ -95,6 +96,9 @@ class ToolRunner:
             await pending
         if call.id in self.recorded:  # resume: never execute twice what already ran
             return self.recorded[call.id]
+        if not tool.mutates and (early := self.speculative.pop(call.signature, None)) is not None:
+            # Ran while the caller was still speaking; same signature, so the same read: reuse it.
+            return Observation(call, early.content, True, early.status, early.cost_usd, extra={"speculative": True})
         if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
             return not_executed(call, "interrupted", f"{call.name} was cut off by a restart and its effect is "
                                 "unknown. Check the current state before calling it again.")

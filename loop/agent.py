@@ -73,8 +73,18 @@ class Agent:
         self.tools = {t.name: t for t in tools}
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
         self.journal = Journal(journal_path) if journal_path else None
+        self.speculative: dict[str, Observation] = {}  # filled by a voice session while the caller speaks
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
                                          self.config.context_tokens, self.policy.text)
+
+    async def warm(self) -> None:
+        """Hand the stable prefix to the model once, before the first turn, so its cache is hot."""
+        warm = getattr(self.model, "warm", None)
+        if warm is not None:
+            request, _ = self.assembler.build([], 0, self.config.max_output_tokens)
+            result = warm(request)
+            if inspect.isawaitable(result):
+                await result
 
     def run_sync(self, goal: str | None = None, **kwargs: Any) -> RunResult:
         return asyncio.run(self.run(goal, **kwargs))
@@ -144,7 +154,7 @@ class Agent:
             raise
         runner = ToolRunner(cfg.max_parallel_reads, cfg.parallel_reads, cfg.default_tool_timeout_s,
                             cfg.max_observation_chars, tape.results, tape.interrupted,
-                            on_start=partial(_log_start, log))
+                            self.speculative, on_start=partial(_log_start, log))
         results = {o.call.id: o for o in await runner.run_batch(approved)}
         ledger.settle_tools(sum(o.executed for o in results.values()), sum(o.cost_usd for o in results.values()))
         self._close_batch(s, log, calls, {**refused, **results}, "")

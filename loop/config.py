@@ -49,7 +49,7 @@ class Budget(BaseModel):
 class LoopConfig(BaseModel):
     """How one run of the loop behaves. Profiles differ only in these values, never in code."""
 
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True, extra="forbid")
 
     name: str = "task"
     """Name of the profile these values came from (journaled with every run)."""
@@ -91,7 +91,8 @@ class LoopConfig(BaseModel):
         """A named profile (`voice`, `chat`, `task`, `long_horizon`), optionally with overrides."""
         if name not in PROFILES:
             raise ValueError(f"unknown loop profile {name!r}; choose one of {', '.join(PROFILES)}")
-        return PROFILES[name].model_copy(update=overrides)
+        # Validate, so a misspelt or mistyped override is an error instead of silently ignored.
+        return cls.model_validate({**PROFILES[name].model_dump(), **overrides})
 
 
 PROFILES: dict[str, LoopConfig] = {
