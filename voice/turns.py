@@ -1,0 +1,104 @@
+"""Turn taking: when the caller started, when they finished, and whether speech over the agent is a
+real interruption or a cough/backchannel. Pure logic over VAD probabilities and transcripts."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+BACKCHANNELS = {
+    "uh-huh",
+    "uh",
+    "huh",
+    "mm",
+    "mhm",
+    "mm-hmm",
+    "hmm",
+    "yeah",
+    "yes",
+    "yep",
+    "ok",
+    "okay",
+    "right",
+    "sure",
+    "i",
+    "see",
+    "oh",
+    "ah",
+    "um",
+    "so",
+}
+
+
+class TurnConfig(BaseModel):
+    """Endpointing and barge-in thresholds."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    threshold: float = 0.5
+    """VAD probability at or above which a 32 ms frame counts as speech."""
+    start_frames: int = 2
+    """Consecutive speech frames that start speech: one VAD window plus one frame."""
+    endpoint_silence_s: float = 0.6
+    """Silence after speech that ends the caller's turn when their words look finished."""
+    hold_silence_s: float = 1.4
+    """Silence needed when the words so far look unfinished (no closing punctuation)."""
+    min_interrupt_s: float = 0.45
+    """Speech over the agent shorter than this never interrupts (coughs, clicks)."""
+    min_interrupt_words: int = 2
+    """An interruption needs at least this many words that are not backchannels ("uh-huh", "yeah")."""
+    speculate_every_s: float = 0.6
+    """How often a partial transcript is offered for speculative reads while the caller speaks."""
+
+
+def looks_finished(text: str) -> bool:
+    """Whisper closes finished sentences with . ? or !; a comma or nothing means the caller paused mid-thought."""
+    return bool(re.search(r"[.?!][\"')\]]*$", text.strip()))
+
+
+def content_words(text: str) -> list[str]:
+    words = re.sub(r"[^a-z' -]+", " ", text.lower()).split()
+    return [w for w in words if w.strip("-'") and w.strip("'") not in BACKCHANNELS]
+
+
+def is_interruption(text: str, duration_s: float, cfg: TurnConfig) -> bool:
+    return duration_s >= cfg.min_interrupt_s and len(content_words(text)) >= cfg.min_interrupt_words
+
+
+@dataclass
+class TurnDetector:
+    """Tracks speech onset and trailing silence frame by frame."""
+
+    cfg: TurnConfig
+    in_turn: bool = False
+    run: int = 0
+    onset_s: float = 0.0  # first frame of the speech run that started the turn
+    last_speech_s: float = 0.0  # end of the last speech frame
+    candidate_s: float = 0.0  # where the current run of speech frames began
+
+    def update(self, prob: float, t: float, frame_s: float) -> bool:
+        """Feed one frame starting at `t`; True exactly when the caller's speech starts."""
+        if prob < self.cfg.threshold:
+            self.run = 0
+            return False
+        if self.run == 0:
+            self.candidate_s = t
+        self.run += 1
+        if self.in_turn:
+            self.last_speech_s = t + frame_s
+            return False
+        if self.run >= self.cfg.start_frames:
+            self.in_turn, self.onset_s, self.last_speech_s = True, self.candidate_s, t + frame_s
+            return True
+        return False
+
+    def silence_s(self, t: float) -> float:
+        return max(0.0, t - self.last_speech_s) if self.in_turn else 0.0
+
+    def speech_s(self) -> float:
+        return self.last_speech_s - self.onset_s if self.in_turn else 0.0
+
+    def end_turn(self) -> None:
+        self.in_turn, self.run = False, 0
