@@ -132,6 +132,7 @@ class Agent:
         s.turn += 1
         self._append(s, Message("assistant", response.text, tool_calls=response.tool_calls))
         if not response.tool_calls:
+            self._finish_turn(s, log, ledger, started)  # the answering turn is the one a caller waits on
             if response.finish_reason == "length":
                 raise BudgetExhausted(f"the reply hit max_output_tokens={cfg.max_output_tokens} before it "
                                       "finished", dimension="tokens")

@@ -97,8 +97,8 @@ def test_soft_ceiling_warns_instead_of_stopping() -> None:
     events = []
     result = agent(model, [read_tool(calls)], config, listeners=[events.append]).run_sync("x")
     assert result.outcome is RunOutcome.COMPLETED
-    finished = next(e for e in events if e.kind == "run_finished")
-    assert finished.meta["warnings"] == ["turn over soft limit on turns: consumed 1 + reserved 1 > ceiling 1"]
+    warnings = [w for e in events if e.kind == "turn_finished" for w in e.meta["warnings"]]
+    assert warnings == ["turn over soft limit on turns: consumed 1 + reserved 1 > ceiling 1"]
     assert result.usage["turns"]["consumed"] == 2
 
 

@@ -33,7 +33,7 @@ def test_every_event_is_durable_before_a_listener_sees_it(tmp_path: Path) -> Non
     assert [k for k, _ in seen] == [
         "run_started", "turn_admitted", "model_call", "model_delta", "model_response", "proposals", "verdict",
         "tool_started", "tool_result", "turn_finished", "turn_admitted", "model_call", "model_delta", "model_delta",
-        "model_response", "run_finished"]
+        "model_response", "turn_finished", "run_finished"]
 
 
 def test_journal_is_wal(tmp_path: Path) -> None:
