@@ -89,12 +89,16 @@ class Agent:
     def run_sync(self, goal: str | None = None, **kwargs: Any) -> RunResult:
         return asyncio.run(self.run(goal, **kwargs))
 
-    async def run(self, goal: str | None = None, *, run_id: str | None = None,
-                  history: Sequence[Message] = ()) -> RunResult:
-        """Start a run, or resume `run_id` from the journal through this same path."""
+    async def run(self, goal: str | None = None, *, run_id: str | None = None, history: Sequence[Message] = (),
+                  transcript: list[Message] | None = None) -> RunResult:
+        """Start a run, or resume `run_id` from the journal through this same path. `transcript`, if given,
+        is filled in place, so a caller that cancels the run (barge-in) still has every finished message."""
         tape = Tape.from_events(self.journal.events(run_id)) if run_id and self.journal else Tape()
         goal = goal if goal is not None else tape.goal
-        state = RunState(run_id or uuid.uuid4().hex[:16], list(history))
+        if transcript is None:
+            transcript = []
+        transcript[:] = list(history)
+        state = RunState(run_id or uuid.uuid4().hex[:16], transcript)
         log = EventLog(self.journal, state.run_id, self.listeners)
         ledger = BudgetLedger(self.config.budget, self.clock)
         answer = ""
@@ -106,6 +110,10 @@ class Agent:
                     await self._turn(state, log, ledger, tape)
             except Terminal as stop:
                 outcome, reason, answer = stop.outcome, stop.reason, stop.answer
+            except asyncio.CancelledError as cancel:
+                # Not an outcome of the run: its caller withdrew it (a barge-in). Recorded, then re-raised.
+                log.emit("run_cancelled", reason=str(cancel.args[0]) if cancel.args else "cancelled", turns=state.turn)
+                raise
             except Exception as exc:
                 outcome, reason = RunOutcome.ERROR, f"{type(exc).__name__}: {exc}"
             annotate(span, voiceloop__outcome=outcome.value, voiceloop__reason=reason,

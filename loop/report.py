@@ -21,8 +21,9 @@ from loop.repetition import repeated_intent_depth
 from loop.types import ToolCall
 
 UNFINISHED = "unfinished (no terminal outcome)"
+CANCELLED = "cancelled by the caller (barge-in)"
 LOW_HEADROOM = 0.05  # a completion with less than this fraction left of a resource counts as "close"
-_KINDS = ("run_started", "model_response", "run_finished")
+_KINDS = ("run_started", "model_response", "run_finished", "run_cancelled")
 
 
 @dataclass
@@ -32,6 +33,7 @@ class _Run:
     calls: list[ToolCall] = field(default_factory=list)
     finished: dict[str, Any] | None = None  # run_finished payload
     finished_meta: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -61,16 +63,19 @@ def _read_runs(journal_path: str | Path) -> list[_Run]:
             run.profile = data.get("profile")
         elif kind == "model_response":
             run.calls += [ToolCall.from_dict(c) for c in data.get("response", {}).get("tool_calls", [])]
+        elif kind == "run_cancelled":
+            run.cancelled = True
         else:
             run.finished, run.finished_meta = data, json.loads(meta)
     return list(runs.values())
 
 
 def _outcomes(runs: list[_Run]) -> dict[str, dict[str, float]]:
-    names = [o.value for o in RunOutcome] + [UNFINISHED]
+    names = [o.value for o in RunOutcome] + [CANCELLED, UNFINISHED]
     counts = dict.fromkeys(names, 0)
     for run in runs:
-        key = run.finished.get("outcome", RunOutcome.ERROR.value) if run.finished else UNFINISHED
+        key = run.finished.get("outcome", RunOutcome.ERROR.value) if run.finished else (
+            CANCELLED if run.cancelled else UNFINISHED)
         counts[key] = counts.get(key, 0) + 1  # an outcome this version does not know still gets a row
     total = len(runs)
     return {k: {"count": n, "percent": round(100 * n / total, 1) if total else 0.0} for k, n in counts.items()}
@@ -105,7 +110,7 @@ def build_report(journal_path: str | Path) -> dict[str, Any]:
         "journal": str(journal_path),
         "runs": len(runs),
         "outcomes": _outcomes(runs),
-        "unfinished_runs": [r.run_id for r in runs if not r.finished],
+        "unfinished_runs": [r.run_id for r in runs if not r.finished and not r.cancelled],
         "turns_to_completion": {"runs": len(turns), "p50": percentile(turns, 50), "p95": percentile(turns, 95)},
         "repeated_intent_depth": _depths(runs),
         "headroom_at_completion": _headroom(completed),

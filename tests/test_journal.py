@@ -41,6 +41,14 @@ def test_journal_is_wal(tmp_path: Path) -> None:
     assert sqlite3.connect(tmp_path / "j.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+def _started_second_lookup(db: str) -> bool:
+    try:  # the worker may not have created the file or its schema yet
+        query = "SELECT count(*) FROM events WHERE kind='tool_started' AND payload LIKE '%\"2\"%'"
+        return bool(sqlite3.connect(db).execute(query).fetchone()[0])
+    except sqlite3.OperationalError:
+        return False
+
+
 def _trajectory(result):
     return [(o.call.id, o.call.name, o.call.arguments, o.content, o.status) for o in result.trajectory]
 
@@ -57,11 +65,8 @@ def test_killed_run_resumes_with_the_same_trajectory_without_repeating_mutations
                             cwd=ROOT, env=env)
     deadline = time.time() + 30
     while time.time() < deadline:  # wait until the hanging lookup of order 2 has started
-        if Path(db).exists():
-            rows = sqlite3.connect(db).execute(
-                "SELECT count(*) FROM events WHERE kind='tool_started' AND payload LIKE '%\"2\"%'").fetchone()
-            if rows[0]:
-                break
+        if _started_second_lookup(db):
+            break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
