@@ -1,33 +1,30 @@
 """A voice call: caller audio in, user turns to the loop, streamed speech out, with barge-in,
-speculative reads and spoken approval. Runs on an injectable clock; `run_file` drives it frame by frame."""
+speculative reads and spoken approval.
+
+The same session runs in virtual time (`run_file`: a tick per 32 ms frame, compute is instantaneous,
+deterministic) and in real time (a transport calls `hear` and `played`; runs, STT and TTS go to tasks
+and threads so the caller can cut in while the agent is still thinking).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from loop import Agent, Decision, Event, Message, ModelResponse, RunOutcome, ToolCall, Verdict
-from loop.act import ToolRunner
-from loop.policy import VetContext, tighten, worst_hit
+from loop import Agent, Decision, Event, Message, RunOutcome, ToolCall, Verdict
 from voice.approval import Answer, classify_answer, confirmation_question
+from voice.audio import FrameAssembler
 from voice.playout import FRAME, PlayoutCursor
+from voice.speculation import speculate_reads
+from voice.speech_out import AudioSink, SpeechOut
 from voice.turns import TurnConfig, TurnDetector, is_interruption, looks_finished
 
 FRAME_S = FRAME / 16000
-
-
-class SpeechEngine(Protocol):
-    def synthesize(self, text: str) -> np.ndarray: ...
-
-
-class Chunker(Protocol):
-    def push(self, text: str) -> list[str]: ...
-    def flush(self) -> list[str]: ...
 
 
 class SessionConfig(BaseModel):
@@ -42,7 +39,7 @@ class SessionConfig(BaseModel):
     speculate: bool = True
     """Run authorised reads on partial transcripts while the caller is still speaking."""
     max_tail_s: float = 30.0
-    """After the caller's audio ends, keep the call open at most this long for the agent to finish."""
+    """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
 
 
 @dataclass
@@ -58,16 +55,9 @@ class TurnRecord:
     reason: str = ""
 
     def summary(self) -> dict[str, Any]:
-        return {
-            "user_text": self.user_text,
-            "agent_text": self.agent_text,
-            "heard_text": self.heard_text,
-            "interrupted": self.interrupted,
-            "tool_calls": self.tool_calls,
-            "latency_ms": self.latency_ms,
-            "outcome": self.outcome,
-            "reason": self.reason,
-        }
+        return {"user_text": self.user_text, "agent_text": self.agent_text, "heard_text": self.heard_text,
+                "interrupted": self.interrupted, "tool_calls": self.tool_calls, "latency_ms": self.latency_ms,
+                "outcome": self.outcome, "reason": self.reason}
 
 
 @dataclass
@@ -84,32 +74,27 @@ class Barge:
 
 
 class CallSession:
-    def __init__(
-        self,
-        agent: Agent,
-        vad: Any,
-        stt: Any,
-        tts: SpeechEngine,
-        chunker: type,
-        config: SessionConfig | None = None,
-    ) -> None:
-        self.agent, self.vad, self.stt, self.tts, self.chunker_cls = agent, vad, stt, tts, chunker
+    def __init__(self, agent: Agent, vad: Any, stt: Any, tts: Any, chunker: type,
+                 config: SessionConfig | None = None, sink: AudioSink | None = None, realtime: bool = False) -> None:
+        self.agent, self.vad, self.stt, self.realtime = agent, vad, stt, realtime
         self.cfg = config or SessionConfig()
         self.detector = TurnDetector(self.cfg.turns)
         self.playout = PlayoutCursor()
+        self.speech = SpeechOut(tts, chunker, self.playout, sink, realtime, self._said)
         self.history: list[Message] = []
+        self.transcript: list[Message] = []  # the run in flight fills this, even if it is cancelled
         self.turns: list[TurnRecord] = []
         self.trace: list[dict[str, Any]] = []
+        self.observers: list[Any] = []  # callables(dict) for live views (browser page, operator API)
         self.out: list[np.ndarray] = []
         self.now = 0.0
         self.heard: list[np.ndarray] = []  # caller audio of the current turn
         self.preroll: np.ndarray | None = None
+        self.assembler = FrameAssembler()
         self.barge: Barge | None = None
         self.approval: PendingApproval | None = None
         self.asking = asyncio.Event()
         self.run_task: asyncio.Task | None = None
-        self.chunker: Chunker | None = None
-        self.marks: dict[str, float] = {}
         self.next_speculation = 0.0
         self.last_partial = ("", 0)
         agent.approver = self.ask_caller
@@ -117,43 +102,63 @@ class CallSession:
 
     # ---- driving ---------------------------------------------------------------------------
 
-    async def run_file(self, caller: np.ndarray) -> list[TurnRecord]:
-        """Play the caller's whole recording through the call on a virtual clock."""
+    async def start(self) -> None:
+        """Call start: warm the model's prompt cache with the stable prefix, then greet."""
         await self.agent.warm()
         self._trace("prefix_warmed", chars=len(self.agent.assembler.prefix[0].content))
+        self.speech.start()
         if self.cfg.greeting:
-            self._speak(self.cfg.greeting, "greeting")
+            self.speech.say(self.cfg.greeting, "greeting")
+
+    async def close(self) -> None:
+        if self.run_task and not self.run_task.done():
+            self.run_task.cancel("call ended")
+        await self.speech.close()
+        self._trace("call_ended")
+
+    async def run_file(self, caller: np.ndarray) -> list[TurnRecord]:
+        """Virtual time: the whole recording, a frame per tick, agent audio played in lockstep."""
+        await self.start()
         n_frames = -(-len(caller) // FRAME)
         i = 0
         while i < n_frames or (self._busy() and i < n_frames + self.cfg.max_tail_s / FRAME_S):
-            frame = caller[i * FRAME : (i + 1) * FRAME]
-            await self.step(np.pad(frame, (0, FRAME - len(frame))), i * FRAME_S)
+            frame = caller[i * FRAME:(i + 1) * FRAME]
+            self.now = i * FRAME_S
+            self._play_tick(self.now)
+            await self._hear_frame(np.pad(frame, (0, FRAME - len(frame))), self.now)
             i += 1
+        await self.close()
         return self.turns
 
-    async def step(self, frame: np.ndarray, t: float) -> None:
-        """One 32 ms tick: play a frame of agent audio, then hear a frame of caller audio."""
-        self.now = t
-        self._play(t)
-        await self._hear(frame, t)
-        if self.approval and t - self.approval.asked_s > self.cfg.approval_timeout_s:
-            self._trace("approval_timeout", call=self.approval.call.name)
-            await self._answer(False)
+    async def hear(self, pcm: np.ndarray) -> None:
+        """Real time: any amount of 16 kHz caller audio from the transport."""
+        for frame in self.assembler.push(pcm):
+            self.now += FRAME_S
+            await self._hear_frame(frame, self.now)
+
+    def played(self, samples: int) -> None:
+        """Real time: the transport confirms that `samples` more agent audio reached the caller."""
+        self.playout.advance(samples)
 
     def _busy(self) -> bool:
         return self.playout.speaking or self.approval is not None or self.detector.in_turn
 
-    def _play(self, t: float) -> None:
+    def _play_tick(self, t: float) -> None:
         chunk = self.playout.next_frame()
         self.out.append(chunk if chunk is not None else np.zeros(FRAME, np.int16))
-        if chunk is None:
-            return
-        self.playout.advance(len(chunk))  # the file transport "plays" instantly
-        if "first_audio" not in self.marks and self.turns:
-            self.marks["first_audio"] = t
+        if chunk is not None:
+            self.playout.advance(len(chunk))  # the file transport "plays" instantly
+            self._first_audio(t)
+
+    def _first_audio(self, t: float) -> None:
+        if self.turns and "first_audio_s" not in self.turns[-1].latency_ms:
+            self.turns[-1].latency_ms["first_audio_s"] = round(t, 3)
             self._trace("agent_audio_started")
 
-    async def _hear(self, frame: np.ndarray, t: float) -> None:
+    async def _hear_frame(self, frame: np.ndarray, t: float) -> None:
+        if self.approval and t - self.approval.asked_s > self.cfg.approval_timeout_s:
+            self._trace("approval_timeout", call=self.approval.call.name)
+            await self._answer(False)
         started = self.detector.update(self.vad.prob(frame), t, FRAME_S)
         if started:
             self.heard = [self.preroll, frame] if self.preroll is not None else [frame]
@@ -161,129 +166,129 @@ class CallSession:
         elif self.detector.in_turn:
             self.heard.append(frame)
         self.preroll = frame
-        if not self.detector.in_turn:
-            return
-        if self.barge and not self.barge.committed and self.detector.speech_s() >= self.cfg.turns.min_interrupt_s:
-            text = self._partial()
-            if is_interruption(text, self.detector.speech_s(), self.cfg.turns):
+        if self.detector.in_turn:
+            await self._during_speech(t)
+
+    async def _during_speech(self, t: float) -> None:
+        turns = self.cfg.turns
+        if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s:
+            text = await self._partial()
+            if is_interruption(text, self.detector.speech_s(), turns):
                 self._commit_barge(text)
         silence = self.detector.silence_s(t + FRAME_S)
-        if silence >= self.cfg.turns.endpoint_silence_s:
-            text = self._partial()
-            needed = self.cfg.turns.endpoint_silence_s if looks_finished(text) else self.cfg.turns.hold_silence_s
-            if silence >= needed:
+        if silence >= turns.endpoint_silence_s:
+            text = await self._partial()
+            if silence >= (turns.endpoint_silence_s if looks_finished(text) else turns.hold_silence_s):
                 await self._end_of_turn(t + FRAME_S)
         elif silence == 0 and t >= self.next_speculation:
-            self.next_speculation = t + self.cfg.turns.speculate_every_s
+            self.next_speculation = t + turns.speculate_every_s
             await self._speculate()
 
     def _on_speech_start(self, t: float) -> None:
         self._trace("caller_speech_started", onset_s=round(self.detector.onset_s, 3))
-        if self.playout.speaking and self.barge is None:
-            self.playout.paused = True  # stop at once; decide later whether it was a real interruption
+        thinking = self.run_task is not None and not self.run_task.done() and self.approval is None
+        if (self.playout.speaking or thinking) and self.barge is None:
+            self.speech.pause()  # stop at once; decide later whether it was a real interruption
             self.barge = Barge(self.detector.onset_s)
             self._trace("agent_paused", stop_latency_ms=round((t + FRAME_S - self.detector.onset_s) * 1000, 1))
 
     # ---- turns -----------------------------------------------------------------------------
 
-    def _partial(self) -> str:
+    async def _transcribe(self, audio: np.ndarray) -> str:
+        if self.realtime:  # keep the event loop free for other calls and for playout
+            return (await asyncio.to_thread(self.stt.transcribe, audio)).strip()
+        return self.stt.transcribe(audio).strip()
+
+    async def _partial(self) -> str:
         n = len(self.heard)
         if self.last_partial[1] != n:
-            self.last_partial = (self.stt.transcribe(np.concatenate(self.heard)), n)
+            self.last_partial = (await self._transcribe(np.concatenate(self.heard)), n)
+            self._trace("caller_partial", text=self.last_partial[0])
         return self.last_partial[0]
 
     async def _end_of_turn(self, t: float) -> None:
-        duration = self.detector.speech_s()
-        endpoint_ms = (t - self.detector.last_speech_s) * 1000
+        duration, endpoint_ms = self.detector.speech_s(), (t - self.detector.last_speech_s) * 1000
         t0 = time.perf_counter()
-        text = self.stt.transcribe(np.concatenate(self.heard)).strip()
+        text = await self._transcribe(np.concatenate(self.heard))
         stt_ms = (time.perf_counter() - t0) * 1000
         self.detector.end_turn()
         self.heard, self.last_partial = [], ("", 0)
         self._trace("caller_turn_ended", text=text, speech_s=round(duration, 3))
-        if self.barge and not self.barge.committed:
-            if self.approval is not None and text:  # a short "yes" over the question is still the answer
-                self.playout.clear()
-                self.barge = None
-                await self._approval_reply(text)
-                return
+        barge, self.barge = self.barge, None
+        if barge and not barge.committed and not (self.approval and text):
             if not is_interruption(text, duration, self.cfg.turns):
-                self.playout.paused = False
-                self.playout.rewind_unheard()
-                self.barge = None
+                self.speech.resume()
                 self._trace("false_interruption_resumed", text=text)
                 return
+            self.barge = barge
             self._commit_barge(text)
-        self.barge = None
+            self.barge = None
         if not text:
             self._trace("ignored_noise")
-            return
-        if self.approval is not None:
+        elif self.approval is not None:
+            self.speech.cut_off()  # a short "yes" over the question is still the answer
             await self._approval_reply(text)
-            return
-        await self._start_run(text, {"endpointing": round(endpoint_ms, 1), "stt": round(stt_ms, 1)})
+        else:
+            await self._start_run(text, {"endpointing": round(endpoint_ms, 1), "stt": round(stt_ms, 1)})
 
     def _commit_barge(self, text: str) -> None:
         assert self.barge is not None
         self.barge.committed = True
         heard = self.playout.heard_text("reply")
-        self.playout.clear()
-        if self.run_task and not self.run_task.done() and self.approval is None:
-            self.run_task.cancel("caller barged in")
-        if self.turns and self.turns[-1].agent_text:
-            last = self.turns[-1]
-            last.interrupted, last.heard_text = True, heard
-            for msg in reversed(self.history):  # the model must remember only what was actually said
-                if msg.role == "assistant" and msg.content:
-                    msg.content = heard
-                    break
+        self.speech.cut_off()
+        in_flight = self.run_task is not None and not self.run_task.done()
+        if self.turns and self.approval is None:
+            self.turns[-1].interrupted, self.turns[-1].heard_text = True, heard
+            if in_flight:  # its messages are kept when the cancellation lands (_finish_run)
+                self.run_task.cancel("caller barged in")
+            else:
+                self._truncate_history(heard)
         self._trace("barge_in", caller_text=text, heard=heard)
+
+    def _truncate_history(self, heard: str) -> None:
+        """The model must remember only what the caller actually heard; finished tool results stay."""
+        for msg in reversed(self.history):
+            if msg.role == "assistant" and msg.content:
+                msg.content = heard
+                return
 
     async def _start_run(self, text: str, latency: dict[str, float]) -> None:
         self.playout.reset()
         self.turns.append(TurnRecord(user_text=text, started_s=self.now, latency_ms=latency))
-        self.marks = {"run_start": time.perf_counter()}
-        self.chunker = self.chunker_cls()
-        self.run_task = asyncio.create_task(self.agent.run(text, history=self.history))
-        await self._settle()
+        self.speech.new_reply()
+        self.run_task = asyncio.create_task(self.agent.run(text, history=self.history,
+                                                           transcript=self.transcript))
+        self.run_task.add_done_callback(self._finish_run)
+        if not self.realtime:
+            await self._settle()
 
     async def _settle(self) -> None:
-        """Let the run go on until it finishes or waits for the caller's answer."""
-        assert self.run_task is not None
+        """Virtual time: let the run go on until it finishes or waits for the caller's answer."""
+        if self.run_task is None:
+            return
         self.asking.clear()
         waiter = asyncio.create_task(self.asking.wait())
         await asyncio.wait({self.run_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
-        if self.run_task.done():
-            self._finish_run(self.run_task)
+        await asyncio.sleep(0)  # let the done-callback run
 
     def _finish_run(self, task: asyncio.Task) -> None:
+        if task is not self.run_task:
+            return
         self.run_task = None
         self.agent.speculative.clear()  # reads cached for this utterance are stale after it
         rec = self.turns[-1]
         if task.cancelled():
+            self.history = [*_complete_pairs(self.transcript), Message("assistant", rec.heard_text)]
             rec.outcome, rec.reason = "COMPLETED", "cut short by the caller"
             return
         result = task.result()
         self.history = result.messages
         rec.outcome, rec.reason, rec.agent_text = result.outcome.value, result.reason, result.answer
         if result.outcome is RunOutcome.ESCALATED:
-            self._speak("Let me get a person to help you with that. Please hold.", "reply")
+            self.speech.say("Let me get a person to help you with that. Please hold.", "reply")
         elif result.outcome is not RunOutcome.COMPLETED:
-            self._speak("Sorry, I couldn't finish that just now.", "reply")
-        self._fill_latency(rec)
-
-    def _fill_latency(self, rec: TurnRecord) -> None:
-        lat, m = rec.latency_ms, self.marks
-        if "first_token" not in m or "first_audio_ready" not in m:
-            return
-        lat["llm_first_token"] = round((m["first_token"] - m["run_start"]) * 1000, 1)
-        lat["first_clause"] = round((m["first_clause"] - m["first_token"]) * 1000, 1)
-        lat["tts_first_audio"] = round((m["first_audio_ready"] - m["first_clause"]) * 1000, 1)
-        lat["voice_to_voice"] = round(
-            sum(lat[k] for k in ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio")),
-            1,
-        )
+            self.speech.say("Sorry, I couldn't finish that just now.", "reply")
 
     # ---- approval --------------------------------------------------------------------------
 
@@ -291,7 +296,7 @@ class CallSession:
         """The loop's approver: say the question, then wait for the caller (or an operator)."""
         if verdict.decision is not Decision.ASK:
             return False
-        self._speak(confirmation_question(call), "prompt")
+        self.speech.say(confirmation_question(call), "prompt")
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.approval = PendingApproval(call, self.now, future)
         self._trace("approval_asked", call=call.name, arguments=call.arguments, rule=verdict.rule)
@@ -305,7 +310,7 @@ class CallSession:
         answer = classify_answer(text)
         self._trace("approval_reply", text=text, answer=answer.value)
         if answer is Answer.UNCLEAR:
-            self._speak("Sorry, was that a yes or a no?", "prompt")
+            self.speech.say("Sorry, was that a yes or a no?", "prompt")
             return
         await self._answer(answer is Answer.YES)
 
@@ -318,66 +323,51 @@ class CallSession:
         if self.approval is None or self.approval.answer.done():
             return
         self.approval.answer.set_result(approved)
-        self.marks = {"run_start": time.perf_counter()}
-        await self._settle()
-
-    # ---- speculation -----------------------------------------------------------------------
+        self.speech.new_reply()
+        if not self.realtime:
+            await self._settle()
 
     async def _speculate(self) -> None:
-        """Authorised reads proposed on the partial transcript, run now, reused if the final turn agrees."""
         if not self.cfg.speculate or self.approval or self.run_task or self.barge:
             return
-        text = self._partial().strip()
-        if not text:
-            return
-        a = self.agent
-        request, _ = a.assembler.build([*self.history, Message("user", text)], 0, a.config.max_output_tokens)
-        try:
-            response = [ev async for ev in a.model.stream(request) if isinstance(ev, ModelResponse)][-1]
-        except Exception as exc:
-            self._trace("speculation_failed", error=str(exc)[:200])
-            return
-        ctx = VetContext(user_text=text)
-        for call in response.tool_calls:
-            tool = a.tools.get(call.name)
-            if tool is None or tool.mutates or call.signature in a.speculative:
-                continue
-            if tighten(a.policy.evaluate(call, tool), tool).decision is not Decision.ALLOW or worst_hit(
-                a.guardrails, call, tool, ctx
-            ):
-                continue
-            obs = await ToolRunner(default_timeout_s=a.config.default_tool_timeout_s).invoke(call, tool)
-            if obs.status == "ok":
-                a.speculative[call.signature] = obs
-            self._trace("speculative_read", partial=text, call=call.signature, status=obs.status)
+        if text := await self._partial():
+            await speculate_reads(self.agent, self.history, text, self._trace)
 
-    # ---- speech out ------------------------------------------------------------------------
+    # ---- events ----------------------------------------------------------------------------
 
     def _on_event(self, ev: Event) -> None:
-        if ev.kind == "model_delta" and ev.payload.get("type") == "text" and self.chunker is not None:
-            self.marks.setdefault("first_token", time.perf_counter())
-            for clause in self.chunker.push(ev.payload["text"]):
-                self._speak(clause, "reply")
-        elif ev.kind == "model_response" and self.chunker is not None:
-            for clause in self.chunker.flush():
-                self._speak(clause, "reply")
-        elif ev.kind in ("verdict", "tool_result", "approval", "run_finished", "guardrail"):
+        if ev.kind == "model_delta" and ev.payload.get("type") == "text":
+            self.speech.text(ev.payload["text"])
+        elif ev.kind == "model_response":
+            self.speech.end_of_text()
+        elif ev.kind in ("verdict", "tool_result", "approval", "run_finished", "run_cancelled", "guardrail"):
             self._trace(f"loop.{ev.kind}", **{k: v for k, v in ev.payload.items() if k != "content"})
             if ev.kind == "tool_result" and self.turns:
-                self.turns[-1].tool_calls.append(
-                    {**ev.payload["call"], "status": ev.payload["status"], "executed": ev.payload["executed"]}
-                )
+                self.turns[-1].tool_calls.append({**ev.payload["call"], "status": ev.payload["status"],
+                                                  "executed": ev.payload["executed"]})
 
-    def _speak(self, text: str, kind: str) -> None:
-        if not text.strip():
-            return
-        if kind == "reply":
-            self.marks.setdefault("first_clause", time.perf_counter())
-        audio = self.tts.synthesize(text)
-        if kind == "reply":
-            self.marks.setdefault("first_audio_ready", time.perf_counter())
-        self.playout.enqueue(text, audio, kind)
-        self._trace("agent_said", part=kind, text=text, seconds=round(len(audio) / 16000, 3))
+    def _said(self, kind: str, text: str, seconds: float) -> None:
+        self._trace("agent_said", part=kind, text=text, seconds=round(seconds, 3))
+        if kind == "reply" and self.turns and "voice_to_voice" not in self.turns[-1].latency_ms:
+            self.speech.latency(self.turns[-1].latency_ms)  # first reply audio is ready: the turn's latency
 
     def _trace(self, kind: str, **data: Any) -> None:
-        self.trace.append({"t": round(self.now, 3), "kind": kind, **data})
+        entry = {"t": round(self.now, 3), "kind": kind, **data}
+        self.trace.append(entry)
+        for observer in self.observers:
+            observer(entry)
+
+
+def _complete_pairs(messages: list[Message]) -> list[Message]:
+    """Drop a trailing assistant tool request whose results never arrived, so history stays valid."""
+    out = list(messages)
+    while out and out[-1].role == "assistant" and out[-1].tool_calls:
+        out.pop()
+    if out and out[-1].role == "tool":
+        i = len(out) - 1
+        while i >= 0 and out[i].role == "tool":
+            i -= 1
+        wanted = {c.id for c in out[i].tool_calls} if i >= 0 else set()
+        if wanted - {m.tool_call_id for m in out[i + 1:]}:
+            out = out[:i]
+    return out
