@@ -13,51 +13,14 @@ from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import load_audio
 from voice.fixtures import FIXTURES, SYSTEM
 from voice.orders import OrderDesk, order_policy
-from voice.playout import FRAME
+from voice.pacer import PacedSink, drive_realtime
 from voice.session import CallSession, SessionConfig
 from voice.stack import SpeechStack, load_stack
-
-
-class PacedSink:
-    """A transport that plays one frame per tick and acknowledges it, like Twilio marks."""
-
-    def __init__(self) -> None:
-        self.queued = 0
-        self.sent: list[np.ndarray] = []
-        self.clears = 0
-
-    def send(self, pcm: np.ndarray) -> None:
-        self.sent.append(pcm)
-        self.queued += len(pcm)
-
-    def clear(self) -> None:
-        self.clears += 1
-        self.queued = 0
-
-    def play_tick(self, session: CallSession) -> None:
-        step = min(self.queued, FRAME)
-        if step:
-            self.queued -= step
-            session.played(step)
 
 
 @pytest.fixture(scope="module")
 def stack() -> SpeechStack:
     return load_stack("tiny.en", tts="piper")
-
-
-async def drive(session: CallSession, sink: PacedSink, caller: np.ndarray, speed: float = 1.0) -> None:
-    await session.start()
-    for i in range(0, len(caller), FRAME):
-        sink.play_tick(session)
-        await session.hear(caller[i:i + FRAME])
-        await asyncio.sleep(FRAME / 16000 / speed)
-    for _ in range(200):  # let the tail play out
-        if session.run_task is None and not session.playout.speaking:
-            break
-        sink.play_tick(session)
-        await asyncio.sleep(FRAME / 16000 / speed)
-    await session.close()
 
 
 def make(stack: SpeechStack, tmp_path: Path, script: list, sink: PacedSink) -> CallSession:
@@ -85,7 +48,7 @@ def test_barge_in_while_the_model_is_still_generating_cancels_the_run(stack: Spe
     session = make(stack, tmp_path, script, sink)
     caller = timeline((0.3, "synthetic/where_is_4567.wav"), (5.0, "recordings/speech/librivox_0930.wav"),
                       total_s=11.0)
-    asyncio.run(drive(session, sink, caller, speed=1.0))
+    asyncio.run(drive_realtime(session, sink, caller, speed=1.0))
     kinds = [e["kind"] for e in session.trace]
     assert kinds.index("barge_in") < kinds.index("loop.run_cancelled")  # generation was cut off, not left running
     first, second = session.turns[0], session.turns[1]
@@ -101,7 +64,7 @@ def test_realtime_reply_is_streamed_to_the_transport_and_acknowledged(stack: Spe
     sink = PacedSink()
     session = make(stack, tmp_path, ["Going forward is easy. Stand up and walk twelve steps."], sink)
     caller = timeline((0.3, "recordings/speech/goforward.wav"), total_s=4.0)
-    asyncio.run(drive(session, sink, caller, speed=2.0))
+    asyncio.run(drive_realtime(session, sink, caller, speed=2.0))
     assert len(session.turns) == 1 and session.turns[0].outcome == "COMPLETED"
     assert sum(len(c) for c in sink.sent) > 16000  # more than a second of agent speech went out
     assert not session.playout.speaking  # every frame sent was acknowledged as played

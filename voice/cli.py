@@ -14,10 +14,18 @@ from loop.cli_commands import add_loop_commands
 
 
 def cmd_call(args: argparse.Namespace) -> int:
+    import yaml
+
+    from voice.audio import AudioFormatError
     from voice.fixtures import run_call, write_outputs
     from voice.stack import load_stack
 
-    fixture = _fixture_for(Path(args.source))
+    try:
+        fixture = _fixture_for(Path(args.source))
+        fixture.caller_audio()  # read and check every recording before loading any model
+    except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+        print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
+        return 2
     print(f"loading the speech stack ({args.model}, {args.tts})...", file=sys.stderr)
     stack = load_stack(args.model, tts=args.tts)
     print(f"running {fixture.path.name} on the virtual clock...", file=sys.stderr)
@@ -42,7 +50,7 @@ def _fixture_for(source: Path):
         return Fixture.load(source)
     # A bare recording: one caller utterance, and a scripted agent that only acknowledges it.
     data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}],
-            "model": [{"text": "Thanks, I heard you. How else can I help?"}]}
+            "model": [{"text": "Thanks, I heard you. How else can I help?"}], "expect": {"outcome": "COMPLETED"}}
     return Fixture(source, data)
 
 
@@ -69,25 +77,26 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
 
 def cmd_bench_voice(args: argparse.Namespace) -> int:
-    """Voice-to-voice latency over the fixtures, with the component breakdown and barge-in stop latency."""
+    """Voice-to-voice latency over the fixtures on the wall clock, its breakdown, and barge-in stop latency."""
     from voice.fixtures import FIXTURES, Fixture, run_call
     from voice.stack import load_stack
 
     stack = load_stack("tiny.en", tts="piper")
-    v2v, parts, stops = [], {}, []
+    parts: dict[str, list[float]] = {}
     paths = sorted(FIXTURES.glob("*.yaml"))
     for i, path in enumerate(paths):
-        print(f"[{i + 1}/{len(paths)}] {path.stem}", file=sys.stderr)
-        result = asyncio.run(run_call(Fixture.load(path), stack))
+        print(f"[{i + 1}/{len(paths)}] {path.stem} (real time)", file=sys.stderr)
+        result = asyncio.run(run_call(Fixture.load(path), stack, realtime=True, speed=args.speed))
         for t in result.turns:
-            if "voice_to_voice" in t.latency_ms:
-                v2v.append(t.latency_ms["voice_to_voice"])
-                for k, v in t.latency_ms.items():
+            for k, v in t.latency_ms.items():
+                if k != "first_audio_s":
                     parts.setdefault(k, []).append(v)
-        stops += [e["stop_latency_ms"] for e in result.trace if e["kind"] == "agent_paused"]
-    report = {k: _p50_p95(v) for k, v in parts.items()} | {"barge_in_stop": _p50_p95(stops)}
+        for e in result.trace:
+            if e["kind"] == "agent_paused":
+                parts.setdefault("barge_in_stop", []).append(e.get("stop_latency_wall_ms", e["stop_latency_ms"]))
+    report = {k: _p50_p95(v) for k, v in parts.items()}
     print(json.dumps(report, indent=2) if args.json else "\n".join(
-        f"{k:>16}: p50 {v['p50']:8.1f} ms   p95 {v['p95']:8.1f} ms   (n={v['n']})" for k, v in report.items()))
+        f"{k:>24}: p50 {v['p50']:8.1f} ms   p95 {v['p95']:8.1f} ms   (n={v['n']})" for k, v in report.items()))
     return 0
 
 
@@ -102,7 +111,9 @@ def _p50_p95(values: list[float]) -> dict[str, float]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
+    parsers["bench"].add_argument("--speed", type=float, default=1.0,
+                                  help="voice: feed the recordings at this multiple of real time")
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")
     call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json")

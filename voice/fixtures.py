@@ -15,6 +15,7 @@ import yaml
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.orders import OrderDesk, order_policy
+from voice.pacer import PacedSink, drive_realtime
 from voice.session import CallSession, SessionConfig, TurnRecord
 from voice.turns import TurnConfig
 
@@ -89,8 +90,10 @@ class CallResult:
         return {"outcome": outcome, "turns": [t.summary() for t in self.turns]}
 
 
-async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None) -> CallResult:
-    """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker)."""
+async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, realtime: bool = False,
+                   speed: float = 1.0) -> CallResult:
+    """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
+    virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
     desk = OrderDesk(workdir / "orders.db")
@@ -105,9 +108,17 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None) ->
     )
     config = SessionConfig(greeting=agent_cfg.get("greeting", ""), turns=TurnConfig(**fixture.data.get("turns", {})))
     stack.vad.reset()
-    session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config)
-    await session.run_file(fixture.caller_audio())
-    result = CallResult(session.turns, session.trace, np.concatenate(session.out), desk)
+    if realtime:
+        sink = PacedSink()
+        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True)
+        await drive_realtime(session, sink, fixture.caller_audio(), speed)
+        out = sink.sent
+    else:
+        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config)
+        await session.run_file(fixture.caller_audio())
+        out = session.out
+    audio = np.concatenate(out) if out else np.zeros(0, np.int16)
+    result = CallResult(session.turns, session.trace, audio, desk)
     result.failures = check_expectations(fixture.data.get("expect", {}), result)
     return result
 

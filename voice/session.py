@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,9 @@ class CallSession:
         self.run_task: asyncio.Task | None = None
         self.next_speculation = 0.0
         self.last_partial = ("", 0)
+        self.fed_at: deque[tuple[float, float]] = deque(maxlen=64)  # real time: (stream time, wall time) per frame
+        self.wall_last_speech = 0.0
+        self.speech.on_first_send = self._first_send
         agent.approver = self.ask_caller
         agent.listeners.append(self._on_event)
 
@@ -122,6 +126,8 @@ class CallSession:
         n_frames = -(-len(caller) // FRAME)
         i = 0
         while i < n_frames or (self._busy() and i < n_frames + self.cfg.max_tail_s / FRAME_S):
+            if self.run_task is not None and self.approval is None:
+                await self._settle()  # virtual time: thinking takes no time, whoever resumed the run
             frame = caller[i * FRAME:(i + 1) * FRAME]
             self.now = i * FRAME_S
             self._play_tick(self.now)
@@ -134,6 +140,7 @@ class CallSession:
         """Real time: any amount of 16 kHz caller audio from the transport."""
         for frame in self.assembler.push(pcm):
             self.now += FRAME_S
+            self.fed_at.append((self.now, time.perf_counter()))
             await self._hear_frame(frame, self.now)
 
     def played(self, samples: int) -> None:
@@ -159,7 +166,10 @@ class CallSession:
         if self.approval and t - self.approval.asked_s > self.cfg.approval_timeout_s:
             self._trace("approval_timeout", call=self.approval.call.name)
             await self._answer(False)
-        started = self.detector.update(self.vad.prob(frame), t, FRAME_S)
+        prob = self.vad.prob(frame)
+        if prob >= self.cfg.turns.threshold:
+            self.wall_last_speech = time.perf_counter()
+        started = self.detector.update(prob, t, FRAME_S)
         if started:
             self.heard = [self.preroll, frame] if self.preroll is not None else [frame]
             self._on_speech_start(t)
@@ -190,7 +200,9 @@ class CallSession:
         if (self.playout.speaking or thinking) and self.barge is None:
             self.speech.pause()  # stop at once; decide later whether it was a real interruption
             self.barge = Barge(self.detector.onset_s)
-            self._trace("agent_paused", stop_latency_ms=round((t + FRAME_S - self.detector.onset_s) * 1000, 1))
+            fed = next((w for ft, w in reversed(self.fed_at) if ft <= self.detector.onset_s + 1e-9), None)
+            wall = {"stop_latency_wall_ms": round((time.perf_counter() - fed) * 1000, 1)} if fed else {}
+            self._trace("agent_paused", stop_latency_ms=round((t + FRAME_S - self.detector.onset_s) * 1000, 1), **wall)
 
     # ---- turns -----------------------------------------------------------------------------
 
@@ -252,7 +264,16 @@ class CallSession:
                 msg.content = heard
                 return
 
+    def _first_send(self) -> None:
+        """Real time: the first frame of this reply left for the caller; measure the whole turn directly."""
+        if self.turns and self.realtime and "voice_to_voice_measured" not in self.turns[-1].latency_ms:
+            lat = self.turns[-1].latency_ms
+            lat["voice_to_voice_measured"] = round((time.perf_counter() - self.turn_speech_end) * 1000, 1)
+            if "voice_to_voice" in lat:
+                lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
+
     async def _start_run(self, text: str, latency: dict[str, float]) -> None:
+        self.turn_speech_end = self.wall_last_speech
         self.playout.reset()
         self.turns.append(TurnRecord(user_text=text, started_s=self.now, latency_ms=latency))
         self.speech.new_reply()

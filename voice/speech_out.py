@@ -44,6 +44,8 @@ class SpeechOut:
         self.marks: dict[str, float] = {}
         self.queue: asyncio.Queue[tuple[int, str, str]] = asyncio.Queue()
         self.worker: asyncio.Task | None = None
+        self.on_first_send: Callable[[], None] = lambda: None
+        self.sent_this_reply = False
 
     def start(self) -> None:
         if self.realtime and self.worker is None:
@@ -55,6 +57,7 @@ class SpeechOut:
 
     def new_reply(self) -> None:
         self.chunker = self.chunker_cls()
+        self.sent_this_reply = False
         self.marks = {"run_start": time.perf_counter()}
 
     def text(self, delta: str) -> None:
@@ -100,6 +103,9 @@ class SpeechOut:
             return
         while (chunk := self.playout.next_frame()) is not None:
             self.sink.send(chunk)
+            if not self.sent_this_reply:
+                self.sent_this_reply = True
+                self.on_first_send()
 
     def _enqueue(self, text: str, kind: str, audio: np.ndarray) -> None:
         if kind == "reply":
