@@ -107,3 +107,32 @@ def test_unfinished_words_hold_the_turn_open_across_a_pause(tmp_path: Path) -> N
     audio = track((0.2, 20), (0.2 + 20 * 0.032 + 0.9, 30), total_s=6.0)
     asyncio.run(session.run_file(audio))
     assert len(session.turns) == 1
+
+
+class WarmedModel(ScriptedModel):
+    def __init__(self, turns: list) -> None:
+        super().__init__(turns)
+        self.log: list[str] = []
+        self.warmed: ModelRequest | None = None
+
+    def warm(self, request: ModelRequest) -> None:
+        self.log.append("warm")
+        self.warmed = request
+
+    async def stream(self, request: ModelRequest):
+        self.log.append("stream")
+        async for ev in super().stream(request):
+            yield ev
+
+
+def test_stable_prefix_is_warmed_at_call_start_and_reused_byte_for_byte(tmp_path: Path) -> None:
+    model = WarmedModel(["Hello.", "Bye."])
+    session, _ = session_for(model, tmp_path, {20: "hi there.", 25: "thanks bye."}, speculate=False)
+    asyncio.run(session.run_file(track((1.0, 20), (4.0, 25), total_s=8.0)))
+    assert model.log[0] == "warm" and model.log.count("stream") == 2
+    assert model.warmed is not None
+    prefix = model.warmed.messages[: model.warmed.stable_prefix]
+    for request in model.requests:
+        assert request.messages[: request.stable_prefix] == prefix
+        assert request.tools == model.warmed.tools
+    assert session.trace[0]["kind"] == "prefix_warmed"
