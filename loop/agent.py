@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -27,15 +27,14 @@ from loop.outcomes import (
     Terminal,
     ToolFailure,
 )
-from loop.policy import Decision, Guardrail, Policy, Severity, Verdict, VetContext, tighten, worst_hit
+from loop.policy import Guardrail, Policy, VetContext
 from loop.prompt import PromptAssembler
 from loop.repetition import detect_repetition, turn_signature
 from loop.replay import Tape
 from loop.tools import Tool
 from loop.tracing import agent_span, annotate, chat_span
 from loop.types import Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall
-
-Approver = Callable[[ToolCall, Verdict], "bool | Awaitable[bool]"]
+from loop.vet import Approver, BatchVetter
 
 
 @dataclass
@@ -152,7 +151,13 @@ class Agent:
             self._close_batch(s, log, calls, {}, "not run: the run stopped because it was repeating itself")
             raise LoopDetected(why)
         # 3. vet the whole batch, then 4. act on what survived, 5. observe in proposal order
-        approved, refused = await self._vet(s, log, calls, tape)
+        ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
+                         observations=[m.content for m in s.messages if m.role == "tool"])
+        vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape).vet(calls, ctx)
+        approved, refused = vetted.approved, vetted.refused
+        if vetted.halt is not None:
+            self._close_batch(s, log, calls, refused, f"not run: {vetted.halt.guardrail} halted the run")
+            raise GuardrailStop(f"{vetted.halt.guardrail}: {vetted.halt.detail}")
         reads = [t.timeout_s or cfg.default_tool_timeout_s for c, t in approved if not t.mutates]
         writes = [t.timeout_s or cfg.default_tool_timeout_s for c, t in approved if t.mutates]
         try:
@@ -199,55 +204,6 @@ class Agent:
                      gen_ai__response__finish_reasons=[response.finish_reason])
         log.emit("model_response", turn=request.turn, response=response.to_dict())
         return response
-
-    async def _vet(self, s: RunState, log: EventLog, calls: list[ToolCall],
-                   tape: Tape) -> tuple[list[tuple[ToolCall, Tool]], dict[str, Observation]]:
-        """Pure pass over the whole batch first (a HALT anywhere runs nothing), then ask for approvals."""
-        ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
-                         observations=[m.content for m in s.messages if m.role == "tool"])
-        refused: dict[str, Observation] = {}
-        pending: list[tuple[ToolCall, Tool, Verdict]] = []
-        for call in calls:
-            tool = self.tools.get(call.name)
-            if tool is None:
-                refused[call.id] = not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
-                                                f"Available tools: {', '.join(self.tools) or 'none'}.")
-                continue
-            if hit := worst_hit(self.guardrails, call, tool, ctx):
-                log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
-                         guardrail=hit.guardrail)
-                if hit.severity is Severity.HALT:
-                    self._close_batch(s, log, calls, refused, f"not run: {hit.guardrail} halted the run")
-                    raise GuardrailStop(f"{hit.guardrail}: {hit.detail}")
-                refused[call.id] = not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
-                continue
-            verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants)
-            log.emit("verdict", call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
-                     reason=verdict.reason)
-            if verdict.decision is Decision.DENY:
-                refused[call.id] = not_executed(call, "denied", f"Denied by policy ({verdict.rule}): "
-                                                f"{verdict.reason}. Do not retry; tell the user or try another way.")
-            else:
-                pending.append((call, tool, verdict))
-        approved = []
-        for call, tool, verdict in pending:
-            if verdict.decision is Decision.ASK and not await self._ask(log, call, verdict, tape):
-                refused[call.id] = not_executed(call, "declined", f"The user declined {call.name}: "
-                                                f"{verdict.reason}. It was not done.")
-            else:
-                approved.append((call, tool))
-        return approved, refused
-
-    async def _ask(self, log: EventLog, call: ToolCall, verdict: Verdict, tape: Tape) -> bool:
-        if call.id in tape.approvals:
-            approved = tape.approvals[call.id]
-        elif self.approver is None:
-            approved = False
-        else:
-            answer = self.approver(call, verdict)
-            approved = bool(await answer if inspect.isawaitable(answer) else answer)
-        log.emit("approval", call_id=call.id, approved=approved, rule=verdict.rule)
-        return approved
 
     def _close_batch(self, s: RunState, log: EventLog, calls: list[ToolCall], done: dict[str, Observation],
                      missing: str) -> None:
