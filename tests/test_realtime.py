@@ -70,3 +70,16 @@ def test_realtime_reply_is_streamed_to_the_transport_and_acknowledged(stack: Spe
     assert not session.playout.speaking  # every frame sent was acknowledged as played
     lat = session.turns[0].latency_ms
     assert {"endpointing", "stt", "llm_first_token", "tts_first_audio", "voice_to_voice"} <= lat.keys()
+
+
+def test_barge_in_clears_the_transport_buffer_and_keeps_only_what_was_acknowledged(stack: SpeechStack,
+                                                                                   tmp_path: Path) -> None:
+    from voice.fixtures import Fixture, run_call
+
+    result = asyncio.run(run_call(Fixture.load(FIXTURES / "barge_in.yaml"), stack, tmp_path, realtime=True))
+    first = result.turns[0]
+    assert first.interrupted and first.heard_text
+    assert len(first.heard_text) < len(first.agent_text) and first.agent_text.startswith(first.heard_text[:10])
+    paused = next(e for e in result.trace if e["kind"] == "agent_paused")
+    assert paused["stop_latency_ms"] <= 96 and "stop_latency_wall_ms" in paused
+    assert [e["kind"] for e in result.trace].count("barge_in") == 1

@@ -42,7 +42,8 @@ class PlayoutCursor:
 
     @property
     def speaking(self) -> bool:
-        return any(s.sent < len(s.audio) for s in self.queue)
+        """Agent audio the caller has not heard yet, whether still here or already in the transport's buffer."""
+        return any(s.heard < len(s.audio) for s in self.queue)
 
     def next_frame(self) -> np.ndarray | None:
         """The next 32 ms of agent audio, or None when paused or nothing is queued."""
