@@ -14,16 +14,13 @@ import yaml
 
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
-from voice.orders import OrderDesk, order_policy
+from voice.orders import OrderDesk, demo_config, order_policy
 from voice.pacer import PacedSink, drive_realtime
 from voice.session import CallSession, SessionConfig, TurnRecord
 from voice.turns import TurnConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "audio_fixtures"
-SYSTEM = (
-    "You are the voice of an order-support line. Answer in one or two short spoken sentences. "
-    "Use tools to look up orders; never invent order numbers or amounts."
-)
+SYSTEM = demo_config()["system_prompt"]
 
 
 @dataclass

@@ -6,9 +6,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import yaml
 from pydantic import BaseModel, Field
 
-from loop import Decision, Escalated, Policy, Rule, Tool
+from loop import Escalated, Policy, Tool
+from loop.policy_config import PolicyConfig
 
 SEED = [
     ("4567", "Ana Ruiz", "Lisbon", "shipped", 59.90),
@@ -125,17 +127,13 @@ class OrderDesk:
         ]
 
 
+DEMO_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "order_support.yaml"
+
+
+def demo_config() -> dict:
+    return yaml.safe_load(DEMO_CONFIG.read_text())
+
+
 def order_policy() -> Policy:
-    return Policy(
-        rules=[
-            Rule(
-                "refund.over_limit",
-                "issue_refund",
-                Decision.DENY,
-                "refunds above $500 must be approved by a supervisor; offer to transfer the caller",
-                when=lambda a: float(a.get("amount", 0)) > 500,
-            ),
-            Rule("refund.confirm", "issue_refund", Decision.ASK, "refunds need the caller's spoken yes"),
-        ],
-        text="Reads are allowed. Refunds need the caller's confirmation; refunds above $500 are refused.",
-    )
+    """The demo's policy, as written in configs/order_support.yaml."""
+    return PolicyConfig.model_validate(demo_config()["policy"]).to_policy()
