@@ -150,7 +150,14 @@ class Agent:
         if why := detect_repetition(s.turn_signatures, cfg.repeat_threshold):
             self._close_batch(s, log, calls, {}, "not run: the run stopped because it was repeating itself")
             raise LoopDetected(why)
-        # 3. vet the whole batch, then 4. act on what survived, 5. observe in proposal order
+        observations = await self._vet_act_observe(s, log, ledger, tape, calls)
+        self._finish_turn(s, log, ledger, started)
+        self._after_batch(s, observations)
+
+    async def _vet_act_observe(self, s: RunState, log: EventLog, ledger: BudgetLedger, tape: Tape,
+                               calls: list[ToolCall]) -> list[Observation]:
+        """3. vet the whole batch, 4. act on what survived, 5. observe every call in proposal order."""
+        cfg = self.config
         ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
                          observations=[m.content for m in s.messages if m.role == "tool"])
         vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape).vet(calls, ctx)
@@ -174,8 +181,7 @@ class Agent:
         self._close_batch(s, log, calls, {**refused, **results}, "")
         s.trajectory += [results[c.id] for c, t in sorted(approved, key=lambda ct: ct[1].mutates)
                          if results[c.id].executed]  # execution order: reads, then writes
-        self._finish_turn(s, log, ledger, started)
-        self._after_batch(s, [results.get(c.id) or refused[c.id] for c in calls])
+        return [results.get(c.id) or refused[c.id] for c in calls]
 
     async def _decide(self, request: ModelRequest, log: EventLog, tape: Tape) -> ModelResponse:
         source = tape.model_stream(request.turn) or self.model.stream(request)
