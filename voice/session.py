@@ -97,7 +97,9 @@ class CallSession:
         self.asking = asyncio.Event()
         self.run_task: asyncio.Task | None = None
         self.next_speculation = 0.0
-        self.last_partial = ("", 0)
+        self.last_partial = ("", -1.0)  # (text, end of the speech it covers)
+        self.early: tuple[float, asyncio.Future[str]] | None = None
+        self.next_barge_check = 0.0
         self.fed_at: deque[tuple[float, float]] = deque(maxlen=64)  # real time: (stream time, wall time) per frame
         self.wall_last_speech = 0.0
         self.speech.on_first_send = self._first_send
@@ -181,18 +183,32 @@ class CallSession:
 
     async def _during_speech(self, t: float) -> None:
         turns = self.cfg.turns
-        if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s:
+        if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s \
+                and t >= self.next_barge_check:
+            self.next_barge_check = t + turns.barge_check_every_s
             text = await self._partial()
             if is_interruption(text, self.detector.speech_s(), turns):
                 self._commit_barge(text)
         silence = self.detector.silence_s(t + FRAME_S)
+        self._early_transcript(silence)
         if silence >= turns.endpoint_silence_s:
+            t0 = time.perf_counter()
             text = await self._partial()
             if silence >= (turns.endpoint_silence_s if looks_finished(text) else turns.hold_silence_s):
-                await self._end_of_turn(t + FRAME_S)
+                await self._end_of_turn(t + FRAME_S, text, (time.perf_counter() - t0) * 1000)
         elif silence == 0 and t >= self.next_speculation:
             self.next_speculation = t + turns.speculate_every_s
             await self._speculate()
+
+    def _early_transcript(self, silence: float) -> None:
+        """Real time: start transcribing as soon as the caller pauses, so the text is ready, or nearly,
+        when the pause becomes an end of turn. Speech resuming makes it stale."""
+        key = self.detector.last_speech_s
+        if self.early and self.early[0] != key:
+            self.early[1].cancel()
+            self.early = None
+        if self.realtime and self.early is None and silence >= self.cfg.turns.early_stt_s:
+            self.early = (key, asyncio.ensure_future(self._transcribe(np.concatenate(self.heard))))
 
     def _on_speech_start(self, t: float) -> None:
         self._trace("caller_speech_started", onset_s=round(self.detector.onset_s, 3))
@@ -212,19 +228,23 @@ class CallSession:
         return self.stt.transcribe(audio).strip()
 
     async def _partial(self) -> str:
-        n = len(self.heard)
-        if self.last_partial[1] != n:
-            self.last_partial = (await self._transcribe(np.concatenate(self.heard)), n)
-            self._trace("caller_partial", text=self.last_partial[0])
+        """The transcript of the current turn so far; cached until the caller says more."""
+        key = self.detector.last_speech_s
+        if self.last_partial[1] != key:
+            early, self.early = self.early, None
+            if early and early[0] == key:
+                text = await early[1]
+            else:
+                text = await self._transcribe(np.concatenate(self.heard))
+            self.last_partial = (text, key)
+            self._trace("caller_partial", text=text)
         return self.last_partial[0]
 
-    async def _end_of_turn(self, t: float) -> None:
+    async def _end_of_turn(self, t: float, text: str, stt_ms: float) -> None:
+        """`stt_ms` is how long the decision waited for the transcript (not the part hidden in the pause)."""
         duration, endpoint_ms = self.detector.speech_s(), (t - self.detector.last_speech_s) * 1000
-        t0 = time.perf_counter()
-        text = await self._transcribe(np.concatenate(self.heard))
-        stt_ms = (time.perf_counter() - t0) * 1000
         self.detector.end_turn()
-        self.heard, self.last_partial = [], ("", 0)
+        self.heard, self.last_partial = [], ("", -1.0)
         self._trace("caller_turn_ended", text=text, speech_s=round(duration, 3))
         barge, self.barge = self.barge, None
         if barge and not barge.committed and not (self.approval and text):

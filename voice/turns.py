@@ -41,14 +41,18 @@ class TurnConfig(BaseModel):
     """VAD probability at or above which a 32 ms frame counts as speech."""
     start_frames: int = 2
     """Consecutive speech frames that start speech: one VAD window plus one frame."""
-    endpoint_silence_s: float = 0.6
+    endpoint_silence_s: float = 0.45
     """Silence after speech that ends the caller's turn when their words look finished."""
-    hold_silence_s: float = 1.4
+    early_stt_s: float = 0.2
+    """Real time: silence after which transcription starts, so it is ready when the turn ends."""
+    hold_silence_s: float = 1.2
     """Silence needed when the words so far look unfinished (no closing punctuation)."""
     min_interrupt_s: float = 0.45
     """Speech over the agent shorter than this never interrupts (coughs, clicks)."""
     min_interrupt_words: int = 2
     """An interruption needs at least this many words that are not backchannels ("uh-huh", "yeah")."""
+    barge_check_every_s: float = 0.2
+    """While the caller talks over the agent, how often the words so far are checked for a real interruption."""
     speculate_every_s: float = 0.6
     """How often a partial transcript is offered for speculative reads while the caller speaks."""
 
