@@ -295,7 +295,9 @@ def _wire_message(msg: Message) -> dict[str, Any]:
         out["tool_call_id"] = msg.tool_call_id or ""
         return out  # the tool role has no `name` field in the OpenAI schema
     if msg.tool_calls:
-        out["content"] = msg.content or None
+        # "" rather than null: OpenAI accepts both; llama.cpp's server rejects null and its chat template
+        # needs the key to exist.
+        out["content"] = msg.content
         out["tool_calls"] = [
             # canonical JSON keeps the replayed history byte-identical, which keeps prompt caching hits
             {
