@@ -9,6 +9,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from loop.cli_commands import add_loop_commands
 
@@ -30,7 +31,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     stack = load_stack(args.model, tts=args.tts)
     print(f"running {fixture.path.name} on the virtual clock...", file=sys.stderr)
     out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
-    result = asyncio.run(run_call(fixture, stack, out))
+    model = _model_for(args.llm)
+    result = asyncio.run(run_call(fixture, stack, out, model=model))
     write_outputs(result, out)
     if args.json:
         print(json.dumps(result.summary(), indent=2))
@@ -41,6 +43,21 @@ def cmd_call(args: argparse.Namespace) -> int:
     for fail in result.failures:
         print(f"expectation not met: {fail}", file=sys.stderr)
     return 1 if result.failures else 0
+
+
+def _model_for(choice: str) -> Any:
+    """`script`: the fixture's scripted replies; `local`/`local-1.5b`: the embedded llama.cpp model;
+    `openai`: any OpenAI-compatible server from VOICELOOP_LLM_URL / VOICELOOP_LLM_MODEL / OPENAI_API_KEY."""
+    if choice == "script":
+        return None
+    if choice == "openai":
+        from loop.openai_compat import OpenAICompatModel
+
+        return OpenAICompatModel.from_env()
+    from loop.local_llm import LlamaModel
+
+    print(f"loading the embedded LLM ({choice})...", file=sys.stderr)
+    return LlamaModel(name="qwen2.5-coder-1.5b-instruct" if choice == "local-1.5b" else "qwen2.5-coder-0.5b-instruct")
 
 
 def _fixture_for(source: Path):
@@ -109,6 +126,10 @@ def _p50_p95(values: list[float]) -> dict[str, float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from voice.console import add_console_command
+    from voice.livekit_worker import add_livekit_command
+    from voice.server import add_serve_command
+
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
@@ -120,12 +141,17 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true")
     call.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
     call.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
+    call.add_argument("--llm", default="script", choices=["script", "local", "local-1.5b", "openai"],
+                      help="who answers: the fixture's scripted replies (default), the embedded LLM, or a server")
     call.set_defaults(func=cmd_call)
     tr = sub.add_parser("transcribe", help="speech to text for one WAV file")
     tr.add_argument("file")
     tr.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_transcribe)
+    add_serve_command(sub)
+    add_console_command(sub)
+    add_livekit_command(sub)
     return parser
 
 

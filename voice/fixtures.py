@@ -88,15 +88,16 @@ class CallResult:
 
 
 async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, realtime: bool = False,
-                   speed: float = 1.0) -> CallResult:
+                   speed: float = 1.0, model: Any = None) -> CallResult:
     """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
-    virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it."""
+    virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it. `model`
+    replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one)."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
     desk = OrderDesk(workdir / "orders.db")
     agent_cfg = fixture.data.get("agent", {})
     agent = Agent(
-        model=ScriptedModel(fixture.script()),
+        model=model or ScriptedModel(fixture.script()),
         tools=desk.tools(),
         policy=order_policy(),
         config=LoopConfig.profile("voice"),

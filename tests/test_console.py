@@ -1,0 +1,128 @@
+"""`voiceloop console` with a stand-in `sounddevice` module: PortAudio-like threads call the input callback
+with a real recording and the output callback for the agent's voice. No real device is involved, so this
+shows the wiring (callbacks, playout acknowledgement, barge-in clear), not that any sound card works."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from voice.audio import load_audio
+from voice.calls import CallFactory, model_source, order_desk_agents
+from voice.console import BLOCK, Console, SpeakerSink, import_sounddevice
+from voice.fixtures import FIXTURES
+from voice.stack import SpeechStack, load_stack
+
+REPLY = "Going forward is easy. Stand up, then walk twelve steps toward the door."
+
+
+class FakeStream:
+    """Calls its callback every block on its own thread, in real time, like PortAudio."""
+
+    def __init__(self, sd: FakeSoundDevice, kind: str, callback: Any, **kwargs: Any) -> None:
+        self.sd, self.kind, self.callback, self.kwargs = sd, kind, callback, kwargs
+        self.running = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        sd.opened.append((kind, kwargs))
+
+    def __enter__(self) -> FakeStream:
+        self.running.set()
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.running.clear()
+        self.thread.join(2)
+
+    def _loop(self) -> None:
+        started, i = time.perf_counter(), 0
+        while self.running.is_set():
+            if self.kind == "input":
+                block = self.sd.caller[i * BLOCK:(i + 1) * BLOCK]
+                block = np.pad(block, (0, BLOCK - len(block))).reshape(-1, 1)
+                self.callback(block, BLOCK, None, None)
+            else:
+                out = np.full((BLOCK, 2), 12345, np.int16)  # garbage: the callback must overwrite all of it
+                self.callback(out, BLOCK, None, None)
+                self.sd.played.append(out.copy())
+            i += 1
+            time.sleep(max(0.0, started + i * BLOCK / 16000 - time.perf_counter()))
+
+
+class FakeSoundDevice:
+    def __init__(self, caller: np.ndarray) -> None:
+        self.caller = caller
+        self.opened: list[tuple[str, dict[str, Any]]] = []
+        self.played: list[np.ndarray] = []
+
+    def InputStream(self, callback: Any, **kwargs: Any) -> FakeStream:  # sounddevice's names
+        return FakeStream(self, "input", callback, **kwargs)
+
+    def OutputStream(self, callback: Any, **kwargs: Any) -> FakeStream:
+        return FakeStream(self, "output", callback, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def stack() -> SpeechStack:
+    return load_stack("tiny.en", tts="piper")
+
+
+def test_console_hears_the_mic_and_plays_the_reply(stack: SpeechStack, tmp_path: Path) -> None:
+    speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
+    caller = np.concatenate([np.zeros(8000, np.int16), speech, np.zeros(16000 * 8, np.int16)])
+    sd = FakeSoundDevice(caller)
+    console = Console(sd)
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": REPLY}]))
+    factory = CallFactory(stack, order_desk_agents(model_source(str(script)), tmp_path), tmp_path)
+    session = factory.new_call(console.sink, "console").session
+
+    async def talk() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(console.run(session, stop))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+            if session.turns and session.turns[0].outcome and session.playout.done and not session.playout.speaking:
+                break
+        stop.set()
+        await task
+
+    asyncio.run(talk())
+    assert [k for k, _ in sd.opened] == ["input", "output"]
+    assert all(kw["samplerate"] == 16000 and kw["dtype"] == "int16" and kw["blocksize"] == BLOCK
+               for _, kw in sd.opened)
+    assert "forward" in session.turns[0].user_text.lower()
+    out = np.concatenate(sd.played)
+    assert not out[:16000].any()  # the garbage was overwritten with silence before the agent spoke
+    assert (out[:, 0] == out[:, 1]).all()
+    voiced = int((np.abs(out[:, 0]) > 500).sum())
+    assert console.sink.played_total > 16000 and voiced > 4000  # over a second of the agent's voice came out
+    assert not session.playout.speaking  # and every sample of it was acknowledged as played
+    assert session.trace[-1]["kind"] == "call_ended"
+
+
+def test_speaker_sink_plays_in_order_and_clear_drops_the_rest() -> None:
+    sink = SpeakerSink()
+    sink.send(np.arange(1, 301, dtype=np.int16))
+    sink.send(np.arange(301, 601, dtype=np.int16))
+    out = np.zeros(400, np.int16)
+    assert sink.fill(out) == 400 and (out == np.arange(1, 401)).all()
+    assert sink.take_played() == 400 and sink.take_played() == 0
+    sink.clear()  # barge-in: the unplayed 200 samples are gone
+    assert sink.fill(out) == 0 and not out.any()
+    assert sink.clears == 1 and sink.played_total == 400
+
+
+def test_missing_sounddevice_is_explained(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    monkeypatch.setitem(sys.modules, "sounddevice", None)
+    assert import_sounddevice() is None
+    assert "pip install sounddevice" in capsys.readouterr().err

@@ -1,0 +1,400 @@
+"""Live calls for `voiceloop serve`: one real-time CallSession per call, and the registry the operator API reads.
+
+The contract between the server and a transport (`voice/transports/*.py`):
+
+    async def some_call(ws, ctx: CallContext) -> None
+
+`ws` is the accepted WebSocket (websockets' ServerConnection behind a message-rate guard); `ctx` is:
+
+- `ctx.factory: CallFactory` — `call = ctx.factory.new_call(sink, transport="twilio", **meta)` builds a
+  `Call`: a real-time `CallSession` (its own Silero VAD, the server's shared Whisper STT and TTS, an Agent
+  from `make_agent(call_id)` journaling into the server's one SQLite journal) that sends agent audio to
+  `sink` (an `AudioSink`: `send(pcm16k)` must not block, `clear()` flushes on barge-in).
+- `ctx.registry: CallRegistry` — `ctx.registry.add(call)` registers it for the operator API and returns
+  its id; it raises `CallLimitReached` when `--max-calls` calls are live (the server closes with 1013).
+- `ctx.config: ServerConfig` — limits a transport should honour (`max_message_bytes`, `send_timeout_s`,
+  `max_outbox`, `max_backlog_s`, ...).
+
+A transport then runs `await call.session.start()`, feeds `await call.session.hear(pcm16k)`, reports
+playout with `call.session.played(samples)`, records its own events with `call.note(kind, **data)` (they
+go into the session trace as `transport.<kind>`), and always ends with `await call.close(reason)`: that
+closes the session, waits for a cancelled run to be journaled (`run_cancelled`), releases the VAD and
+unregisters the call. (`ctx.registry.remove(call_id)` alone also unregisters, without the wait.) Receiving
+from `ws` raises `RateLimited` once the client exceeds `max_messages_per_s` (the socket is already closed
+with 1008 then).
+
+Models for `serve` (`model_source`): `--script FILE.yaml` (a scripted model: a YAML list of turns, or a
+fixture with a `model:` list; played per user turn, round and round, so a long call never exhausts it),
+`--llm openai` (`OpenAICompatModel.from_env()`), `--llm local` / `local-1.5b` (`loop.local_llm.LlamaModel`,
+imported only when asked for; one instance shared by every call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loop import Agent, Journal, LoopConfig, Message, ModelResponse, Pricing, ScriptedTurn, TextDelta, ToolCall, Usage
+from loop.types import Model, ModelEvent, ModelRequest, ToolCallDelta
+from voice.session import CallSession, SessionConfig
+from voice.speech_out import AudioSink
+from voice.stack import SpeechStack
+
+log = logging.getLogger("voiceloop.calls")
+WEB_DIR = Path(__file__).resolve().parent / "web"
+
+
+class CallLimitReached(RuntimeError):
+    """`--max-calls` calls are already live: the caller should try again later (close code 1013)."""
+
+
+class RateLimited(Exception):
+    """The server closed the socket with 1008: the client sent messages faster than `max_messages_per_s`.
+    Raised from the socket's receive side; a transport ends the call with that code and reason."""
+
+
+@dataclass
+class ServerConfig:
+    """What `voiceloop serve` was started with. Secrets are kept out of repr() so they never reach a log."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token: str = field(default="", repr=False)
+    """Bearer token for the browser WebSocket and the operator API."""
+    twilio_auth_token: str = field(default="", repr=False)
+    """TWILIO_AUTH_TOKEN: when set, the webhook's X-Twilio-Signature must verify."""
+    allowed_origins: tuple[str, ...] = ()
+    """Origins allowed on the browser WebSocket besides the server's own."""
+    public_host: str = ""
+    """Host name Twilio reaches us at (for the TwiML stream URL and signatures); default: the Host header."""
+    max_calls: int = 20
+    max_message_bytes: int = 64 * 1024
+    max_messages_per_s: float = 200.0
+    send_timeout_s: float = 10.0
+    """A send stalled this long means the client stopped reading: the connection is dropped."""
+    socket_send_buffer: int = 64 * 1024
+    """SO_SNDBUF per connection: kernel buffering stays bounded (seconds of audio, not minutes), so a client
+    that stops reading is noticed by `send_timeout_s` instead of hiding behind megabytes of autotuned buffer."""
+    max_outbox: int = 6000
+    """Outgoing messages queued for one connection (6000 = a minute of 20 ms audio with marks)."""
+    max_backlog_s: float = 30.0
+    """Caller audio waiting for a busy session before it is dropped."""
+    twilio_key_required: bool = True
+    """The Twilio stream must carry the `key` parameter our TwiML gives it (see `twilio_stream_key`)."""
+    web_dir: Path = WEB_DIR
+
+
+class RateLimit:
+    """Token bucket: `rate` messages per second sustained, `burst` at once."""
+
+    def __init__(self, rate: float, burst: float | None = None) -> None:
+        self.rate, self.burst = rate, burst if burst is not None else 2 * rate
+        self.tokens, self.at = self.burst, time.monotonic()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class LockedTTS:
+    """The shared TTS engine, one synthesis at a time (calls synthesise from worker threads)."""
+
+    def __init__(self, tts: Any) -> None:
+        self.tts, self.lock = tts, threading.Lock()
+
+    def synthesize(self, text: str) -> Any:
+        with self.lock:
+            return self.tts.synthesize(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.tts, name)
+
+
+@dataclass(eq=False)
+class Call:
+    call_id: str
+    transport: str
+    session: CallSession
+    meta: dict[str, Any] = field(default_factory=dict)
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    end_reason: str = ""
+    run_ids: list[str] = field(default_factory=list)
+    events: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=5000))
+    seq: int = 0
+    registry: CallRegistry | None = None
+    on_release: Callable[[], None] | None = None
+
+    def _observe(self, entry: dict[str, Any]) -> None:
+        self.seq += 1
+        self.events.append({"seq": self.seq, **entry})
+
+    def note(self, kind: str, **data: Any) -> None:
+        """A transport event, in the session trace (and so in the operator's event list) as `transport.<kind>`."""
+        self.session._trace(f"transport.{kind}", **data)
+
+    def summary(self) -> dict[str, Any]:
+        approval = self.session.approval
+        return {
+            "id": self.call_id, "transport": self.transport, "started_at": self.started_at,
+            "ended_at": self.ended_at, "end_reason": self.end_reason, "meta": self.meta,
+            "turns": [t.summary() for t in self.session.turns], "runs": list(self.run_ids),
+            "pending_approval": None if approval is None else {"call": approval.call.name,
+                                                               "arguments": approval.call.arguments},
+        }
+
+    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
+        """End the call: close the session, let a cancelled run reach the journal, unregister."""
+        if self.ended_at is not None:
+            return
+        task = self.session.run_task
+        try:
+            if task is not None and not task.done():  # journaled as run_cancelled before the call ends
+                task.cancel(reason)
+                await asyncio.wait({task}, timeout=wait_s)
+            await self.session.close()
+        finally:
+            self.end_reason = self.end_reason or reason
+            if self.registry is not None:
+                self.registry.remove(self.call_id, reason)
+            else:
+                self._released()
+
+    def _released(self) -> None:
+        if self.ended_at is None:
+            self.ended_at = time.time()
+        if self.on_release is not None:
+            release, self.on_release = self.on_release, None
+            release()
+
+
+class CallRegistry:
+    """Live calls by id (bounded by `max_calls`), plus the most recent ended ones for reading their events."""
+
+    def __init__(self, max_calls: int = 20, keep_ended: int = 100) -> None:
+        self.max_calls = max_calls
+        self.calls: dict[str, Call] = {}
+        self.ended: deque[Call] = deque(maxlen=keep_ended)
+
+    @property
+    def full(self) -> bool:
+        return len(self.calls) >= self.max_calls
+
+    def add(self, call: Call) -> str:
+        if self.full:
+            raise CallLimitReached(f"{self.max_calls} calls are live; try again later")
+        call.registry = self
+        self.calls[call.call_id] = call
+        log.info("call %s started (%s); %d live", call.call_id, call.transport, len(self.calls))
+        return call.call_id
+
+    def remove(self, call_id: str, reason: str = "") -> None:
+        call = self.calls.pop(call_id, None)
+        if call is None:
+            return
+        call.end_reason = call.end_reason or reason
+        call._released()
+        self.ended.append(call)
+        log.info("call %s ended: %s; %d live", call_id, call.end_reason, len(self.calls))
+
+    def get(self, call_id: str) -> Call | None:
+        return self.calls.get(call_id) or next((c for c in self.ended if c.call_id == call_id), None)
+
+    def live(self) -> list[Call]:
+        return list(self.calls.values())
+
+
+class CallFactory:
+    """Builds a real-time CallSession per call from one loaded speech stack."""
+
+    def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
+                 session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None) -> None:
+        self.stack, self.make_agent = stack, make_agent
+        self.data_dir = Path(data_dir)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.journal = Journal(str(self.data_dir / "journal.db"))
+        self.session_config = session_config or SessionConfig()
+        self.tts = LockedTTS(stack.tts)
+        self.vad_factory = vad_factory or _silero
+        self.idle_vads: list[Any] = []
+
+    def new_call(self, sink: AudioSink, transport: str = "unknown", **meta: Any) -> Call:
+        """A call that is built but neither registered nor started (see the module docstring)."""
+        call_id = uuid.uuid4().hex[:12]
+        agent = self.make_agent(call_id)
+        if agent.journal is None:
+            agent.journal = self.journal  # every call journals into the server's one file
+        vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
+        vad.reset()
+        session = CallSession(agent, vad, self.stack.stt, self.tts, self.stack.chunker, self.session_config,
+                              sink, realtime=True)
+        call = Call(call_id, transport, session, dict(meta))
+        session.observers.append(call._observe)
+        agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == "run_started" else None)
+        call.on_release = lambda: self.idle_vads.append(vad)
+        return call
+
+    def runs(self, run_ids: list[str]) -> dict[str, str]:
+        """Each run's last journaled event kind (run_finished / run_cancelled when it is complete)."""
+        out = {}
+        for run_id in run_ids:
+            events = self.journal.events(run_id)
+            out[run_id] = events[-1].kind if events else "missing"
+        return out
+
+
+def _silero() -> Any:
+    from voice.vad import SileroVAD
+
+    return SileroVAD(threads=1)
+
+
+@dataclass
+class CallContext:
+    """What a transport handler gets besides its socket (see the module docstring)."""
+
+    factory: CallFactory
+    registry: CallRegistry
+    config: ServerConfig
+
+    @contextlib.asynccontextmanager
+    async def open_call(self, sink: AudioSink, transport: str, **meta: Any) -> AsyncIterator[Call]:
+        """Build, register and start a call; always closed on the way out."""
+        if self.registry.full:
+            raise CallLimitReached(f"{self.registry.max_calls} calls are live; try again later")
+        call = self.factory.new_call(sink, transport, **meta)
+        try:
+            self.registry.add(call)
+        except CallLimitReached:
+            call._released()
+            raise
+        try:
+            await call.session.start()
+            yield call
+        finally:
+            await call.close(call.end_reason or "call ended")
+
+
+# ---- models ----------------------------------------------------------------------------------
+
+
+class LoopingScript:
+    """A scripted model for live calls. The script is cut into blocks, one per user turn, each ending at a
+    reply with no tool calls; user turn k plays block k (round and round), step by step within the turn.
+    Tool call ids carry the call id and turn so a refund in one call never collides with another's."""
+
+    def __init__(self, turns: list[ScriptedTurn], call_id: str = "", name: str = "scripted") -> None:
+        if not turns:
+            raise ValueError("the script has no turns")
+        self.blocks: list[list[ScriptedTurn]] = [[]]
+        for turn in turns:
+            self.blocks[-1].append(turn)
+            if not turn.tool_calls:
+                self.blocks.append([])
+        if not self.blocks[-1]:
+            self.blocks.pop()
+        self.call_id, self.name, self.pricing = call_id or uuid.uuid4().hex[:8], name, Pricing()
+
+    def count_tokens(self, text: str) -> int:
+        return (len(text) + 3) // 4
+
+    def _step(self, messages: list[Message]) -> tuple[int, int, ScriptedTurn]:
+        users = [i for i, m in enumerate(messages) if m.role == "user"]
+        user_turn = max(0, len(users) - 1)
+        since = sum(1 for m in messages[users[-1] + 1:] if m.role == "assistant") if users else 0
+        block = self.blocks[user_turn % len(self.blocks)]
+        return user_turn, since, block[min(since, len(block) - 1)]
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        user_turn, step, turn = self._step(list(request.messages))
+        if turn.delay_s:
+            await asyncio.sleep(turn.delay_s)
+        words = turn.text.split(" ") if turn.text else []
+        for i, word in enumerate(words):
+            yield TextDelta(word if i == len(words) - 1 else word + " ")
+        calls = [ToolCall(c.name, dict(c.arguments), f"{self.call_id}_u{user_turn}_s{step}_{i}")
+                 for i, c in enumerate(turn.tool_calls)]
+        for i, call in enumerate(calls):
+            yield ToolCallDelta(index=i, id=call.id, name=call.name, arguments=json.dumps(call.arguments))
+        tokens = sum(self.count_tokens(m.content) + 4 for m in request.messages)
+        yield ModelResponse(text=turn.text, tool_calls=calls, model=self.name,
+                            usage=Usage(input_tokens=tokens, output_tokens=self.count_tokens(turn.text),
+                                        cost_usd=0.0))
+
+
+def load_script(path: str | Path) -> list[ScriptedTurn]:
+    """A YAML list of turns (`- text: ...` / `- tool_calls: [{name, arguments}]`, optional `delay_s`),
+    or a fixture file whose `model:` key holds that list."""
+    data = yaml.safe_load(Path(path).read_text())
+    if isinstance(data, dict):
+        data = data.get("model")
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{path}: expected a YAML list of model turns (or a mapping with a 'model:' list)")
+    turns = []
+    for i, item in enumerate(data):
+        if isinstance(item, str):
+            item = {"text": item}
+        if not isinstance(item, dict):
+            raise ValueError(f"{path}: turn {i + 1} must be a mapping with 'text' and/or 'tool_calls'")
+        calls = [ToolCall(c["name"], dict(c.get("arguments") or {})) for c in item.get("tool_calls") or []]
+        turns.append(ScriptedTurn(text=str(item.get("text", "")), tool_calls=calls,
+                                  delay_s=float(item.get("delay_s", 0.0))))
+    return turns
+
+
+DEFAULT_SCRIPT = [ScriptedTurn(text="Thanks, I heard you. How else can I help?")]
+
+
+def model_source(script: str | None = None, llm: str | None = None) -> Callable[[str], Model]:
+    """`call_id -> Model` for the chosen backend. Remote and local LLMs are shared by every call."""
+    if script:
+        turns = load_script(script)
+        return lambda call_id: LoopingScript(turns, call_id)
+    if llm == "openai":
+        from loop.openai_compat import OpenAICompatModel
+
+        shared: Model = OpenAICompatModel.from_env()
+        return lambda _call_id: shared
+    if llm in ("local", "local-1.5b"):
+        try:
+            from loop.local_llm import LlamaModel
+        except ImportError as exc:
+            raise RuntimeError(f"--llm {llm} needs loop.local_llm.LlamaModel and llama.cpp bindings: {exc}") from exc
+        local: Model = LlamaModel(name="qwen2.5-coder-1.5b-instruct") if llm == "local-1.5b" else LlamaModel()
+        return lambda _call_id: local
+    if llm:
+        raise ValueError(f"unknown --llm {llm!r}: use 'openai', 'local' or 'local-1.5b'")
+    return lambda call_id: LoopingScript(DEFAULT_SCRIPT, call_id)
+
+
+def order_desk_agents(model_for: Callable[[str], Model], data_dir: str | Path) -> Callable[[str], Agent]:
+    """`make_agent` for the demo order desk: one orders database per server, an Agent per call."""
+    from voice.fixtures import SYSTEM
+    from voice.orders import OrderDesk, order_policy
+
+    Path(data_dir).mkdir(parents=True, exist_ok=True)
+    desk = OrderDesk(Path(data_dir) / "orders.db")
+
+    def make(call_id: str) -> Agent:
+        return Agent(model=model_for(call_id), tools=desk.tools(), policy=order_policy(),
+                     config=LoopConfig.profile("voice"), system_prompt=SYSTEM)
+
+    make.desk = desk  # type: ignore[attr-defined]  # tests read the refunds table
+    return make

@@ -1,0 +1,1 @@
+"""Transports: move caller audio into a CallSession and agent audio out, and report what was played."""

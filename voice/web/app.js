@@ -1,0 +1,302 @@
+// voiceloop browser caller: microphone -> WebSocket -> agent, agent audio -> jitter buffer -> speaker.
+// The wire protocol is documented in voice/transports/browser.py.
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const MIC_BACKLOG = 50; // 1 s of 20 ms frames kept while the call is still starting
+
+const vl = {
+  ws: null,
+  ctx: null,
+  node: null,
+  stream: null,
+  callId: null,
+  epoch: 0,
+  micBacklog: [],
+  agentLine: null,
+  askRow: null,
+  partialLine: null,
+  stats: { micFrames: 0, received: 0, played: 0, flushed: 0, clears: 0, underruns: 0, events: 0, peak: 0 },
+  kinds: [], // every event kind received, in order (for tests and debugging)
+};
+window.voiceloop = vl;
+
+function setStatus(text, cls) {
+  const el = $('status');
+  el.textContent = text;
+  el.className = cls || '';
+}
+
+function send(obj) {
+  if (vl.ws && vl.ws.readyState === WebSocket.OPEN) vl.ws.send(JSON.stringify(obj));
+}
+
+// ---- audio ---------------------------------------------------------------------------------
+
+async function startAudio() {
+  vl.ctx = new AudioContext({ latencyHint: 'interactive' });
+  await vl.ctx.audioWorklet.addModule('worklet.js');
+  vl.stream = await navigator.mediaDevices.getUserMedia({
+    audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true, channelCount: 1 },
+  });
+  const source = vl.ctx.createMediaStreamSource(vl.stream);
+  vl.node = new AudioWorkletNode(vl.ctx, 'voiceloop', {
+    numberOfInputs: 1,
+    numberOfOutputs: 1,
+    outputChannelCount: [1],
+    processorOptions: { jitterMs: 60, ackMs: 40 },
+  });
+  vl.node.port.onmessage = (ev) => onWorklet(ev.data);
+  source.connect(vl.node);
+  vl.node.connect(vl.ctx.destination);
+  if (vl.ctx.state !== 'running') await vl.ctx.resume();
+  $('rate').textContent = `${vl.ctx.sampleRate} Hz`;
+}
+
+function onWorklet(msg) {
+  if (msg.type === 'mic') {
+    vl.stats.micFrames += 1;
+    if (vl.ws && vl.ws.readyState === WebSocket.OPEN && vl.callId) {
+      for (const frame of vl.micBacklog.splice(0)) vl.ws.send(frame);
+      vl.ws.send(msg.pcm);
+    } else if (!vl.ws || vl.ws.readyState <= WebSocket.OPEN) {
+      vl.micBacklog.push(msg.pcm);
+      if (vl.micBacklog.length > MIC_BACKLOG) vl.micBacklog.shift();
+    }
+  } else if (msg.type === 'played') {
+    vl.stats.played += msg.samples;
+    vl.stats.underruns = msg.stats.underruns;
+    vl.stats.peak = msg.stats.peak;
+    send({ type: 'played', samples: msg.samples, epoch: msg.epoch });
+    renderStats();
+  } else if (msg.type === 'cleared') {
+    vl.stats.flushed += msg.dropped;
+    renderStats();
+  }
+}
+
+function stopAudio() {
+  if (vl.stream) vl.stream.getTracks().forEach((t) => t.stop());
+  if (vl.ctx) vl.ctx.close();
+  vl.stream = vl.ctx = vl.node = null;
+}
+
+// ---- socket --------------------------------------------------------------------------------
+
+function connect(token) {
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  const ws = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`);
+  ws.binaryType = 'arraybuffer';
+  vl.ws = ws;
+  setStatus('connecting…');
+  ws.onmessage = (ev) => {
+    if (typeof ev.data === 'string') onControl(ev.data);
+    else onAgentAudio(ev.data);
+  };
+  ws.onclose = (ev) => {
+    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === 1000 ? '' : 'bad');
+    $('hangup').disabled = true;
+    $('start').disabled = false;
+    stopAudio();
+  };
+  ws.onerror = () => setStatus('connection error', 'bad');
+}
+
+function onAgentAudio(buffer) {
+  vl.stats.received += buffer.byteLength / 2;
+  if (vl.node) vl.node.port.postMessage({ type: 'audio', pcm: buffer }, [buffer]);
+}
+
+function onControl(text) {
+  let msg;
+  try {
+    msg = JSON.parse(text);
+  } catch (e) {
+    return;
+  }
+  if (msg.type === 'hello') {
+    vl.callId = msg.call_id;
+    $('call').textContent = msg.call_id;
+    setStatus('connected: speak now', 'ok');
+  } else if (msg.type === 'clear') {
+    vl.epoch = msg.epoch;
+    vl.stats.clears += 1;
+    if (vl.node) vl.node.port.postMessage({ type: 'clear', epoch: msg.epoch });
+    renderStats();
+  } else if (msg.type === 'event') {
+    onEvent(msg);
+  } else if (msg.type === 'turn') {
+    renderTurn(msg);
+  } else if (msg.type === 'error') {
+    addLine('system', `server: ${msg.error}`);
+  }
+}
+
+// ---- live view -----------------------------------------------------------------------------
+
+function addLine(who, text) {
+  const div = document.createElement('div');
+  div.className = `line ${who}`;
+  const label = document.createElement('span');
+  label.className = 'who';
+  label.textContent = who;
+  const body = document.createElement('span');
+  body.className = 'text';
+  body.textContent = text;
+  div.append(label, body);
+  $('transcript').append(div);
+  div.scrollIntoView({ block: 'end' });
+  return div;
+}
+
+function onEvent(ev) {
+  vl.stats.events += 1;
+  vl.kinds.push(ev.kind);
+  const handler = EVENTS[ev.kind];
+  if (handler) handler(ev);
+}
+
+const EVENTS = {
+  caller_partial(ev) {
+    if (!ev.text) return;
+    if (!vl.partialLine) vl.partialLine = addLine('partial', '');
+    vl.partialLine.querySelector('.text').textContent = ev.text;
+  },
+  caller_turn_ended(ev) {
+    if (vl.partialLine) vl.partialLine.remove();
+    vl.partialLine = null;
+    if (ev.text) addLine('caller', ev.text);
+    vl.agentLine = null;
+  },
+  agent_said(ev) {
+    if (!vl.agentLine) vl.agentLine = addLine('agent', '');
+    const body = vl.agentLine.querySelector('.text');
+    body.textContent = (body.textContent + ' ' + ev.text).trim();
+  },
+  agent_paused() {
+    if (vl.agentLine) vl.agentLine.classList.add('paused');
+  },
+  false_interruption_resumed() {
+    if (vl.agentLine) vl.agentLine.classList.remove('paused');
+  },
+  barge_in(ev) {
+    if (vl.agentLine) {
+      vl.agentLine.classList.add('interrupted');
+      vl.agentLine.title = `caller heard: "${ev.heard}"`;
+    }
+    addLine('system', `barge-in: caller heard "${ev.heard || ''}"`);
+    vl.agentLine = null;
+  },
+  approval_asked(ev) {
+    const call = `${ev.call}(${JSON.stringify(ev.arguments)})`;
+    $('approval-text').textContent = call;
+    $('approval').hidden = false;
+    if (vl.askRow) vl.askRow.querySelector('.name').textContent = call; // its result is not in yet
+  },
+  'loop.approval'(ev) {
+    $('approval').hidden = true;
+    toolRow(ev.call_id).querySelector('.verdict').textContent += ev.approved ? ' → approved' : ' → declined';
+  },
+  approval_timeout() {
+    $('approval').hidden = true;
+  },
+  'loop.verdict'(ev) {
+    const row = toolRow(ev.call_id);
+    if (ev.decision === 'ASK') vl.askRow = row;
+    row.querySelector('.verdict').textContent = ev.decision + (ev.rule ? ` (${ev.rule})` : '');
+    row.querySelector('.verdict').className = `verdict ${ev.decision}`;
+  },
+  'loop.tool_result'(ev) {
+    const row = toolRow(ev.call.id);
+    row.querySelector('.name').textContent = `${ev.call.name}(${JSON.stringify(ev.call.arguments)})`;
+    row.querySelector('.status').textContent = ev.status + (ev.executed ? '' : ' (not run)');
+  },
+  'loop.run_finished'(ev) {
+    $('outcome').textContent = `${ev.outcome}: ${ev.reason}`;
+    $('outcome').className = ev.outcome === 'COMPLETED' ? 'ok' : 'bad';
+  },
+  call_ended() {
+    setStatus('call ended');
+  },
+};
+
+function toolRow(callId) {
+  let row = document.getElementById(`call-${callId}`);
+  if (!row) {
+    row = document.createElement('tr');
+    row.id = `call-${callId}`;
+    for (const cls of ['name', 'verdict', 'status']) {
+      const td = document.createElement('td');
+      td.className = cls;
+      row.append(td);
+    }
+    row.querySelector('.name').textContent = callId;
+    $('tools').append(row);
+  }
+  return row;
+}
+
+const LATENCY_KEYS = ['endpointing', 'stt', 'llm_first_token', 'tts_first_audio', 'voice_to_voice'];
+
+function renderTurn(turn) {
+  let row = document.getElementById(`turn-${turn.index}`);
+  if (!row) {
+    row = document.createElement('tr');
+    row.id = `turn-${turn.index}`;
+    $('latency').append(row);
+  }
+  const lat = turn.latency_ms || {};
+  const cells = [String(turn.index + 1), ...LATENCY_KEYS.map((k) => (k in lat ? `${Math.round(lat[k])}` : '–'))];
+  cells.push(turn.outcome || '…');
+  row.replaceChildren(...cells.map((c) => Object.assign(document.createElement('td'), { textContent: c })));
+}
+
+function renderStats() {
+  const s = vl.stats;
+  $('stats').textContent =
+    `mic ${(s.micFrames * 0.02).toFixed(1)} s · agent received ${(s.received / 16000).toFixed(1)} s, ` +
+    `played ${(s.played / 16000).toFixed(1)} s, flushed ${(s.flushed / 16000).toFixed(2)} s ` +
+    `(${s.clears} clear${s.clears === 1 ? '' : 's'}, ${s.underruns} underruns)`;
+}
+
+// ---- controls ------------------------------------------------------------------------------
+
+async function startCall() {
+  const token = $('token').value.trim();
+  if (!token) {
+    setStatus('a token is required (?token=… in the address, or paste it)', 'bad');
+    return;
+  }
+  $('start').disabled = true;
+  try {
+    await startAudio();
+  } catch (e) {
+    setStatus(`microphone unavailable: ${e.message || e}`, 'bad');
+    $('start').disabled = false;
+    return;
+  }
+  connect(token);
+  $('hangup').disabled = false;
+}
+
+function hangup() {
+  send({ type: 'hangup' });
+  $('hangup').disabled = true;
+}
+
+function decide(approved) {
+  send({ type: 'approval', approved });
+  $('approval').hidden = true;
+}
+
+window.addEventListener('DOMContentLoaded', () => {
+  const params = new URLSearchParams(location.search);
+  $('token').value = params.get('token') || '';
+  if (params.has('token')) history.replaceState(null, '', location.pathname); // keep it out of the address bar
+  $('start').addEventListener('click', startCall);
+  $('hangup').addEventListener('click', hangup);
+  $('approve').addEventListener('click', () => decide(true));
+  $('decline').addEventListener('click', () => decide(false));
+  renderStats();
+  setInterval(renderStats, 500);
+});
