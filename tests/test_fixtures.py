@@ -55,3 +55,20 @@ def test_speculative_read_is_not_executed_twice(stack: SpeechStack, tmp_path: Pa
     refunded = next(i for i, e in enumerate(result.trace) if e["kind"] == "loop.tool_result"
                     and e["call"]["name"] == "issue_refund")
     assert asked < said_yes < refunded  # no mutation before the caller's yes
+
+
+def test_refund_call_with_the_embedded_llm(stack: SpeechStack, tmp_path: Path) -> None:
+    """The product path: recorded voice in, the embedded LLM choosing the tool, spoken approval, a refund."""
+    llama = pytest.importorskip("loop.local_llm", reason="llama-cpp-python is not installed")
+    from loop.weights import WeightsMissing
+
+    try:
+        model = llama.LlamaModel()
+    except WeightsMissing as exc:
+        pytest.skip(f"LLM weights not installed: {exc}")
+    result = asyncio.run(run_call(Fixture.load(FIXTURES / "refund_approved.yaml"), stack, tmp_path, model=model))
+    assert result.failures == [], "\n".join(result.failures + [str(e) for e in result.trace])
+    asked = next(i for i, e in enumerate(result.trace) if e["kind"] == "approval_asked")
+    refunded = next(i for i, e in enumerate(result.trace) if e["kind"] == "loop.tool_result"
+                    and e["call"]["name"] == "issue_refund")
+    assert asked < refunded and result.turns[0].agent_text.strip()

