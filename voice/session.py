@@ -259,6 +259,9 @@ class CallSession:
             self._trace("ignored_noise")
         elif self.approval is not None:
             self.speech.cut_off()  # a short "yes" over the question is still the answer
+            if self.turns:  # the reply the caller now waits for follows this answer, not the first question
+                self.turns[-1].latency_ms = {"endpointing": round(endpoint_ms, 1), "stt": round(stt_ms, 1)}
+                self.turn_speech_end = self.wall_last_speech
             await self._approval_reply(text)
         else:
             await self._start_run(text, {"endpointing": round(endpoint_ms, 1), "stt": round(stt_ms, 1)})
