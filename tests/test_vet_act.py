@@ -177,3 +177,23 @@ def test_idempotency_key_is_the_call_id() -> None:
     call = ToolCall("pay", {"order_id": "1"}, id="abc")
     agent(ScriptedModel([call, "ok"]), [Tool(pay, args=ORDER_SCHEMA, mutates=True)]).run_sync("x")
     assert keys == ["abc"]
+
+
+def test_bad_model_output_repeated_ends_as_loop_detected_not_a_crash() -> None:
+    calls = Calls()
+    broken = [ToolCall("lookup_order", {"__invalid_json__": '{"order_id": "4'}) for _ in range(4)]
+    result = agent(ScriptedModel(broken), [read_tool(calls)]).run_sync("x")
+    assert result.outcome is RunOutcome.LOOP_DETECTED
+    assert calls.log == []
+    assert all(m.content.startswith("Your arguments for lookup_order were not valid JSON")
+               for m in result.messages if m.role == "tool" and not m.content.startswith("not run"))
+
+
+def test_wrong_argument_types_are_an_observation_the_model_can_correct() -> None:
+    calls = Calls()
+    model = ScriptedModel([ToolCall("lookup_order", {"order_id": 4567}), ToolCall("lookup_order", {"order_id": "4567"}),
+                           "Found it."])
+    result = agent(model, [read_tool(calls)]).run_sync("x")
+    assert result.outcome is RunOutcome.COMPLETED
+    assert result.messages[2].content.startswith("Invalid arguments for lookup_order: order_id: 4567 is not of type")
+    assert calls.log == [("lookup_order", {"order_id": "4567"})]
