@@ -159,10 +159,27 @@ def write_outputs(result: CallResult, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_wav(out / "agent.wav", result.agent_audio)
     (out / "trace.jsonl").write_text("".join(json.dumps(e, default=str) + "\n" for e in result.trace))
-    lines = []
-    for t in result.turns:
-        lines.append(f"caller: {t.user_text}")
-        lines += [f"  tool: {c['name']}({json.dumps(c['arguments'])}) -> {c['status']}" for c in t.tool_calls]
-        lines.append(f"agent:  {t.agent_text}" + (f"  [interrupted; heard: {t.heard_text!r}]" if t.interrupted else ""))
+    verdicts = {e["call_id"]: f"{e['decision']} {e['rule']}" for e in result.trace if e["kind"] == "loop.verdict"}
+    lines = [line for e in result.trace if (line := _transcript_line(e, verdicts))]
     (out / "transcript.txt").write_text("\n".join(lines) + "\n")
     (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
+
+
+def _transcript_line(e: dict[str, Any], verdicts: dict[str, str]) -> str | None:
+    """The call as a person would tell it: who said what, which tools ran under which verdict."""
+    kind, at = e["kind"], f"{e['t']:7.2f}s"
+    if kind == "caller_turn_ended" and e["text"]:
+        return f"{at} caller: {e['text']}"
+    if kind == "agent_said" and e["part"] != "reply":
+        return f"{at} agent:  {e['text']}"
+    if kind == "loop.tool_result":
+        call = e["call"]
+        verdict = verdicts.get(call["id"], "not vetted")
+        return f"{at}   tool: {call['name']}({json.dumps(call['arguments'])}) [{verdict}] -> {e['status']}"
+    if kind == "loop.run_finished":
+        return f"{at} agent:  {e['answer']}" if e["answer"] else f"{at}   [{e['outcome']}: {e['reason']}]"
+    if kind == "barge_in":
+        return f"{at}   [caller cut in" + (f"; they had heard: {e['heard']!r}]" if e["heard"] else "]")
+    if kind in ("approval_reply", "approval_timeout", "operator_decision"):
+        return f"{at}   [{kind.replace('_', ' ')}: {e.get('answer', e.get('approved', ''))}]"
+    return None
