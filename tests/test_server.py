@@ -45,7 +45,7 @@ from tests.test_twilio import (  # noqa: F401  (stack is a fixture)
 from voice.calls import LoopingScript, load_script, model_source
 from voice.fixtures import FIXTURES
 from voice.stack import SpeechStack
-from voice.transports.twilio import twilio_stream_key
+from voice.transports.twilio_webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[1]
 REFUND = [ScriptedTurn(tool_calls=[ToolCall("lookup_order", {"order_id": "4567"})]),

@@ -28,7 +28,8 @@ from voice.calls import Call, CallContext, CallFactory, CallRegistry, LoopingScr
 from voice.fixtures import FIXTURES
 from voice.server import bound_port, start_server
 from voice.stack import SpeechStack, load_stack
-from voice.transports.twilio import HalfbandStream, twilio_stream_key
+from voice.transports.twilio import HalfbandStream
+from voice.transports.twilio_webhook import twilio_stream_key
 
 TOKEN = "test-token-not-a-secret"
 CLIP = FIXTURES / "recordings/telephone/osr34_002.wav"  # "The long journey home took a year."

@@ -45,7 +45,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from voice.calls import CallContext, CallLimitReached, RateLimit, RateLimited, ServerConfig
-from voice.transports.twilio import signature_valid, twilio_stream_key, twiml_connect
+from voice.transports.twilio_webhook import signature_valid, twilio_stream_key, twiml_connect
 
 log = logging.getLogger("voiceloop.server")
 MAX_BODY = 16 * 1024

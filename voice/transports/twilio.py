@@ -23,21 +23,19 @@ import asyncio
 import base64
 import binascii
 import contextlib
-import hashlib
 import hmac
 import json
 import logging
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from voice.audio import to_int16, ulaw_decode, ulaw_encode
 from voice.calls import Call, CallContext, CallLimitReached, RateLimited
+from voice.transports.twilio_webhook import twilio_stream_key
 
 log = logging.getLogger("voiceloop.twilio")
 
@@ -199,11 +197,6 @@ class TwilioSink:
 
     def ack(self, name: str) -> int:
         return self.marks.pop(name, 0)
-
-
-def twilio_stream_key(secret: str) -> str:
-    """The `key` stream parameter our TwiML hands Twilio; derived, so the server token itself never leaves."""
-    return hmac.new(secret.encode(), b"voiceloop twilio stream", hashlib.sha256).hexdigest()[:32]
 
 
 class TwilioStream:
@@ -399,37 +392,3 @@ def _check_start(msg: dict[str, Any], key: str | None) -> tuple[str, str]:
 async def twilio_call(ws: Any, ctx: CallContext) -> None:
     """Serve one Twilio Media Streams WebSocket until `stop`, a disconnect or a protocol violation."""
     await TwilioStream(ws, ctx).run()
-
-
-# ---- the voice webhook -----------------------------------------------------------------------
-
-
-def twiml_connect(stream_url: str, parameters: dict[str, str] | None = None) -> str:
-    """TwiML that connects the call to our Media Streams endpoint (bidirectional)."""
-    params = "".join(f"<Parameter name={quoteattr(k)} value={quoteattr(v)}/>" for k, v in (parameters or {}).items())
-    stream = f"<Stream url={quoteattr(stream_url)}>{params}</Stream>" if params else \
-        f"<Stream url={quoteattr(stream_url)}/>"
-    return f'<?xml version="1.0" encoding="UTF-8"?><Response><Connect>{stream}</Connect></Response>'
-
-
-def twilio_signature(auth_token: str, url: str, params: Sequence[tuple[str, str]]) -> str:
-    """X-Twilio-Signature: base64 HMAC-SHA1 of the full URL followed by each distinct POST (name, value),
-    sorted by name then value (as twilio-python's RequestValidator computes it)."""
-    data = url + "".join(k + v for k, v in sorted(set(params)))
-    return base64.b64encode(hmac.new(auth_token.encode(), data.encode(), hashlib.sha1).digest()).decode()
-
-
-def signature_valid(auth_token: str, url: str, params: Sequence[tuple[str, str]], signature: str | None) -> bool:
-    """Constant-time check against the URL with and without its default port (Twilio signs either)."""
-    if not signature:
-        return False
-    parts = urlsplit(url)
-    default = 443 if parts.scheme == "https" else 80
-    host = parts.hostname or ""
-    host = f"[{host}]" if ":" in host else host
-    ports = (host, f"{host}:{parts.port or default}")
-    variants = {url, *(parts._replace(netloc=netloc).geturl() for netloc in ports)}
-    checks = [hmac.compare_digest(twilio_signature(auth_token, u, params).encode(), signature.encode())
-              for u in sorted(variants)]  # all of them, so timing does not say which variant matched
-    return any(checks)
-
