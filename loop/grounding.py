@@ -97,6 +97,8 @@ def id_candidates(text: str) -> list[str]:
     """Identifiers in `text`: tokens with a digit, and runs of 3+ spoken digits ("four five six seven")."""
     tokens = (t.strip(".,!?;:()#\"'") for t in text.split())
     found = [t for t in tokens if _ID_RE.fullmatch(t)]
+    # Whisper often writes a number read digit by digit as "4 5 6 7": that is one identifier
+    found += [m.replace(" ", "") for m in re.findall(r"\b\d(?: \d\b){2,}", text)]
     run: list[str] = []
     for word in [*_words(text), "."]:
         if word in _DIGITS:
