@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import threading
 import time
 import uuid
 from collections import deque
@@ -49,6 +48,7 @@ import yaml
 from loop import Agent, Journal, LoopConfig, Message, ModelResponse, Pricing, ScriptedTurn, TextDelta, ToolCall, Usage
 from loop.types import Model, ModelEvent, ModelRequest, ToolCallDelta
 from voice.session import CallSession, SessionConfig
+from voice.shared_models import LockedTTS, SharedSTT
 from voice.speech_out import AudioSink
 from voice.stack import SpeechStack
 
@@ -111,20 +111,6 @@ class RateLimit:
             return False
         self.tokens -= 1
         return True
-
-
-class LockedTTS:
-    """The shared TTS engine, one synthesis at a time (calls synthesise from worker threads)."""
-
-    def __init__(self, tts: Any) -> None:
-        self.tts, self.lock = tts, threading.Lock()
-
-    def synthesize(self, text: str) -> Any:
-        with self.lock:
-            return self.tts.synthesize(text)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.tts, name)
 
 
 @dataclass(eq=False)
@@ -232,6 +218,7 @@ class CallFactory:
         self.journal = Journal(str(self.data_dir / "journal.db"))
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
+        self.stt = SharedSTT(stack.stt)
         self.vad_factory = vad_factory or _silero
         self.idle_vads: list[Any] = []
 
@@ -243,7 +230,7 @@ class CallFactory:
             agent.journal = self.journal  # every call journals into the server's one file
         vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
         vad.reset()
-        session = CallSession(agent, vad, self.stack.stt, self.tts, self.stack.chunker, self.session_config,
+        session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, self.session_config,
                               sink, realtime=True)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)

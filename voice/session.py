@@ -374,6 +374,9 @@ class CallSession:
     async def _speculate(self) -> None:
         if not self.cfg.speculate or self.approval or self.run_task or self.barge:
             return
+        if getattr(self.stt, "in_flight", 0):  # a shared Whisper busy with other calls: speculation can wait
+            self._trace("speculation_skipped", why="speech-to-text busy")
+            return
         if text := await self._partial():
             await speculate_reads(self.agent, self.history, text, self._trace)
 
