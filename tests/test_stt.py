@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from voice import stt as stt_module
-from voice.audio import SAMPLE_RATE, frames, load_audio, read_wav, to_internal
+from voice.audio import SAMPLE_RATE, load_audio, read_wav, to_internal
 from voice.stt import (
-    StreamingTranscriber,
     WeightsMissingError,
     WhisperSTT,
     base_model_folder,
@@ -222,24 +221,6 @@ def test_concurrent_calls_agree(tiny: WhisperSTT) -> None:
     alone = [tiny.transcribe(clip) for clip in clips]
     with ThreadPoolExecutor(max_workers=2) as pool:
         assert list(pool.map(tiny.transcribe, clips)) == alone
-
-
-def test_streaming_partial_then_final(tiny: WhisperSTT) -> None:
-    speech = load_audio(RECORDINGS / "speech" / "jfk.wav")
-    streaming = StreamingTranscriber(tiny)
-    partials: list[str] = []
-    for index, frame in enumerate(frames(speech)):
-        streaming.accept(frame)
-        if index in (100, 200):  # after ~3.2 s and ~6.4 s
-            partials.append(streaming.partial())
-    assert partials[0] and len(partials[1]) > len(partials[0])
-    assert "fellow americans" in partials[0].lower()
-    started = time.perf_counter()
-    assert streaming.partial() is streaming.partial()  # no new audio: cached, not re-run
-    assert time.perf_counter() - started < 1.5
-    final = streaming.final()
-    assert final == tiny.transcribe(speech) and word_errors(JFK, final).wer < 0.15
-    assert streaming.duration_s == 0.0 and streaming.partial() == ""
 
 
 def test_trim_repetition_loop() -> None:

@@ -10,7 +10,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from loop import Escalated, Policy, Tool
-from loop.policy_config import PolicyConfig
+from loop.policy_config import load_policy
 
 SEED = [
     ("4567", "Ana Ruiz", "Lisbon", "shipped", 59.90),
@@ -136,4 +136,4 @@ def demo_config() -> dict:
 
 def order_policy() -> Policy:
     """The demo's policy, as written in configs/order_support.yaml."""
-    return PolicyConfig.model_validate(demo_config()["policy"]).to_policy()
+    return load_policy(DEMO_CONFIG)

@@ -218,7 +218,7 @@ class WhisperSTT:
     def split_windows(self, samples: np.ndarray) -> list[tuple[int, int]]:
         """Cut audio into windows of at most max_window_s, each cut at the quietest 100 ms of its
         last 5 s so words are not split. A cut depends only on audio before it, so a growing
-        stream keeps its earlier windows (StreamingTranscriber caches them)."""
+        stream keeps its earlier windows (`transcribe(..., cache=...)` reuses them)."""
         limit, search = int(self.max_window_s * SAMPLE_RATE), 5 * SAMPLE_RATE
         block = SAMPLE_RATE // 10
         windows, start = [], 0
@@ -289,45 +289,3 @@ class WhisperSTT:
                 cache[span] = text
             texts.append(text)
         return " ".join(text for text in texts if text)
-
-
-class StreamingTranscriber:
-    """Collects frames of one utterance; `partial()` transcribes what was heard so far, `final()`
-    transcribes all of it and starts over. Re-transcribes the buffer from the start on every
-    partial (finished 30 s windows are cached), so partial and final agree on the same audio."""
-
-    def __init__(self, stt: WhisperSTT) -> None:
-        self.stt = stt
-        self.reset()
-
-    def reset(self) -> None:
-        self._chunks: list[np.ndarray] = []
-        self._samples = 0
-        self._window_cache: dict[tuple[int, int], str] = {}
-        self._last: tuple[int, str] = (0, "")
-
-    def accept(self, frame: np.ndarray) -> None:
-        chunk = as_int16(frame).copy()  # callers may reuse their frame buffers
-        self._chunks.append(chunk)
-        self._samples += len(chunk)
-
-    @property
-    def duration_s(self) -> float:
-        return self._samples / SAMPLE_RATE
-
-    def audio(self) -> np.ndarray:
-        if len(self._chunks) > 1:
-            self._chunks = [np.concatenate(self._chunks)]
-        return self._chunks[0] if self._chunks else np.zeros(0, dtype=np.int16)
-
-    def partial(self) -> str:
-        """Transcript of everything accepted so far (cached until more audio arrives)."""
-        if self._last[0] != self._samples:
-            self._last = (self._samples, self.stt.transcribe(self.audio(), cache=self._window_cache))
-        return self._last[1]
-
-    def final(self) -> str:
-        """Transcript of the whole utterance; the transcriber is then reset for the next one."""
-        text = self.partial()
-        self.reset()
-        return text
