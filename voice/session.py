@@ -11,67 +11,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from loop import Agent, Decision, Event, Message, RunOutcome, ToolCall, Verdict
 from voice.approval import Answer, classify_answer, confirmation_question
 from voice.audio import FrameAssembler
+from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, complete_pairs
 from voice.playout import FRAME, PlayoutCursor
 from voice.speculation import speculate_reads
 from voice.speech_out import AudioSink, SpeechOut
-from voice.turns import TurnConfig, TurnDetector, is_interruption, looks_finished
+from voice.turns import TurnDetector, is_interruption, looks_finished
 
 FRAME_S = FRAME / 16000
-
-
-class SessionConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
-
-    turns: TurnConfig = TurnConfig()
-    """Endpointing and barge-in thresholds."""
-    greeting: str = ""
-    """Said when the call starts; empty for none."""
-    approval_timeout_s: float = 10.0
-    """A pending approval with no answer for this long is declined."""
-    speculate: bool = True
-    """Run authorised reads on partial transcripts while the caller is still speaking."""
-    max_tail_s: float = 30.0
-    """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
-
-
-@dataclass
-class TurnRecord:
-    user_text: str
-    started_s: float
-    agent_text: str = ""
-    heard_text: str = ""
-    interrupted: bool = False
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    latency_ms: dict[str, float] = field(default_factory=dict)
-    outcome: str = ""
-    reason: str = ""
-
-    def summary(self) -> dict[str, Any]:
-        return {"user_text": self.user_text, "agent_text": self.agent_text, "heard_text": self.heard_text,
-                "interrupted": self.interrupted, "tool_calls": self.tool_calls, "latency_ms": self.latency_ms,
-                "outcome": self.outcome, "reason": self.reason}
-
-
-@dataclass
-class PendingApproval:
-    call: ToolCall
-    asked_s: float
-    answer: asyncio.Future[bool]
-
-
-@dataclass
-class Barge:
-    onset_s: float
-    committed: bool = False
 
 
 class CallSession:
@@ -323,7 +276,7 @@ class CallSession:
         self.agent.speculative.clear()  # reads cached for this utterance are stale after it
         rec = self.turns[-1]
         if task.cancelled():
-            self.history = [*_complete_pairs(self.transcript), Message("assistant", rec.heard_text)]
+            self.history = [*complete_pairs(self.transcript), Message("assistant", rec.heard_text)]
             rec.outcome, rec.reason = "COMPLETED", "cut short by the caller"
             return
         result = task.result()
@@ -403,18 +356,3 @@ class CallSession:
         self.trace.append(entry)
         for observer in self.observers:
             observer(entry)
-
-
-def _complete_pairs(messages: list[Message]) -> list[Message]:
-    """Drop a trailing assistant tool request whose results never arrived, so history stays valid."""
-    out = list(messages)
-    while out and out[-1].role == "assistant" and out[-1].tool_calls:
-        out.pop()
-    if out and out[-1].role == "tool":
-        i = len(out) - 1
-        while i >= 0 and out[i].role == "tool":
-            i -= 1
-        wanted = {c.id for c in out[i].tool_calls} if i >= 0 else set()
-        if wanted - {m.tool_call_id for m in out[i + 1:]}:
-            out = out[:i]
-    return out
