@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from voice.calls import CallLimitReached, RateLimited
+from voice.transports import Drop
 
 log = logging.getLogger("voiceloop.browser")
 
@@ -62,14 +63,6 @@ HEAR_BACKLOG_S = 20.0  # caller audio waiting for the session before the server 
 RATE_SLACK_S = 3.0  # caller audio may run this far ahead of the wall clock (the page's backlog is 1 s)
 MAX_BAD_MESSAGES = 20
 TEXT_RATE = 50.0  # JSON messages per second, sustained (burst of the same size)
-
-
-class Drop(Exception):
-    """End the connection with this close code and reason."""
-
-    def __init__(self, code: int, reason: str) -> None:
-        super().__init__(reason)
-        self.code, self.reason = code, reason
 
 
 class BrowserSink:

@@ -35,6 +35,7 @@ from websockets.exceptions import ConnectionClosed
 
 from voice.audio import to_int16, ulaw_decode, ulaw_encode
 from voice.calls import Call, CallContext, CallLimitReached, RateLimited
+from voice.transports import Drop
 from voice.transports.twilio_webhook import twilio_stream_key
 
 log = logging.getLogger("voiceloop.twilio")
@@ -45,14 +46,6 @@ IDLE_FLUSH_S = 0.06  # the reply paused this long: pad and send its last partial
 MAX_UNKNOWN = 100
 MAX_GAP_MS = 1000
 MAX_MARKS = 20000
-
-
-class Drop(Exception):
-    """End the stream with this WebSocket close code and reason."""
-
-    def __init__(self, code: int, reason: str) -> None:
-        super().__init__(reason)
-        self.code, self.reason = code, reason
 
 
 def _lowpass(taps: int = 63, cutoff: float = 0.45) -> np.ndarray:
