@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -118,11 +117,11 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
 
 
 def _p50_p95(values: list[float]) -> dict[str, float]:
+    from loop.report import percentile  # the one nearest-rank definition every report uses
+
     if not values:
         return {"p50": float("nan"), "p95": float("nan"), "n": 0}
-    ordered = sorted(values)
-    return {"p50": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
-            "n": len(ordered)}
+    return {"p50": percentile(values, 50), "p95": percentile(values, 95), "n": len(values)}
 
 
 def build_parser() -> argparse.ArgumentParser:
