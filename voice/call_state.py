@@ -3,7 +3,6 @@ a barge-in being decided, and the rule that keeps a cut-off run's history valid.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,18 +38,21 @@ class TurnRecord:
     latency_ms: dict[str, float] = field(default_factory=dict)
     outcome: str = ""
     reason: str = ""
+    speech_end_s: float = 0.0
+    """Call time the caller stopped speaking (end of the last speech frame of the turn)."""
+    first_audio_s: float | None = None
+    """Call time the first audio of the reply was handed to the transport."""
 
     def summary(self) -> dict[str, Any]:
         return {"user_text": self.user_text, "agent_text": self.agent_text, "heard_text": self.heard_text,
                 "interrupted": self.interrupted, "tool_calls": self.tool_calls, "latency_ms": self.latency_ms,
-                "outcome": self.outcome, "reason": self.reason}
+                "outcome": self.outcome, "reason": self.reason, "first_audio_s": self.first_audio_s}
 
 
 @dataclass
 class PendingApproval:
     call: ToolCall
     asked_s: float
-    answer: asyncio.Future[bool]
 
 
 @dataclass

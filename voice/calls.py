@@ -47,9 +47,9 @@ import yaml
 
 from loop import Agent, Journal, LoopConfig, Message, ModelResponse, Pricing, ScriptedTurn, TextDelta, ToolCall, Usage
 from loop.types import Model, ModelEvent, ModelRequest, ToolCallDelta
+from voice.call_events import AudioSink
 from voice.session import CallSession, SessionConfig
 from voice.shared_models import LockedTTS, SharedSTT
-from voice.speech_out import AudioSink
 from voice.stack import SpeechStack
 
 log = logging.getLogger("voiceloop.calls")
@@ -134,7 +134,7 @@ class Call:
 
     def note(self, kind: str, **data: Any) -> None:
         """A transport event, in the session trace (and so in the operator's event list) as `transport.<kind>`."""
-        self.session._trace(f"transport.{kind}", **data)
+        self.session.note(kind, **data)
 
     def summary(self) -> dict[str, Any]:
         approval = self.session.approval
@@ -150,12 +150,8 @@ class Call:
         """End the call: close the session, let a cancelled run reach the journal, unregister."""
         if self.ended_at is not None:
             return
-        task = self.session.run_task
-        try:
-            if task is not None and not task.done():  # journaled as run_cancelled before the call ends
-                task.cancel(reason)
-                await asyncio.wait({task}, timeout=wait_s)
-            await self.session.close()
+        try:  # a run in flight is journaled as run_cancelled before the call ends
+            await self.session.close(reason, wait_s)
         finally:
             self.end_reason = self.end_reason or reason
             if self.registry is not None:

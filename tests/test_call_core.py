@@ -1,0 +1,200 @@
+"""The call core alone: inputs in, commands out. No audio models, no threads, no event loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from loop import Decision, Event, ToolCall, Verdict
+from tests.fakes import WordChunker
+from voice.call_core import FRAME_S, CallCore
+from voice.call_events import (ApprovalRequested, AudioPlayed, CallerFrame, CallState, CancelRun, ClearAudio,
+                               ClockTick, RunEnded, RunEvent, SettleApproval, Speculate, SpeechKind, SpeechReady,
+                               StartRun, Synthesize, Traced, Transcribe, TranscriptReady)
+from voice.call_state import SessionConfig
+from voice.playout import FRAME
+
+SILENT, LOUD = np.zeros(FRAME, np.int16), np.full(FRAME, 1000, np.int16)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Harness:
+    """Drives a core frame by frame; answers Transcribe with the text given for the next transcription."""
+
+    def __init__(self, **cfg: Any) -> None:
+        self.core = CallCore(SessionConfig(**cfg), WordChunker, Clock())
+        self.t = 0.0
+        self.log: list[Any] = []  # every command, in order
+        self.stt_text = ""
+
+    def feed(self, event: Any) -> list[Any]:
+        out = [c for c in self.core.handle(event) if not isinstance(c, Traced)]
+        self.log.extend(out)
+        for cmd in out:
+            if isinstance(cmd, Transcribe):
+                self.feed(TranscriptReady(cmd.key, self.stt_text, 0.0))
+        return out
+
+    def frames(self, seconds: float, speech: bool) -> None:
+        for _ in range(round(seconds / FRAME_S)):
+            self.feed(CallerFrame(LOUD if speech else SILENT, self.t, 1.0 if speech else 0.0, 0.0))
+            self.t += FRAME_S
+
+    def say(self, text: str, seconds: float = 2.0) -> None:
+        """The caller speaks for `seconds`; Whisper will hear `text`."""
+        self.stt_text = text
+        self.frames(seconds, speech=True)
+
+    def agent_speaks(self, text: str, kind: SpeechKind = SpeechKind.REPLY) -> None:
+        audio = np.ones(int(16000 * len(text.split()) * 0.3), np.int16)
+        self.feed(SpeechReady(text, kind, audio, self.core.reply.generation))
+        while (chunk := self.core.next_frame(self.t)) is not None:  # the transport buffers all of it
+            assert len(chunk) == FRAME
+
+    def names(self) -> list[str]:
+        return [type(c).__name__ for c in self.log]
+
+    def kinds(self) -> list[str]:
+        return [e["kind"] for e in self.core.trace]
+
+
+def run_started(h: Harness, text: str) -> StartRun:
+    h.say(text)
+    h.frames(0.6, speech=False)
+    start = next(c for c in h.log if isinstance(c, StartRun))
+    h.log.clear()
+    return start
+
+
+def test_a_finished_sentence_ends_the_turn_after_the_short_silence_and_starts_one_run() -> None:
+    h = Harness()
+    h.say("Where is my order?", 1.0)
+    assert h.core.state is CallState.CALLER_SPEAKING
+    h.frames(0.6, speech=False)
+    starts = [c for c in h.log if isinstance(c, StartRun)]
+    assert [s.text for s in starts] == ["Where is my order?"]
+    assert h.core.state is CallState.THINKING
+    rec = h.core.turns[0]
+    assert rec.latency_ms["endpointing"] == 480.0 and rec.latency_ms["stt"] == 0.0  # 0.45 s on the frame grid
+
+
+def test_the_paused_utterance_is_held_open_and_stays_one_turn() -> None:
+    h = Harness()
+    h.say("so what i wanted", 1.0)
+    h.frames(0.9, speech=False)  # past 0.45 s, but the words are unfinished
+    assert not any(isinstance(c, StartRun) for c in h.log)
+    h.say("so what i wanted was to ask about my order.", 1.0)
+    h.frames(0.6, speech=False)
+    assert [c.text for c in h.log if isinstance(c, StartRun)] == ["so what i wanted was to ask about my order."]
+
+
+def test_speech_over_the_agent_pauses_at_once_and_a_real_interruption_cancels_the_run() -> None:
+    h = Harness()
+    run_started(h, "Where is my order?")
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "It shipped to Lisbon yesterday."})))
+    h.agent_speaks("It shipped to Lisbon yesterday.")
+    h.feed(AudioPlayed(int(16000 * 0.6)))  # the caller heard two words
+    h.log.clear()
+    h.say("no wait that is the wrong order", 0.1)
+    assert h.names()[:1] == ["ClearAudio"]  # paused within one VAD window plus one frame
+    h.say("no wait that is the wrong order", 1.0)
+    assert any(isinstance(c, CancelRun) for c in h.log)
+    h.feed(RunEnded(None))
+    assert h.core.turns[0].outcome == "CANCELLED" and h.core.turns[0].interrupted
+    assert h.core.history[-1].content == h.core.turns[0].heard_text != ""
+
+
+def test_a_backchannel_over_the_agent_resumes_it() -> None:
+    h = Harness()
+    run_started(h, "Tell me about my order.")
+    h.agent_speaks("Your order shipped yesterday and should arrive on Tuesday.")
+    h.say("uh-huh", 0.6)
+    h.frames(1.3, speech=False)
+    assert "false_interruption_resumed" in h.kinds()
+    assert not any(isinstance(c, CancelRun) for c in h.log) and h.core.reply.speaking
+    assert not h.core.reply.playout.paused
+
+
+def ask(h: Harness) -> None:
+    call = ToolCall("issue_refund", {"order_id": "4567", "amount": 20})
+    out = h.feed(ApprovalRequested(call, Verdict(Decision.ASK, "refunds need a yes", "ask_refunds")))
+    assert [type(c) for c in out] == [Synthesize] and out[0].kind is SpeechKind.PROMPT
+    assert h.core.state is CallState.AWAITING_APPROVAL
+
+
+def test_a_spoken_yes_settles_the_approval_and_a_no_declines_it() -> None:
+    for answer, approved in (("Yes, go ahead.", True), ("No, don't do that.", False)):
+        h = Harness()
+        run_started(h, "Refund twenty dollars on order 4567.")
+        ask(h)
+        h.say(answer, 0.8)
+        h.frames(0.6, speech=False)
+        assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [approved]
+        assert not any(isinstance(c, StartRun) for c in h.log)  # the answer is not a new question
+
+
+def test_an_unclear_answer_is_asked_again() -> None:
+    h = Harness()
+    run_started(h, "Refund twenty dollars on order 4567.")
+    ask(h)
+    h.say("maybe later perhaps.", 0.8)
+    h.frames(0.6, speech=False)
+    assert not any(isinstance(c, SettleApproval) for c in h.log)
+    assert [c.text for c in h.log if isinstance(c, Synthesize)][-1] == "Sorry, was that a yes or a no?"
+
+
+def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:
+    h = Harness(approval_timeout_s=3.0)
+    run_started(h, "Refund twenty dollars on order 4567.")
+    ask(h)
+    assert h.feed(ClockTick(h.t + 2.0)) == []
+    assert [type(c) for c in h.feed(ClockTick(h.t + 3.5))] == [SettleApproval]
+    assert "approval_timeout" in h.kinds()
+
+
+def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run() -> None:
+    h = Harness()
+    h.say("where is my order 4567", 1.5)
+    assert [c.text for c in h.log if isinstance(c, Speculate)] == ["where is my order 4567"] * 3  # every 0.6 s
+    run_started(h, "where is my order 4567?")
+    h.log.clear()
+    h.say("and another thing", 1.5)
+    assert not any(isinstance(c, Speculate) for c in h.log)
+
+
+def test_only_one_transcription_is_in_flight_and_the_freshest_audio_is_asked_for_next() -> None:
+    core = CallCore(SessionConfig(), WordChunker, Clock())
+    asks: list[Transcribe] = []
+    t = 0.0
+    for _ in range(60):  # 1.9 s of speech; nobody answers the transcriptions
+        asks += [c for c in core.handle(CallerFrame(LOUD, t, 1.0, 0.0)) if isinstance(c, Transcribe)]
+        t += FRAME_S
+    assert len(asks) == 1
+    again = [c for c in core.handle(TranscriptReady(asks[0].key, "where is", 900.0)) if isinstance(c, Transcribe)]
+    assert len(again) == 1 and again[0].key > asks[0].key and len(again[0].audio) > len(asks[0].audio)
+
+
+def test_late_transcripts_count_as_stt_wait_not_as_endpointing() -> None:
+    core = CallCore(SessionConfig(), WordChunker, Clock())
+    t, last = 0.0, None
+    for i in range(60):  # 0.96 s of speech, then silence; partials while speaking come back at once
+        speech = i < 30
+        for c in core.handle(CallerFrame(LOUD if speech else SILENT, t, float(speech), 0.0)):
+            if isinstance(c, Transcribe) and speech:
+                core.handle(TranscriptReady(c.key, "Where is", 0.0))
+            elif isinstance(c, Transcribe):
+                last = c  # the one asked in the pause is slow
+        t += FRAME_S
+    assert last is not None and not core.turns
+    out = core.handle(TranscriptReady(last.key, "Where is my order?", 700.0))
+    assert any(isinstance(c, StartRun) for c in out) and not any(isinstance(c, ClearAudio) for c in out)
+    lat = core.turns[0].latency_ms
+    assert lat["endpointing"] == 480.0 and 400 < lat["stt"] < 700  # asked at 0.2 s of silence, 0.7 s later

@@ -1,0 +1,420 @@
+"""The call core: one call's state machine, with no I/O and no threads.
+
+`handle(input) -> [command]` is the whole interface (plus `next_frame` when the transport wants audio).
+It never waits: a transcript, a synthesis or a run is asked for with a command, and its result comes back
+later as another input. So taking in caller audio can never wait behind speech-to-text, the model or
+speculation, and the same core runs on the virtual clock (fixtures) and on the wall clock (transports) —
+the difference lives in the two drivers (`voice/drivers.py`).
+
+Times: `t` on inputs is call time (seconds of caller audio since the call began, the transport's clock);
+`clock()` is only for measuring compute (latency marks) and is injectable.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from loop import Decision, Message, RunOutcome, RunResult
+from voice.approval import Answer, classify_answer, confirmation_question
+from voice.call_events import (
+    ApprovalRequested,
+    AudioPlayed,
+    CallCommand,
+    CallerFrame,
+    CallInput,
+    CallState,
+    CancelRun,
+    ClearAudio,
+    ClockTick,
+    Hangup,
+    Note,
+    OperatorDecision,
+    RunEnded,
+    RunEvent,
+    SettleApproval,
+    Speculate,
+    SpeechKind,
+    SpeechReady,
+    StartRun,
+    Synthesize,
+    Traced,
+    Transcribe,
+    TranscriptReady,
+    TranscriptSkipped,
+    TurnOutcome,
+)
+from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, complete_pairs
+from voice.playout import FRAME
+from voice.reply import Chunker, Reply
+from voice.turns import TurnDetector, is_interruption, looks_finished
+
+FRAME_S = FRAME / 16000
+TRACED_RUN_EVENTS = ("verdict", "tool_result", "approval", "run_finished", "run_cancelled", "guardrail")
+
+
+class CallCore:
+    def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
+        self.detector = TurnDetector(config.turns)
+        self.generation = 0
+        self.reply = Reply(0, chunker_cls())  # the greeting's, until the first caller turn
+        self.history: list[Message] = []
+        self.transcript: list[Message] = []  # the run in flight fills it in place, even if it is cancelled
+        self.turns: list[TurnRecord] = []
+        self.trace: list[dict[str, Any]] = []
+        self.now = 0.0
+        self.turn_audio: list[np.ndarray] = []
+        self.preroll: np.ndarray | None = None
+        self.arrivals: deque[tuple[float, float]] = deque(maxlen=64)  # (call time, wall time) per frame
+        self.barge: Barge | None = None
+        self.approval: PendingApproval | None = None
+        self.run_active = False
+        self.partials: dict[float, tuple[str, float]] = {}  # speech end -> (transcript, call time it was ready)
+        self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
+        self.barge_check_key: float | None = None  # a barge-in check waits for a transcript this fresh
+        self.speculation_key: float | None = None
+        self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
+        self.next_barge_check = self.next_speculation = 0.0
+        self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
+        self._out: list[CallCommand] = []
+        self._late: list[CallCommand] = []  # trace entries made outside `handle`
+
+    # ---- the interface ---------------------------------------------------------------------------------
+
+    def handle(self, event: CallInput) -> list[CallCommand]:
+        """Take one input; return what the driver must do, in order."""
+        self._out, self._late = self._late, []
+        match event:
+            case CallerFrame():
+                self._on_frame(event)
+            case TranscriptReady():
+                self._on_transcript(event)
+            case TranscriptSkipped(key=key):
+                self.asked.pop(key, None)
+                self._ask_again()
+            case SpeechReady():
+                self._on_speech(event)
+            case AudioPlayed(samples=samples):
+                self.reply.playout.advance(samples)
+            case RunEvent(event=ev):
+                self._on_run_event(ev.kind, ev.payload)
+            case RunEnded():
+                self._on_run_ended(event)
+            case ApprovalRequested():
+                self._on_approval_requested(event)
+            case OperatorDecision(approved=approved):
+                self._trace("operator_decision", approved=approved)
+                self._settle_approval(approved)
+            case ClockTick(t=t):
+                self.now = max(self.now, t)
+                self._check_approval_timeout()
+            case Note(kind=kind, data=data):
+                self._trace(kind, **data)
+            case Hangup(reason=reason):
+                self._hangup(reason)
+        out, self._out = self._out, []
+        return out
+
+    def next_frame(self, t: float) -> np.ndarray | None:
+        """The next 32 ms of agent audio for the transport at call time `t`, or None."""
+        chunk = self.reply.playout.next_frame()
+        rec = self.reply.record
+        if chunk is not None and rec is not None and rec.first_audio_s is None:
+            rec.first_audio_s = round(t, 3)
+            self._emit_trace("agent_audio_started")
+        return chunk
+
+    def greet(self, prefix_chars: int) -> list[CallCommand]:
+        self._out = []
+        self._trace("prefix_warmed", chars=prefix_chars)
+        if self.cfg.greeting:
+            self._say(self.cfg.greeting, SpeechKind.GREETING)
+        out, self._out = self._out, []
+        return out
+
+    @property
+    def state(self) -> CallState:
+        if self.approval is not None:
+            return CallState.AWAITING_APPROVAL
+        if self.detector.in_turn:
+            return CallState.CALLER_SPEAKING
+        if self.reply.speaking:
+            return CallState.SPEAKING
+        return CallState.THINKING if self.run_active else CallState.LISTENING
+
+    @property
+    def busy(self) -> bool:
+        """Something is still going on that a file call should wait for before it ends."""
+        return self.reply.speaking or self.approval is not None or self.detector.in_turn or self.run_active
+
+    # ---- caller audio ------------------------------------------------------------------------------------
+
+    def _on_frame(self, frame: CallerFrame) -> None:
+        self.now = frame.t
+        self.arrivals.append((frame.t, frame.wall))
+        self._check_approval_timeout()
+        if self.detector.update(frame.prob, frame.t, FRAME_S):
+            self.turn_audio = [self.preroll, frame.pcm] if self.preroll is not None else [frame.pcm]
+            self._on_speech_start(frame.t)
+        elif self.detector.in_turn:
+            self.turn_audio.append(frame.pcm)
+        self.preroll = frame.pcm
+        if self.detector.in_turn:
+            self._during_speech(frame.t)
+
+    def _on_speech_start(self, t: float) -> None:
+        self.partials.clear()
+        onset = self.detector.onset_s
+        self._trace("caller_speech_started", onset_s=round(onset, 3))
+        thinking = self.run_active and self.approval is None
+        if (self.reply.speaking or thinking) and self.barge is None:
+            self._pause()  # stop at once; decide later whether it was a real interruption
+            self.barge = Barge(onset)
+            arrived = next((w for ft, w in reversed(self.arrivals) if ft <= onset + 1e-9), None)
+            wall = {} if arrived is None else {"stop_latency_wall_ms": round((self.clock() - arrived) * 1000, 1)}
+            self._trace("agent_paused", stop_latency_ms=round((t + FRAME_S - onset) * 1000, 1), **wall)
+
+    def _during_speech(self, t: float) -> None:
+        turns, key = self.cfg.turns, self.detector.last_speech_s
+        if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s \
+                and t >= self.next_barge_check:
+            self.next_barge_check, self.barge_check_key = t + turns.barge_check_every_s, key
+            self._want_transcript()
+        silence = self.detector.silence_s(t + FRAME_S)
+        if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
+            self._want_transcript()
+        elif silence == 0 and t >= self.next_speculation and self._may_speculate():
+            self.next_speculation, self.speculation_key = t + turns.speculate_every_s, key
+            self._want_transcript(optional=True)
+        self._decide()
+
+    def _want_transcript(self, optional: bool = False) -> None:
+        key = self.detector.last_speech_s
+        if key in self.partials or key in self.asked:
+            return
+        if self.asked:  # one transcription at a time (Whisper is shared): ask again when this one is back
+            self.wanted = False if not optional else (self.wanted is not False)
+            return
+        self.asked[key] = self.now
+        self._out.append(Transcribe(key, np.concatenate(self.turn_audio), optional))
+
+    def _on_transcript(self, ev: TranscriptReady) -> None:
+        asked = self.asked.pop(ev.key, None)
+        if asked is None or not self.detector.in_turn:
+            return  # the turn it belonged to is over
+        self.partials[ev.key] = (ev.text, asked + ev.took_ms / 1000)
+        self._trace("caller_partial", text=ev.text)
+        self._decide()
+        self._ask_again()
+
+    def _ask_again(self) -> None:
+        """A transcript was wanted while another was in flight: ask for the audio up to now."""
+        wanted, self.wanted = self.wanted, None
+        if wanted is not None and self.detector.in_turn:
+            self._want_transcript(optional=wanted)
+
+    def _decide(self) -> None:
+        """With the transcripts at hand: a real interruption? something to speculate on? the end of the turn?"""
+        turns, key = self.cfg.turns, self.detector.last_speech_s
+        fresh = max(self.partials, default=None)
+        if self.barge_check_key is not None and fresh is not None and fresh >= self.barge_check_key:
+            self.barge_check_key = None
+            text = self.partials[fresh][0]
+            if self.barge and not self.barge.committed and is_interruption(text, self.detector.speech_s(), turns):
+                self._commit_barge(self.barge, text)
+        if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
+            self.speculation_key = None
+            if self.partials[fresh][0] and self._may_speculate():
+                self._out.append(Speculate(self.partials[fresh][0], list(self.history)))
+        if key not in self.partials:
+            return
+        text, ready_at = self.partials[key]
+        needed = turns.endpoint_silence_s if looks_finished(text) else turns.hold_silence_s
+        if self.detector.silence_s(self.now + FRAME_S) >= needed:
+            self._end_of_turn(text, needed, ready_at)
+
+    def _end_of_turn(self, text: str, needed: float, ready_at: float) -> None:
+        speech_end, duration = self.detector.last_speech_s, self.detector.speech_s()
+        silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
+        latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
+                   "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
+        self.detector.end_turn()
+        self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
+        self.barge_check_key = self.speculation_key = None
+        self._trace("caller_turn_ended", text=text, speech_s=round(duration, 3))
+        barge, self.barge = self.barge, None
+        if barge and not barge.committed and not (self.approval and text):
+            if not is_interruption(text, duration, self.cfg.turns):
+                self.reply.playout.paused = False
+                self._trace("false_interruption_resumed", text=text)
+                return
+            self._commit_barge(barge, text)
+        if not text:
+            self._trace("ignored_noise")
+        elif self.approval is not None:
+            self._cut_off()  # a short "yes" over the question is still the answer
+            if self.turns:  # the reply the caller now waits for follows this answer, not the first question
+                rec = self.turns[-1]
+                rec.latency_ms, rec.speech_end_s, rec.first_audio_s = latency, speech_end, None
+            self._approval_reply(text)
+        else:
+            self._start_run(text, latency, speech_end)
+
+    # ---- agent speech ------------------------------------------------------------------------------------
+
+    def _say(self, text: str, kind: SpeechKind) -> None:
+        if not text.strip():
+            return
+        if kind is SpeechKind.REPLY:
+            self.reply.mark("first_clause", self.clock())
+        self._out.append(Synthesize(text, kind, self.reply.generation))
+
+    def _on_speech(self, ev: SpeechReady) -> None:
+        if ev.generation != self.reply.generation:
+            return  # the caller cut this reply off while it was being synthesised
+        if ev.kind is SpeechKind.REPLY:
+            self.reply.mark("first_audio_ready", self.clock())
+        self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
+        self._trace("agent_said", part=ev.kind.value, text=ev.text, seconds=round(len(ev.audio) / 16000, 3))
+        if ev.kind is SpeechKind.REPLY:
+            self.reply.record_latency()
+
+    def _pause(self) -> None:
+        self.reply.playout.paused = True
+        self._out.append(ClearAudio())
+        self.reply.playout.rewind_unheard()
+
+    def _cut_off(self) -> None:
+        """Forget the reply in flight (queued clauses included) and flush the transport; keep what was heard."""
+        self.generation += 1
+        self.reply.generation, self.reply.chunker = self.generation, self.chunker_cls()
+        self.reply.playout.clear()
+        self._out.append(ClearAudio())
+
+    def _commit_barge(self, barge: Barge, text: str) -> None:
+        barge.committed = True
+        heard = self.reply.heard_text()
+        self._cut_off()
+        if self.turns and self.approval is None:
+            rec = self.turns[-1]
+            rec.interrupted, rec.heard_text = True, heard
+            if self.run_active:  # its finished messages are kept when the cancellation lands
+                self._out.append(CancelRun("caller barged in"))
+            else:
+                self._truncate_history(heard)
+        self._trace("barge_in", caller_text=text, heard=heard)
+
+    def _truncate_history(self, heard: str) -> None:
+        """The model must remember only what the caller actually heard; finished tool results stay."""
+        for msg in reversed(self.history):
+            if msg.role == "assistant" and msg.content:
+                msg.content = heard
+                return
+
+    # ---- runs --------------------------------------------------------------------------------------------
+
+    def _start_run(self, text: str, latency: dict[str, float], speech_end: float) -> None:
+        if self.run_active:  # the run the caller cut off is still unwinding: its messages come first
+            self.waiting_turn = (text, latency, speech_end)
+            return
+        rec = TurnRecord(user_text=text, started_s=self.now, latency_ms=latency, speech_end_s=speech_end)
+        self.turns.append(rec)
+        self.generation += 1
+        self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
+        self.run_active, self.transcript = True, []
+        self._out.append(StartRun(text, list(self.history), self.transcript))
+
+    def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == "model_delta" and payload.get("type") == "text":
+            self.reply.mark("first_token", self.clock())
+            for clause in self.reply.chunker.push(payload["text"]):
+                self._say(clause, SpeechKind.REPLY)
+        elif kind == "model_response":
+            for clause in self.reply.chunker.flush():
+                self._say(clause, SpeechKind.REPLY)
+        elif kind in TRACED_RUN_EVENTS:
+            self._trace(f"loop.{kind}", **{k: v for k, v in payload.items() if k != "content"})
+            if kind == "tool_result" and self.reply.record is not None:
+                self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
+                                                     "executed": payload["executed"]})
+
+    def _on_run_ended(self, ev: RunEnded) -> None:
+        self.run_active, self.approval = False, None
+        rec = self.reply.record
+        if rec is not None and ev.result is None:
+            self.history = [*complete_pairs(self.transcript), Message("assistant", rec.heard_text)]
+            rec.outcome, rec.reason = TurnOutcome.CANCELLED.value, "cut short by the caller"
+            if ev.error:  # the run crashed rather than being withdrawn
+                rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
+                self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+        elif rec is not None and ev.result is not None:
+            self._record_result(rec, ev.result)
+        if self.waiting_turn is not None:
+            waiting, self.waiting_turn = self.waiting_turn, None
+            self._start_run(*waiting)
+
+    def _record_result(self, rec: TurnRecord, result: RunResult) -> None:
+        self.history = result.messages
+        rec.outcome, rec.reason, rec.agent_text = result.outcome.value, result.reason, result.answer
+        if result.outcome is RunOutcome.ESCALATED:
+            self._say("Let me get a person to help you with that. Please hold.", SpeechKind.REPLY)
+        elif result.outcome is not RunOutcome.COMPLETED:
+            self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+
+    def _may_speculate(self) -> bool:
+        return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
+
+    def _hangup(self, reason: str) -> None:
+        if self.run_active:
+            self._out.append(CancelRun(reason))
+        self._trace("call_ended", reason=reason)
+
+    # ---- approval ----------------------------------------------------------------------------------------
+
+    def _on_approval_requested(self, ev: ApprovalRequested) -> None:
+        if ev.verdict.decision is not Decision.ASK:
+            self._out.append(SettleApproval(False))
+            return
+        self._say(confirmation_question(ev.call), SpeechKind.PROMPT)
+        self.approval = PendingApproval(ev.call, self.now)
+        self._trace("approval_asked", call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
+
+    def _approval_reply(self, text: str) -> None:
+        answer = classify_answer(text)
+        self._trace("approval_reply", text=text, answer=answer.value)
+        if answer is Answer.UNCLEAR:
+            self._say("Sorry, was that a yes or a no?", SpeechKind.PROMPT)
+        else:
+            self._settle_approval(answer is Answer.YES)
+
+    def _check_approval_timeout(self) -> None:
+        if self.approval and self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
+            self._trace("approval_timeout", call=self.approval.call.name)
+            self._settle_approval(False)
+
+    def _settle_approval(self, approved: bool) -> None:
+        if self.approval is None:
+            return
+        self.approval = None
+        self.reply.restart(self.chunker_cls(), self.clock())
+        self._out.append(SettleApproval(approved))
+
+    # ---- trace -------------------------------------------------------------------------------------------
+
+    def _trace(self, kind: str, **data: Any) -> None:
+        entry = {"t": round(self.now, 3), "kind": kind, **data}
+        self.trace.append(entry)
+        self._out.append(Traced(entry))
+
+    def _emit_trace(self, kind: str) -> None:
+        """A trace entry outside `handle` (audio pulled by the transport): observers see it at the next input."""
+        entry = {"t": round(self.now, 3), "kind": kind}
+        self.trace.append(entry)
+        self._late.append(Traced(entry))

@@ -1,0 +1,339 @@
+"""The two drivers of a call core: they carry out its commands with the real models, the agent and the
+transport, and feed the results back as inputs.
+
+- `VirtualDriver` (fixtures, `voiceloop call`): a tick per 32 ms frame; compute takes no call time, so
+  a transcription, a synthesis or a whole run finishes before the next frame. Deterministic.
+- `RealtimeDriver` (transports): caller audio is taken in at once and never waits; STT and TTS run in
+  worker threads, runs and speculation in tasks; agent audio goes to the transport as soon as it exists.
+
+The driver is the agent's approver and one of its listeners for the length of the call: the core decides,
+the driver acts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import numpy as np
+
+from loop import Agent, Event, ToolCall, Verdict
+from voice.audio import FrameAssembler
+from voice.call_core import FRAME_S, CallCore
+from voice.call_events import (
+    ApprovalRequested,
+    AudioPlayed,
+    AudioSink,
+    CallCommand,
+    CallerFrame,
+    CallInput,
+    CancelRun,
+    ClearAudio,
+    Hangup,
+    Note,
+    RunEnded,
+    RunEvent,
+    SettleApproval,
+    Speculate,
+    SpeechReady,
+    StartRun,
+    Synthesize,
+    Traced,
+    Transcribe,
+    TranscriptReady,
+    TranscriptSkipped,
+)
+from voice.playout import FRAME
+from voice.speculation import speculate_reads
+
+log = logging.getLogger("voiceloop.call")
+Observer = Callable[[dict[str, Any]], None]
+
+
+class CallDriver:
+    """What both drivers share: the agent's wiring, the run task, and carrying out commands."""
+
+    def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink) -> None:
+        self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, tts, sink
+        self.observers: list[Observer] = []
+        self.run_task: asyncio.Task | None = None
+        self.approval_future: asyncio.Future[bool] | None = None
+        agent.approver = self.ask_approval
+        agent.listeners.append(self._on_run_event)
+
+    def feed(self, event: CallInput) -> None:
+        for command in self.core.handle(event):
+            self.carry_out(command)
+
+    def carry_out(self, command: CallCommand) -> None:
+        match command:
+            case Traced(entry=entry):
+                for observer in self.observers:
+                    observer(entry)
+            case ClearAudio():
+                self.sink.clear()
+            case Transcribe():
+                self.transcribe(command)
+            case Synthesize():
+                self.synthesize(command)
+            case StartRun():
+                self.start_run(command)
+            case CancelRun(reason=reason):
+                if self.run_task is not None and not self.run_task.done():
+                    self.run_task.cancel(reason)
+            case SettleApproval(approved=approved):
+                if self.approval_future is not None and not self.approval_future.done():
+                    self.approval_future.set_result(approved)
+                self.approval_settled()
+            case Speculate():
+                self.speculate(command)
+
+    # ---- the agent ---------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Call start: warm the model's prompt cache with the stable prefix, then greet."""
+        await self.agent.warm()
+        for command in self.core.greet(len(self.agent.assembler.prefix[0].content)):
+            self.carry_out(command)
+        self.after_input()
+
+    def start_run(self, command: StartRun) -> None:
+        self.run_task = asyncio.create_task(
+            self.agent.run(command.text, history=command.history, transcript=command.transcript))
+        self.run_task.add_done_callback(self._run_done)
+
+    def _run_done(self, task: asyncio.Task) -> None:
+        self.agent.speculative.clear()  # reads cached for this utterance are stale after it
+        if task is self.run_task:
+            self.run_task = None
+        if task.cancelled():
+            ended = RunEnded(None)
+        elif (exc := task.exception()) is not None:
+            log.error("run crashed: %r", exc)
+            ended = RunEnded(None, error=f"{type(exc).__name__}: {exc}")
+        else:
+            ended = RunEnded(task.result())
+        self.feed(ended)
+        self.after_input()
+
+    async def ask_approval(self, call: ToolCall, verdict: Verdict) -> bool:
+        """The loop's approver: the core asks the caller; the answer (or an operator, or a timeout) settles it."""
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self.approval_future = future
+        self.feed(ApprovalRequested(call, verdict))
+        self.approval_asked()
+        try:
+            return await future
+        finally:
+            self.approval_future = None
+
+    def _on_run_event(self, event: Event) -> None:
+        self.feed(RunEvent(event))
+        self.after_input()
+
+    def note(self, kind: str, **data: Any) -> None:
+        self.feed(Note(kind, data))
+
+    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
+        """Hang up: a run in flight is cancelled and given `wait_s` to reach the journal as cancelled."""
+        task = self.run_task
+        self.feed(Hangup(reason))
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=wait_s)
+
+    # ---- what differs between the drivers ----------------------------------------------------------------
+
+    def transcribe(self, command: Transcribe) -> None:
+        raise NotImplementedError
+
+    def synthesize(self, command: Synthesize) -> None:
+        raise NotImplementedError
+
+    def speculate(self, command: Speculate) -> None:
+        raise NotImplementedError
+
+    def approval_asked(self) -> None:
+        """The run now waits for the caller."""
+
+    def approval_settled(self) -> None:
+        """The run may go on."""
+
+    def after_input(self) -> None:
+        """Something may have changed what the transport can play."""
+
+
+class VirtualDriver(CallDriver):
+    """Fixtures: the recording a frame per tick; agent audio played and acknowledged in lockstep."""
+
+    def __init__(self, *args: Any, max_tail_s: float = 30.0) -> None:
+        super().__init__(*args)
+        self.max_tail_s = max_tail_s
+        self.out: list[np.ndarray] = []
+        self.speculations: list[Speculate] = []
+        self.settle_due = False
+        self.asking = asyncio.Event()
+
+    async def play_file(self, caller: np.ndarray) -> None:
+        n_frames = -(-len(caller) // FRAME)
+        i = 0
+        while i < n_frames or (self.core.busy and i < n_frames + self.max_tail_s / FRAME_S):
+            if self.run_task is not None and self.core.approval is None:
+                await self._settle()  # thinking takes no time, whoever resumed the run (an operator, say)
+            t = i * FRAME_S
+            chunk = self.core.next_frame(t)
+            self.out.append(chunk if chunk is not None else np.zeros(FRAME, np.int16))
+            if chunk is not None:
+                self.feed(AudioPlayed(len(chunk)))  # the file transport "plays" at once
+            frame = caller[i * FRAME:(i + 1) * FRAME]
+            frame = np.pad(frame, (0, FRAME - len(frame)))
+            self.feed(CallerFrame(frame, t, self.vad.prob(frame), time.perf_counter()))
+            await self.catch_up()
+            i += 1
+
+    async def catch_up(self) -> None:
+        """Finish what the last inputs started: speculation, then the run until it ends or asks the caller."""
+        while self.speculations or self.settle_due:
+            if self.speculations:
+                command = self.speculations.pop(0)
+                await speculate_reads(self.agent, command.history, command.text, self.note)
+            else:
+                self.settle_due = False
+                await self._settle()
+
+    async def _settle(self) -> None:
+        if self.run_task is None:
+            return
+        self.asking.clear()
+        waiter = asyncio.create_task(self.asking.wait())
+        await asyncio.wait({self.run_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        await asyncio.sleep(0)  # let the run's done-callback land
+
+    def transcribe(self, command: Transcribe) -> None:
+        started = time.perf_counter()
+        text = self.stt.transcribe(command.audio).strip()
+        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
+
+    def synthesize(self, command: Synthesize) -> None:
+        audio = self.tts.synthesize(command.text)
+        self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
+
+    def speculate(self, command: Speculate) -> None:
+        self.speculations.append(command)
+
+    def start_run(self, command: StartRun) -> None:
+        super().start_run(command)
+        self.settle_due = True
+
+    def approval_asked(self) -> None:
+        self.asking.set()
+
+    def approval_settled(self) -> None:
+        self.settle_due = True
+
+
+class RealtimeDriver(CallDriver):
+    """Transports: `hear` takes caller audio in and returns at once; everything slow runs beside it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.assembler = FrameAssembler()
+        self.stream_s = 0.0  # call time at the end of the caller audio taken in so far
+        self.last_wall = time.perf_counter()
+        self.speech_queue: asyncio.Queue[Synthesize] = asyncio.Queue()
+        self.tasks: set[asyncio.Task] = set()
+        self.speculation: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        self._spawn(self._speak_forever())
+        await super().start()
+
+    def hear(self, pcm: np.ndarray, wall: float | None = None) -> None:
+        """Any amount of 16 kHz caller audio; `wall` is when it arrived (perf_counter), if the transport knows."""
+        for frame in self.assembler.push(pcm):
+            t, self.stream_s = self.stream_s, self.stream_s + FRAME_S
+            self.last_wall = wall if wall is not None else time.perf_counter()
+            self.feed(CallerFrame(frame, t, self.vad.prob(frame), self.last_wall))
+        self.pump()
+
+    def played(self, samples: int) -> None:
+        self.feed(AudioPlayed(samples))
+        self.pump()
+
+    def now(self) -> float:
+        """Call time on the transport's clock: the caller audio taken in, plus the time since it arrived."""
+        return self.stream_s + (time.perf_counter() - self.last_wall)
+
+    def pump(self) -> None:
+        """Hand every ready frame to the transport, which buffers it and acknowledges playback."""
+        rec = self.core.reply.record
+        before = None if rec is None else rec.first_audio_s
+        while (chunk := self.core.next_frame(self.now())) is not None:
+            self.sink.send(chunk)
+        if rec is not None and before is None and rec.first_audio_s is not None:
+            lat = rec.latency_ms  # the whole turn measured directly, from the caller's last speech frame
+            lat["voice_to_voice_measured"] = round((rec.first_audio_s - rec.speech_end_s) * 1000, 1)
+            if "voice_to_voice" in lat:
+                lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
+
+    def after_input(self) -> None:
+        self.pump()
+
+    def transcribe(self, command: Transcribe) -> None:
+        if command.optional and getattr(self.stt, "in_flight", 0):  # a shared Whisper busy with other calls
+            self.note("speculation_skipped", why="speech-to-text busy")
+            self.feed(TranscriptSkipped(command.key))
+            return
+        self._spawn(self._transcribe(command))
+
+    async def _transcribe(self, command: Transcribe) -> None:
+        started = time.perf_counter()
+        try:
+            text = (await asyncio.to_thread(self.stt.transcribe, command.audio)).strip()
+        except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
+            log.error("speech-to-text failed: %r", exc)
+            self.note("stt_failed", error=str(exc)[:200])
+            text = ""
+        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
+        self.pump()
+
+    def synthesize(self, command: Synthesize) -> None:
+        self.speech_queue.put_nowait(command)
+
+    async def _speak_forever(self) -> None:
+        while True:
+            command = await self.speech_queue.get()
+            if command.generation != self.core.reply.generation:
+                continue  # cut off before it was synthesised
+            try:
+                audio = await asyncio.to_thread(self.tts.synthesize, command.text)
+            except Exception as exc:
+                log.error("text-to-speech failed: %r", exc)
+                self.note("tts_failed", error=str(exc)[:200], text=command.text)
+                continue
+            self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
+            self.pump()
+
+    def speculate(self, command: Speculate) -> None:
+        if self.speculation is not None and not self.speculation.done():
+            return  # one at a time; the next partial will come
+        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.note))
+
+    def start_run(self, command: StartRun) -> None:
+        if self.speculation is not None and not self.speculation.done():
+            self.speculation.cancel()  # the real turn needs the model now
+        super().start_run(command)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
+        await super().close(reason, wait_s)
+        for task in list(self.tasks):
+            task.cancel()
