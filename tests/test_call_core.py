@@ -9,9 +9,26 @@ import numpy as np
 from loop import Decision, Event, ToolCall, Verdict
 from tests.fakes import WordChunker
 from voice.call_core import FRAME_S, CallCore
-from voice.call_events import (ApprovalRequested, AudioPlayed, CallerFrame, CallState, CancelRun, ClearAudio,
-                               ClockTick, RunEnded, RunEvent, SettleApproval, Speculate, SpeechKind, SpeechReady,
-                               StartRun, Synthesize, Traced, Transcribe, TranscriptReady)
+from voice.call_events import (
+    ApprovalRequested,
+    AudioPlayed,
+    CallerFrame,
+    CallState,
+    CancelRun,
+    ClearAudio,
+    ClockTick,
+    RunEnded,
+    RunEvent,
+    SettleApproval,
+    Speculate,
+    SpeechKind,
+    SpeechReady,
+    StartRun,
+    Synthesize,
+    Traced,
+    Transcribe,
+    TranscriptReady,
+)
 from voice.call_state import SessionConfig
 from voice.playout import FRAME
 

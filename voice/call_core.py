@@ -21,35 +21,10 @@ from typing import Any
 import numpy as np
 
 from loop import Decision, Message, RunOutcome, RunResult
+from voice import call_events as ce
 from voice.approval import Answer, classify_answer, confirmation_question
-from voice.call_events import (
-    ApprovalRequested,
-    AudioPlayed,
-    CallCommand,
-    CallerFrame,
-    CallInput,
-    CallState,
-    CancelRun,
-    ClearAudio,
-    ClockTick,
-    Hangup,
-    Note,
-    OperatorDecision,
-    RunEnded,
-    RunEvent,
-    SettleApproval,
-    Speculate,
-    SpeechKind,
-    SpeechReady,
-    StartRun,
-    Synthesize,
-    Traced,
-    Transcribe,
-    TranscriptReady,
-    TranscriptSkipped,
-    TurnOutcome,
-)
-from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, complete_pairs
+from voice.call_events import CallCommand, CallInput, CallState, SpeechKind
+from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
 from voice.playout import FRAME
 from voice.reply import Chunker, Reply
 from voice.turns import TurnDetector, is_interruption, looks_finished
@@ -91,34 +66,40 @@ class CallCore:
     def handle(self, event: CallInput) -> list[CallCommand]:
         """Take one input; return what the driver must do, in order."""
         self._out, self._late = self._late, []
+        self._dispatch(event)
+        return self._flush()
+
+    def _dispatch(self, event: CallInput) -> None:
         match event:
-            case CallerFrame():
+            case ce.CallerFrame():
                 self._on_frame(event)
-            case TranscriptReady():
+            case ce.TranscriptReady():
                 self._on_transcript(event)
-            case TranscriptSkipped(key=key):
+            case ce.TranscriptSkipped(key=key):
                 self.asked.pop(key, None)
                 self._ask_again()
-            case SpeechReady():
+            case ce.SpeechReady():
                 self._on_speech(event)
-            case AudioPlayed(samples=samples):
+            case ce.AudioPlayed(samples=samples):
                 self.reply.playout.advance(samples)
-            case RunEvent(event=ev):
+            case ce.RunEvent(event=ev):
                 self._on_run_event(ev.kind, ev.payload)
-            case RunEnded():
+            case ce.RunEnded():
                 self._on_run_ended(event)
-            case ApprovalRequested():
+            case ce.ApprovalRequested():
                 self._on_approval_requested(event)
-            case OperatorDecision(approved=approved):
+            case ce.OperatorDecision(approved=approved):
                 self._trace("operator_decision", approved=approved)
                 self._settle_approval(approved)
-            case ClockTick(t=t):
+            case ce.ClockTick(t=t):
                 self.now = max(self.now, t)
                 self._check_approval_timeout()
-            case Note(kind=kind, data=data):
+            case ce.Note(kind=kind, data=data):
                 self._trace(kind, **data)
-            case Hangup(reason=reason):
+            case ce.Hangup(reason=reason):
                 self._hangup(reason)
+
+    def _flush(self) -> list[CallCommand]:
         out, self._out = self._out, []
         return out
 
@@ -136,8 +117,7 @@ class CallCore:
         self._trace("prefix_warmed", chars=prefix_chars)
         if self.cfg.greeting:
             self._say(self.cfg.greeting, SpeechKind.GREETING)
-        out, self._out = self._out, []
-        return out
+        return self._flush()
 
     @property
     def state(self) -> CallState:
@@ -156,7 +136,7 @@ class CallCore:
 
     # ---- caller audio ------------------------------------------------------------------------------------
 
-    def _on_frame(self, frame: CallerFrame) -> None:
+    def _on_frame(self, frame: ce.CallerFrame) -> None:
         self.now = frame.t
         self.arrivals.append((frame.t, frame.wall))
         self._check_approval_timeout()
@@ -203,9 +183,9 @@ class CallCore:
             self.wanted = False if not optional else (self.wanted is not False)
             return
         self.asked[key] = self.now
-        self._out.append(Transcribe(key, np.concatenate(self.turn_audio), optional))
+        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional))
 
-    def _on_transcript(self, ev: TranscriptReady) -> None:
+    def _on_transcript(self, ev: ce.TranscriptReady) -> None:
         asked = self.asked.pop(ev.key, None)
         if asked is None or not self.detector.in_turn:
             return  # the turn it belonged to is over
@@ -232,7 +212,7 @@ class CallCore:
         if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
             self.speculation_key = None
             if self.partials[fresh][0] and self._may_speculate():
-                self._out.append(Speculate(self.partials[fresh][0], list(self.history)))
+                self._out.append(ce.Speculate(self.partials[fresh][0], list(self.history)))
         if key not in self.partials:
             return
         text, ready_at = self.partials[key]
@@ -274,9 +254,9 @@ class CallCore:
             return
         if kind is SpeechKind.REPLY:
             self.reply.mark("first_clause", self.clock())
-        self._out.append(Synthesize(text, kind, self.reply.generation))
+        self._out.append(ce.Synthesize(text, kind, self.reply.generation))
 
-    def _on_speech(self, ev: SpeechReady) -> None:
+    def _on_speech(self, ev: ce.SpeechReady) -> None:
         if ev.generation != self.reply.generation:
             return  # the caller cut this reply off while it was being synthesised
         if ev.kind is SpeechKind.REPLY:
@@ -288,7 +268,7 @@ class CallCore:
 
     def _pause(self) -> None:
         self.reply.playout.paused = True
-        self._out.append(ClearAudio())
+        self._out.append(ce.ClearAudio())
         self.reply.playout.rewind_unheard()
 
     def _cut_off(self) -> None:
@@ -296,7 +276,7 @@ class CallCore:
         self.generation += 1
         self.reply.generation, self.reply.chunker = self.generation, self.chunker_cls()
         self.reply.playout.clear()
-        self._out.append(ClearAudio())
+        self._out.append(ce.ClearAudio())
 
     def _commit_barge(self, barge: Barge, text: str) -> None:
         barge.committed = True
@@ -305,18 +285,11 @@ class CallCore:
         if self.turns and self.approval is None:
             rec = self.turns[-1]
             rec.interrupted, rec.heard_text = True, heard
-            if self.run_active:  # its finished messages are kept when the cancellation lands
-                self._out.append(CancelRun("caller barged in"))
+            if self.run_active:  # history is cut when the cancellation lands, with its finished messages
+                self._out.append(ce.CancelRun("caller barged in"))
             else:
-                self._truncate_history(heard)
+                self.history = heard_history(self.history, heard)
         self._trace("barge_in", caller_text=text, heard=heard)
-
-    def _truncate_history(self, heard: str) -> None:
-        """The model must remember only what the caller actually heard; finished tool results stay."""
-        for msg in reversed(self.history):
-            if msg.role == "assistant" and msg.content:
-                msg.content = heard
-                return
 
     # ---- runs --------------------------------------------------------------------------------------------
 
@@ -329,7 +302,7 @@ class CallCore:
         self.generation += 1
         self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
         self.run_active, self.transcript = True, []
-        self._out.append(StartRun(text, list(self.history), self.transcript))
+        self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 
     def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == "model_delta" and payload.get("type") == "text":
@@ -345,12 +318,12 @@ class CallCore:
                 self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
                                                      "executed": payload["executed"]})
 
-    def _on_run_ended(self, ev: RunEnded) -> None:
+    def _on_run_ended(self, ev: ce.RunEnded) -> None:
         self.run_active, self.approval = False, None
         rec = self.reply.record
         if rec is not None and ev.result is None:
-            self.history = [*complete_pairs(self.transcript), Message("assistant", rec.heard_text)]
-            rec.outcome, rec.reason = TurnOutcome.CANCELLED.value, "cut short by the caller"
+            self.history = heard_history(self.transcript, rec.heard_text)
+            rec.outcome, rec.reason = ce.TurnOutcome.CANCELLED.value, "cut short by the caller"
             if ev.error:  # the run crashed rather than being withdrawn
                 rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
                 self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
@@ -372,15 +345,14 @@ class CallCore:
         return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
 
     def _hangup(self, reason: str) -> None:
-        if self.run_active:
-            self._out.append(CancelRun(reason))
+        self._out.extend([ce.CancelRun(reason)] if self.run_active else [])
         self._trace("call_ended", reason=reason)
 
     # ---- approval ----------------------------------------------------------------------------------------
 
-    def _on_approval_requested(self, ev: ApprovalRequested) -> None:
+    def _on_approval_requested(self, ev: ce.ApprovalRequested) -> None:
         if ev.verdict.decision is not Decision.ASK:
-            self._out.append(SettleApproval(False))
+            self._out.append(ce.SettleApproval(False))
             return
         self._say(confirmation_question(ev.call), SpeechKind.PROMPT)
         self.approval = PendingApproval(ev.call, self.now)
@@ -404,17 +376,17 @@ class CallCore:
             return
         self.approval = None
         self.reply.restart(self.chunker_cls(), self.clock())
-        self._out.append(SettleApproval(approved))
+        self._out.append(ce.SettleApproval(approved))
 
     # ---- trace -------------------------------------------------------------------------------------------
 
     def _trace(self, kind: str, **data: Any) -> None:
         entry = {"t": round(self.now, 3), "kind": kind, **data}
         self.trace.append(entry)
-        self._out.append(Traced(entry))
+        self._out.append(ce.Traced(entry))
 
     def _emit_trace(self, kind: str) -> None:
         """A trace entry outside `handle` (audio pulled by the transport): observers see it at the next input."""
         entry = {"t": round(self.now, 3), "kind": kind}
         self.trace.append(entry)
-        self._late.append(Traced(entry))
+        self._late.append(ce.Traced(entry))

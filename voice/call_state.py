@@ -74,3 +74,14 @@ def complete_pairs(messages: list[Message]) -> list[Message]:
         if wanted - {m.tool_call_id for m in out[i + 1:]}:
             out = out[:i]
     return out
+
+
+def heard_history(messages: list[Message], heard: str) -> list[Message]:
+    """What the model may remember of a reply the caller cut off: finished tool results stay, a tool request
+    whose results never came goes, and the last thing the agent said is only what the caller heard."""
+    out = complete_pairs(messages)
+    if out and out[-1].role == "assistant" and not out[-1].tool_calls:
+        out[-1] = Message("assistant", heard)
+    else:
+        out.append(Message("assistant", heard))
+    return out
