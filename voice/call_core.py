@@ -345,8 +345,8 @@ class CallCore:
         return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
 
     def _hangup(self, reason: str) -> None:
+        """The call is ending: a run in flight is withdrawn (the driver traces `call_ended` once it has landed)."""
         self._out.extend([ce.CancelRun(reason)] if self.run_active else [])
-        self._trace("call_ended", reason=reason)
 
     # ---- approval ----------------------------------------------------------------------------------------
 

@@ -143,6 +143,7 @@ class CallDriver:
         self.feed(Hangup(reason))
         if task is not None and not task.done():
             await asyncio.wait({task}, timeout=wait_s)
+        self.note("call_ended", reason=reason)
 
     # ---- what differs between the drivers ----------------------------------------------------------------
 
