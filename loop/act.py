@@ -30,7 +30,8 @@ class Observation:
     call: ToolCall
     content: str
     executed: bool
-    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined
+    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined | unapproved
+    #              | skipped | interrupted
     cost_usd: float = 0.0
     escalation: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -86,9 +86,11 @@ def test_meaningful_differences_are_still_progress() -> None:
 
 def test_scripted_model_ignores_assistant_messages_it_did_not_write() -> None:
     history = [Message("user", "Hi"), Message("assistant", "Hello! How can I help?")]
+    calls = Calls()
     model = ScriptedModel([ToolCall("lookup_order", {"order_id": "42"}), "Order 42 has shipped."])
-    result = agent(model, [read_tool(Calls())]).run_sync("Where is order 42?", history=history)
+    result = agent(model, [read_tool(calls)]).run_sync("Where is order 42?", history=history)
     assert result.outcome is RunOutcome.COMPLETED and result.answer == "Order 42 has shipped."
+    assert calls.log == [("lookup_order", {"order_id": "42"})]  # line 0 was played, not skipped
 
 
 def test_scripted_model_continues_across_runs_of_one_conversation() -> None:
