@@ -99,14 +99,14 @@ class ToolRunner:
         recorded = self.recorded.get(call.id)
         if recorded is not None and not recorded.executed:  # resume: it was held back then too
             return recorded
-        if handed_over:
+        if recorded is None and handed_over:
             return not_executed(call, "skipped", f"not run: {handed_over} handed the conversation to a human, "
                                 "so nothing else in this batch may change anything.")
-        if busy := self._still_running():
+        if recorded is None and (busy := self._still_running()):
             return not_executed(call, "skipped", f"not run: {busy} timed out earlier and may still take effect, "
                                 "so no other change may start until it has finished. Check the current state, "
                                 "then try again.")
-        obs = await self.invoke(call, tool)
+        obs = await self.invoke(call, tool)  # a recorded result is replayed, never run again
         if self.on_finish is not None:
             self.on_finish(obs)
         return obs
