@@ -4,6 +4,7 @@ from loop.act import Observation
 from loop.agent import Agent, RunResult
 from loop.config import Budget, Ceiling, LoopConfig
 from loop.journal import Event, Journal
+from loop.ledger import SharedLedger, TenantBudget
 from loop.outcomes import Escalated, RunOutcome
 from loop.policy import Decision, GuardrailHit, Policy, Rule, Severity, Verdict, VetContext
 from loop.scripted import ScriptedModel, ScriptedTurn
@@ -13,6 +14,6 @@ from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta,
 __all__ = [
     "Agent", "Budget", "Ceiling", "Decision", "Escalated", "Event", "GuardrailHit", "Journal", "LoopConfig",
     "Message", "ModelRequest", "ModelResponse", "Observation", "Policy", "Pricing", "Rule", "RunOutcome",
-    "RunResult", "ScriptedModel", "ScriptedTurn", "Severity", "TextDelta", "Tool", "ToolCall", "ToolCallDelta",
-    "ToolOutput", "Usage", "Verdict", "VetContext",
+    "RunResult", "ScriptedModel", "ScriptedTurn", "Severity", "SharedLedger", "TenantBudget", "TextDelta", "Tool",
+    "ToolCall", "ToolCallDelta", "ToolOutput", "Usage", "Verdict", "VetContext",
 ]

@@ -9,7 +9,7 @@ import inspect
 import json
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,8 @@ class Observation:
     call: ToolCall
     content: str
     executed: bool
-    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined
+    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined | unapproved
+    #              | skipped | interrupted
     cost_usd: float = 0.0
     escalation: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
@@ -65,9 +66,14 @@ class ToolRunner:
     interrupted: set[str] = field(default_factory=set)
     speculative: dict[str, Observation] = field(default_factory=dict)  # read results by call signature
     on_start: Callable[[ToolCall], Awaitable[None] | None] | None = None
+    on_finish: Callable[[Observation], None] | None = None  # each write's result, the moment it is known
+    # Sync writes that timed out but whose thread still runs (shared by every batch of one agent): until they
+    # end, no other write may start, because they can still take effect.
+    unsettled: list[tuple[str, Future[Any]]] = field(default_factory=list)
 
     async def run_batch(self, approved: list[tuple[ToolCall, Tool]]) -> list[Observation]:
-        """Reads first (concurrently), then writes in proposal order; results come back in proposal order."""
+        """Reads first (concurrently), then writes in proposal order; results come back in proposal order.
+        After an escalation nothing else in the batch may mutate."""
         reads = [(c, t) for c, t in approved if not t.mutates]
         writes = [(c, t) for c, t in approved if t.mutates]
         done: dict[str, Observation] = {}
@@ -83,9 +89,31 @@ class ToolRunner:
         else:
             for c, t in reads:
                 done[c.id] = await self.invoke(c, t)
+        handed_over = next((o.call.name for o in done.values() if o.escalation is not None), "")
         for c, t in writes:
-            done[c.id] = await self.invoke(c, t)
+            obs = done[c.id] = await self._write(c, t, handed_over)
+            handed_over = handed_over or (c.name if obs.escalation is not None else "")
         return [done[c.id] for c, _ in approved]
+
+    async def _write(self, call: ToolCall, tool: Tool, handed_over: str) -> Observation:
+        recorded = self.recorded.get(call.id)
+        if recorded is not None and not recorded.executed:  # resume: it was held back then too
+            return recorded
+        if recorded is None and handed_over:
+            return not_executed(call, "skipped", f"not run: {handed_over} handed the conversation to a human, "
+                                "so nothing else in this batch may change anything.")
+        if recorded is None and (busy := self._still_running()):
+            return not_executed(call, "skipped", f"not run: {busy} timed out earlier and may still take effect, "
+                                "so no other change may start until it has finished. Check the current state, "
+                                "then try again.")
+        obs = await self.invoke(call, tool)  # a recorded result is replayed, never run again
+        if self.on_finish is not None:
+            self.on_finish(obs)
+        return obs
+
+    def _still_running(self) -> str:
+        self.unsettled[:] = [(name, f) for name, f in self.unsettled if not f.done()]
+        return self.unsettled[0][0] if self.unsettled else ""
 
     async def invoke(self, call: ToolCall, tool: Tool) -> Observation:
         try:
@@ -112,12 +140,13 @@ class ToolRunner:
         if "idempotency_key" in inspect.signature(tool.fn).parameters:
             kwargs = {**kwargs, "idempotency_key": call.id}
         started = time.perf_counter()
+        worker: list[Future[Any]] = []
         try:
-            value = await asyncio.wait_for(_call(tool, kwargs), timeout)
+            value = await asyncio.wait_for(_call(tool, kwargs, worker), timeout)
         except TimeoutError:
-            return Observation(call, f"{tool.name} did not answer within {timeout:g} s. The service may be slow "
-                               "or down; retrying unchanged will likely time out again.", True, "timeout",
-                               cost_usd=tool.max_cost_usd)
+            if tool.mutates and worker and not worker[0].done():  # a thread cannot be stopped: it may still write
+                self.unsettled.append((call.name, worker[0]))
+            return Observation(call, _timed_out(tool, timeout), True, "timeout", cost_usd=tool.max_cost_usd)
         except Escalated as exc:
             return Observation(call, f"Handed over to a human: {exc.reason}", True, "ok", escalation=exc.reason)
         except Exception as exc:
@@ -128,11 +157,20 @@ class ToolRunner:
                            extra={"duration_s": round(time.perf_counter() - started, 6)})
 
 
-async def _call(tool: Tool, kwargs: dict[str, Any]) -> Any:
+async def _call(tool: Tool, kwargs: dict[str, Any], worker: list[Future[Any]]) -> Any:
     if tool.is_async:
         return await tool.fn(**kwargs)
     ctx = contextvars.copy_context()  # carry the trace context into the worker thread
-    return await asyncio.get_running_loop().run_in_executor(_POOL, lambda: ctx.run(tool.fn, **kwargs))
+    worker.append(_POOL.submit(ctx.run, tool.fn, **kwargs))
+    return await asyncio.wrap_future(worker[0])
+
+
+def _timed_out(tool: Tool, timeout: float) -> str:
+    if tool.mutates:
+        return (f"{tool.name} did not answer within {timeout:g} s and may still finish, so its effect is unknown. "
+                "Check the current state before calling it again.")
+    return (f"{tool.name} did not answer within {timeout:g} s. The service may be slow or down; retrying "
+            "unchanged will likely time out again.")
 
 
 def _describe_failure(tool: Tool, exc: Exception) -> str:

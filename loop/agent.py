@@ -7,6 +7,7 @@ import inspect
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -15,7 +16,8 @@ from loop.act import Observation, ToolRunner, not_executed
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
 from loop.errors import ModelError
-from loop.journal import EventLog, Journal, Listener
+from loop.journal import Event, EventLog, Journal, Listener
+from loop.ledger import TenantBudget
 from loop.outcomes import (
     ApprovalDenied,
     BudgetExhausted,
@@ -47,6 +49,7 @@ class RunResult:
     usage: dict[str, dict[str, float]]
     messages: list[Message]
     headroom: dict[str, float] = field(default_factory=dict)
+    budget_dimension: str = ""  # BUDGET_EXHAUSTED: the dimension (or shared resource) that refused
 
 
 @dataclass
@@ -54,8 +57,8 @@ class RunState:
     run_id: str
     messages: list[Message]
     turn: int = 0
-    history_tokens: int = 0
     turn_signatures: list[str] = field(default_factory=list)
+    turn_observations: list[list[str]] = field(default_factory=list)  # what each turn's calls returned
     trajectory: list[Observation] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
 
@@ -66,13 +69,15 @@ class Agent:
                  system_prompt: str = "You are a helpful assistant. Use tools when they help.",
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
-                 name: str = "voiceloop") -> None:
+                 name: str = "voiceloop", tenant: TenantBudget | None = None) -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
         self.config = config or LoopConfig.profile("task")
         self.tools = {t.name: t for t in tools}
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
         self.journal = Journal(journal_path) if journal_path else None
         self.speculative: dict[str, Observation] = {}  # filled by a voice session while the caller speaks
+        self.tenant = tenant  # a shared tenant budget every admission also holds against
+        self.unsettled_writes: list[tuple[str, Future[Any]]] = []  # timed-out sync writes still running
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
                                          self.config.context_tokens, self.policy.text)
 
@@ -90,17 +95,20 @@ class Agent:
 
     async def run(self, goal: str | None = None, *, run_id: str | None = None, history: Sequence[Message] = (),
                   transcript: list[Message] | None = None) -> RunResult:
-        """Start a run, or resume `run_id` from the journal through this same path. `transcript`, if given,
-        is filled in place, so a caller that cancels the run (barge-in) still has every finished message."""
+        """Start a run, or resume `run_id` from the journal through this same path. `history` is earlier
+        conversation the model sees before `goal` (counted by admission like the run's own messages).
+        `transcript`, if given, is filled in place, so a caller that cancels the run (barge-in) still has
+        every finished message."""
         tape = Tape.from_events(self.journal.events(run_id)) if run_id and self.journal else Tape()
         goal = goal if goal is not None else tape.goal
         if transcript is None:
             transcript = []
         transcript[:] = list(history)
         state = RunState(run_id or uuid.uuid4().hex[:16], transcript)
-        log = EventLog(self.journal, state.run_id, self.listeners)
-        ledger = BudgetLedger(self.config.budget, self.clock)
-        answer = ""
+        ledger = BudgetLedger(self.config.budget, self.clock, tenant=self.tenant, run_id=state.run_id)
+        log = EventLog(self.journal, state.run_id, self.listeners, elapsed=partial(ledger.used, "wall_clock_s"),
+                       on_replayed=partial(_catch_up, ledger))
+        answer, dimension = "", ""
         with agent_span(self.name, state.run_id, self.config.name) as span:
             try:
                 log.emit("run_started", goal=goal, profile=self.config.name, model=self.model.name)
@@ -109,26 +117,31 @@ class Agent:
                     await self._turn(state, log, ledger, tape)
             except Terminal as stop:
                 outcome, reason, answer = stop.outcome, stop.reason, stop.answer
+                dimension = getattr(stop, "dimension", "")
             except asyncio.CancelledError as cancel:
                 # Not an outcome of the run: its caller withdrew it (a barge-in). Recorded, then re-raised.
                 log.emit("run_cancelled", reason=str(cancel.args[0]) if cancel.args else "cancelled", turns=state.turn)
                 raise
             except Exception as exc:
                 outcome, reason = RunOutcome.ERROR, f"{type(exc).__name__}: {exc}"
+            finally:
+                ledger.close()
             annotate(span, voiceloop__outcome=outcome.value, voiceloop__reason=reason,
                      voiceloop__turns=state.turn, voiceloop__cost_usd=ledger.used("cost_usd"))
             log.emit("run_finished", meta={"usage": ledger.snapshot(), "headroom": ledger.headroom(),
                                            "warnings": ledger.warnings},
-                     outcome=outcome.value, reason=reason, answer=answer, turns=state.turn)
+                     outcome=outcome.value, reason=reason, answer=answer, turns=state.turn,
+                     **({"dimension": dimension} if dimension else {}))
         return RunResult(state.run_id, outcome, reason, answer, state.trajectory, ledger.snapshot(),
-                         state.messages, ledger.headroom())
+                         state.messages, ledger.headroom(), dimension)
 
     async def _turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, tape: Tape) -> None:
         cfg = self.config
-        # 0. budget, before anything is assembled or paid for
-        ledger.check_turn(self.assembler.prefix_tokens + s.history_tokens, cfg.max_output_tokens,
+        # 0. budget, before anything is assembled or paid for: the whole request, `history=` included
+        ledger.check_turn(self.assembler.input_tokens(s.messages, cfg.max_output_tokens), cfg.max_output_tokens,
                           self.model.pricing, model_timeout_s=cfg.model_timeout_s,
-                          tool_calls=cfg.tool_calls_reserved_per_turn, tool_cost=cfg.tool_cost_reserved_per_turn)
+                          tool_calls=cfg.tool_calls_reserved_per_turn, tool_cost=cfg.tool_cost_reserved_per_turn,
+                          shared=s.turn not in tape.responses)
         log.emit("turn_admitted", meta={"budget": ledger.snapshot()}, turn=s.turn)
         started = self.clock()
         # 1. assemble
@@ -138,6 +151,10 @@ class Agent:
         ledger.settle_model(response.usage)
         s.turn += 1
         self._append(s, Message("assistant", response.text, tool_calls=response.tool_calls))
+        if response.refused:  # a refusal is not an answer: "content or action refused" (seed's outcome table)
+            self._close_batch(s, log, response.tool_calls, {}, "not run: the model refused")
+            self._finish_turn(s, log, ledger, started)
+            raise GuardrailStop(_refusal_reason(self.model.name, response))
         if not response.tool_calls:
             self._finish_turn(s, log, ledger, started)  # the answering turn is the one a caller waits on
             if response.finish_reason == "length":
@@ -147,10 +164,11 @@ class Agent:
         calls = response.tool_calls
         log.emit("proposals", turn=s.turn - 1, signatures=[c.signature for c in calls], context_dropped=dropped)
         s.turn_signatures.append(turn_signature(calls))
-        if why := detect_repetition(s.turn_signatures, cfg.repeat_threshold):
+        if why := detect_repetition(s.turn_signatures, cfg.repeat_threshold, s.turn_observations):
             self._close_batch(s, log, calls, {}, "not run: the run stopped because it was repeating itself")
             raise LoopDetected(why)
         observations = await self._vet_act_observe(s, log, ledger, tape, calls)
+        s.turn_observations.append([o.content for o in observations])
         self._finish_turn(s, log, ledger, started)
         self._after_batch(s, observations)
 
@@ -160,7 +178,8 @@ class Agent:
         cfg = self.config
         ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
                          observations=[m.content for m in s.messages if m.role == "tool"])
-        vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape).vet(calls, ctx)
+        vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape,
+                                   cfg.mutations_need_approval).vet(calls, ctx)
         approved, refused = vetted.approved, vetted.refused
         if vetted.halt is not None:
             self._close_batch(s, log, calls, refused, f"not run: {vetted.halt.guardrail} halted the run")
@@ -169,13 +188,15 @@ class Agent:
         writes = [t.timeout_s or cfg.default_tool_timeout_s for c, t in approved if t.mutates]
         try:
             ledger.check_batch(len(approved), sum(t.max_cost_usd for _, t in approved),
-                               (max(reads) if cfg.parallel_reads and reads else sum(reads)) + sum(writes))
+                               (max(reads) if cfg.parallel_reads and reads else sum(reads)) + sum(writes),
+                               shared=any(c.id not in tape.results for c, _ in approved))
         except BudgetExhausted:
             self._close_batch(s, log, calls, refused, "not run: the budget would not cover this batch")
             raise
         runner = ToolRunner(cfg.max_parallel_reads, cfg.parallel_reads, cfg.default_tool_timeout_s,
-                            cfg.max_observation_chars, tape.results, tape.interrupted,
-                            self.speculative, on_start=partial(_log_start, log))
+                            cfg.max_observation_chars, tape.results, tape.interrupted, self.speculative,
+                            on_start=partial(_log_start, log), on_finish=partial(_log_finish, log),
+                            unsettled=self.unsettled_writes)
         results = {o.call.id: o for o in await runner.run_batch(approved)}
         ledger.settle_tools(sum(o.executed for o in results.values()), sum(o.cost_usd for o in results.values()))
         self._close_batch(s, log, calls, {**refused, **results}, "")
@@ -229,6 +250,10 @@ class Agent:
         declined = [o for o in observations if o.status == "declined"]
         if declined and self.config.stop_on_decline:
             raise ApprovalDenied(f"the user declined {', '.join(o.call.name for o in declined)}")
+        unapproved = [o for o in observations if o.status == "unapproved"]
+        if unapproved and self.config.stop_on_decline:
+            raise ApprovalDenied(f"{', '.join(o.call.name for o in unapproved)} needed approval and no approver "
+                                 "is configured, so nobody was asked")
 
     def _finish_turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, started: float) -> None:
         # Timings live in `meta`: they differ on replay, while the payload must not.
@@ -241,8 +266,23 @@ class Agent:
 
     def _append(self, s: RunState, msg: Message) -> None:
         s.messages.append(msg)
-        s.history_tokens += self.assembler.message_tokens(msg)
 
 
 def _log_start(log: EventLog, call: ToolCall) -> None:
     log.emit("tool_started", call=call.to_dict())
+
+
+def _log_finish(log: EventLog, obs: Observation) -> None:
+    """A write's result is journaled the moment it is known, so a kill later in the batch cannot lose it."""
+    log.emit("tool_finished", **obs.to_dict())
+
+
+def _catch_up(ledger: BudgetLedger, event: Event) -> None:
+    if "elapsed_s" in event.meta:  # resume: time consumed before the interruption still counts
+        ledger.resume_at(float(event.meta["elapsed_s"]))
+
+
+def _refusal_reason(model: str, response: ModelResponse) -> str:
+    if response.refusal:
+        return f"model {model} refused: {response.refusal}"
+    return f"model {model}'s reply was stopped by its provider's content filter (finish_reason=content_filter)"

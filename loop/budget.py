@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loop.config import DIMENSIONS, Budget, Dimension
+from loop.ledger import LedgerRefused, Reservation, TenantBudget
 from loop.outcomes import BudgetExhausted
 from loop.types import Pricing, Usage
 
@@ -14,7 +15,9 @@ from loop.types import Pricing, Usage
 class BudgetLedger:
     """Tracks consumed and reserved amounts per dimension and decides admission.
 
-    Wall-clock consumption is derived from the clock, never stored, so it cannot drift.
+    Wall-clock consumption is derived from the clock, never stored, so it cannot drift; on resume it starts
+    from what the journal says was consumed before the interruption (`resume_at`). With a `tenant`, every
+    admission also holds the same amounts in the shared ledger, atomically across processes.
     """
 
     budget: Budget
@@ -23,42 +26,60 @@ class BudgetLedger:
     consumed: dict[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, 0.0))
     reserved: dict[str, float] = field(default_factory=lambda: dict.fromkeys(DIMENSIONS, 0.0))
     warnings: list[str] = field(default_factory=list)
+    tenant: TenantBudget | None = None
+    run_id: str = ""
+    elapsed_before: float = 0.0
+    hold: Reservation | None = None
 
     def __post_init__(self) -> None:
         self.started_at = self.clock()
 
     def used(self, dim: Dimension) -> float:
         if dim == "wall_clock_s":
-            return self.clock() - self.started_at
+            return self.elapsed_before + self.clock() - self.started_at
         return self.consumed[dim]
 
+    def resume_at(self, elapsed_s: float) -> None:
+        """A journaled moment is being replayed: the run had consumed `elapsed_s` seconds by then."""
+        self.elapsed_before, self.started_at = elapsed_s, self.clock()
+
     def check_turn(self, input_tokens: int, max_output: int, pricing: Pricing, *, model_timeout_s: float,
-                   tool_calls: int, tool_cost: float) -> None:
-        """Admit one model call: its estimated input, its full output cap and the per-turn tool allowance."""
+                   tool_calls: int, tool_cost: float, shared: bool = True) -> None:
+        """Admit one model call: its estimated input, its full output cap and the per-turn tool allowance.
+        The allowance never exceeds the tool calls left, so a run at its tool-call ceiling may still answer;
+        a batch it proposes then is refused by `check_batch`. `shared=False`: a replayed turn, already paid."""
+        left = max(self.budget.tool_calls.limit - self.used("tool_calls"), 0.0)
         self._admit("turn", {
             "turns": 1,
             "tokens": input_tokens + max_output,
             "wall_clock_s": model_timeout_s,
             "cost_usd": pricing.cost(input_tokens, max_output) + tool_cost,
-            "tool_calls": tool_calls,
-        })
+            "tool_calls": min(float(tool_calls), left),
+        }, shared)
 
-    def check_batch(self, n_calls: int, max_cost: float, max_seconds: float) -> None:
+    def check_batch(self, n_calls: int, max_cost: float, max_seconds: float, shared: bool = True) -> None:
         """Replace the per-turn tool allowance with what the approved batch may actually spend."""
         self._admit(f"batch of {n_calls} tool call(s)", {
             "tool_calls": n_calls, "cost_usd": max_cost, "wall_clock_s": max_seconds,
-        })
+        }, shared)
 
     def settle_model(self, usage: Usage) -> None:
         self.consumed["turns"] += 1
         self.consumed["tokens"] += usage.total_tokens
         self.consumed["cost_usd"] += usage.cost_usd
+        self._settle_shared({"turns": 1, "tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
         self._clear()
 
     def settle_tools(self, n_calls: int, cost_usd: float) -> None:
         self.consumed["tool_calls"] += n_calls
         self.consumed["cost_usd"] += cost_usd
+        self._settle_shared({"tool_calls": n_calls, "cost_usd": cost_usd})
         self._clear()
+
+    def close(self) -> None:
+        """The run ended with a shared hold still open (a failed or cancelled call): spend may have happened,
+        so the whole hold is committed rather than released."""
+        self._settle_shared(None)
 
     def headroom(self) -> dict[str, float]:
         """(ceiling - consumed) / ceiling per dimension, for the report."""
@@ -75,7 +96,7 @@ class BudgetLedger:
             for dim in DIMENSIONS
         }
 
-    def _admit(self, what: str, want: dict[str, float]) -> None:
+    def _admit(self, what: str, want: dict[str, float], shared: bool) -> None:
         # Check every dimension in a fixed order; the first hard one that rejects names the outcome.
         for dim in DIMENSIONS:
             ceiling = self.budget.ceiling(dim)
@@ -87,7 +108,25 @@ class BudgetLedger:
             if ceiling.hard:
                 raise BudgetExhausted(detail, dimension=dim)
             self.warnings.append(detail.replace("refused", "over soft limit"))
+        if shared:
+            self._hold_shared(what, want)
         self.reserved = {dim: want.get(dim, 0.0) for dim in DIMENSIONS}
+
+    def _hold_shared(self, what: str, want: dict[str, float]) -> None:
+        if self.tenant is None:
+            return
+        t = self.tenant
+        try:
+            self.hold = t.ledger.reserve(t.tenant, {r: want.get(r, 0.0) for r in t.resources}, run_id=self.run_id)
+        except LedgerRefused as exc:
+            raise BudgetExhausted(f"{what} refused by the shared budget: {exc}", dimension=exc.resource) from exc
+
+    def _settle_shared(self, actual: dict[str, float] | None) -> None:
+        if self.hold is None or self.tenant is None:
+            return
+        hold, self.hold = self.hold, None
+        amounts = hold.amounts if actual is None else {r: actual.get(r, 0.0) for r in self.tenant.resources}
+        self.tenant.ledger.settle(hold.id, amounts)
 
     def _clear(self) -> None:
         self.reserved = dict.fromkeys(DIMENSIONS, 0.0)

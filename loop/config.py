@@ -81,6 +81,9 @@ class LoopConfig(BaseModel):
     """A tool failing this many times in a row ends the run as TOOL_FAILURE."""
     stop_on_decline: bool = False
     """End the run as APPROVAL_DENIED when a human declines; else the decline is only an observation."""
+    mutations_need_approval: bool = False
+    """Every mutating call, reversible or not, waits for a human's yes (ASK) unless a policy rule ALLOWs it by
+    name or the session granted the tool. On in the voice profile: a misheard caller must not change data."""
 
     @classmethod
     def profile_names(cls) -> tuple[str, ...]:
@@ -107,6 +110,7 @@ PROFILES: dict[str, LoopConfig] = {
         default_tool_timeout_s=2.0,
         max_observation_chars=1200,
         repeat_threshold=2,
+        mutations_need_approval=True,
     ),
     "chat": LoopConfig(
         name="chat",

@@ -33,12 +33,17 @@ class GroundedArguments:
             return None
         said = " ".join([ctx.user_text, *ctx.observations])
         numbers, ids = spoken_values(said)
-        missing = [f"{k}={v!r}" for k, v in call.arguments.items()
+        missing = [f"{k}={_shown(v)}" for k, v in call.arguments.items()
                    if k in set(self.keys) and not _grounded(v, numbers, ids, said.lower())]
         if not missing:
             return None
         return GuardrailHit(Severity.BLOCK, f"{', '.join(missing)} did not come from the caller or from an earlier "
                             "tool result. Ask the caller for the missing details; do not guess them.", self.name)
+
+
+def _shown(value: object) -> str:
+    """Validated amounts are floats; show 20.0 as the caller would say it, 20."""
+    return repr(int(value)) if isinstance(value, float) and value.is_integer() else repr(value)
 
 
 def _grounded(value: object, numbers: set[float], ids: set[str], text: str) -> bool:

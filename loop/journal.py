@@ -59,13 +59,13 @@ class Journal:
     def append(self, event: Event) -> Event:
         payload = canonical_json(event.payload)
         with self._lock:
-            row = self._db.execute("SELECT kind, payload FROM events WHERE run_id=? AND seq=?",
+            row = self._db.execute("SELECT kind, payload, meta FROM events WHERE run_id=? AND seq=?",
                                    (event.run_id, event.seq)).fetchone()
             if row is not None:
                 if row[0] != event.kind or row[1] != payload:
                     raise JournalDivergence(f"run {event.run_id} event {event.seq}: journal has {row[0]} "
                                             f"{row[1][:120]}, resumed run produced {event.kind} {payload[:120]}")
-                event.replayed = True
+                event.replayed, event.meta = True, json.loads(row[2])  # the meta of the original moment
                 return event
             self._db.execute("INSERT INTO events (run_id, seq, kind, payload, meta, ts) VALUES (?,?,?,?,?,?)",
                              (event.run_id, event.seq, event.kind, payload, canonical_json(event.meta), time.time()))
@@ -90,17 +90,28 @@ Listener = Callable[[Event], None]
 
 
 class EventLog:
-    """Per-run sequencer: append to the journal (if any), then emit to listeners."""
+    """Per-run sequencer: append to the journal (if any), then emit to listeners.
 
-    def __init__(self, journal: Journal | None, run_id: str, listeners: Iterable[Listener] = ()) -> None:
+    `elapsed` stamps every event's meta with the run's wall-clock consumption (`elapsed_s`); on resume each
+    event found in the journal is handed to `on_replayed` with its original meta, so the budget catches up."""
+
+    def __init__(self, journal: Journal | None, run_id: str, listeners: Iterable[Listener] = (), *,
+                 elapsed: Callable[[], float] | None = None,
+                 on_replayed: Callable[[Event], None] | None = None) -> None:
         self.journal, self.run_id, self.listeners = journal, run_id, list(listeners)
+        self.elapsed, self.on_replayed = elapsed, on_replayed
         self.seq = 0
 
     def emit(self, kind: str, meta: dict[str, Any] | None = None, **payload: Any) -> Event:
-        event = Event(self.run_id, self.seq, kind, payload, meta or {})
+        meta = dict(meta or {})
+        if self.elapsed is not None:
+            meta["elapsed_s"] = round(self.elapsed(), 6)
+        event = Event(self.run_id, self.seq, kind, payload, meta)
         self.seq += 1
         if self.journal is not None:
             self.journal.append(event)
+            if event.replayed and self.on_replayed is not None:
+                self.on_replayed(event)
         for listener in self.listeners:
             try:
                 listener(event)

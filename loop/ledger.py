@@ -234,3 +234,15 @@ def _load(db: sqlite3.Connection, reservation_id: str) -> tuple[str, str, str | 
     if row is None:
         raise LedgerError(f"unknown reservation {reservation_id!r}")
     return row
+
+
+@dataclass(frozen=True)
+class TenantBudget:
+    """Hand this to `Agent(tenant=...)`: every admission of the run (a turn, then its approved batch) also
+    holds the same amounts of `resources` against `tenant` in the shared ledger, in one transaction, and
+    settles them with the actual spend. Agents of one tenant in any number of processes then never exceed
+    its allowance together; a refusal ends the run as BUDGET_EXHAUSTED naming the resource."""
+
+    ledger: SharedLedger
+    tenant: str
+    resources: tuple[str, ...] = ("cost_usd",)

@@ -224,6 +224,7 @@ class _Assembly:
         self.text: list[str] = []
         self.calls: dict[int, dict[str, str]] = {}
         self.finish_reason = ""
+        self.refusal: list[str] = []
         self.usage: dict[str, Any] | None = None
         self.done = False
 
@@ -239,6 +240,8 @@ class _Assembly:
             if delta.get("content"):  # reasoning_content etc. is deliberately never spoken
                 self.text.append(delta["content"])
                 events.append(TextDelta(delta["content"]))
+            if delta.get("refusal"):  # OpenAI's refusal field: never spoken, never an answer
+                self.refusal.append(delta["refusal"])
             for pos, frag in enumerate(delta.get("tool_calls") or []):
                 events.append(self._tool_fragment(frag, pos))
             self.finish_reason = choice.get("finish_reason") or self.finish_reason
@@ -273,7 +276,8 @@ class _Assembly:
             usage = Usage(input_tokens=input_estimate, output_tokens=max(1, (len(produced) + 3) // 4))
         usage.cost_usd = pricing.cost(usage.input_tokens, usage.output_tokens)
         finish = self.finish_reason or ("tool_calls" if calls else "stop")
-        return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.model)
+        return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.model,
+                             refusal="".join(self.refusal))
 
 
 # ---- helpers -------------------------------------------------------------------------------

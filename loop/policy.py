@@ -66,12 +66,8 @@ class Rule:
     when: Callable[[dict[str, Any]], bool] | None = None
 
     def matches(self, call: ToolCall) -> bool:
-        if not fnmatch.fnmatchcase(call.name, self.tool):
-            return False
-        try:
-            return self.when is None or bool(self.when(call.arguments))
-        except (TypeError, ValueError, KeyError):
-            return False  # a rule that cannot read the args does not match; validation reports them
+        """Whether this rule applies. A `when` that raises propagates: the policy fails closed on it."""
+        return fnmatch.fnmatchcase(call.name, self.tool) and (self.when is None or bool(self.when(call.arguments)))
 
 
 GRANT_RULE = "session.grant"
@@ -90,20 +86,33 @@ class Policy:
         self.grants.add(tool_name)
 
     def evaluate(self, call: ToolCall, tool: Tool) -> Verdict:
+        """Judge the validated arguments the tool will receive. A rule whose condition cannot be evaluated on
+        them fails closed: DENY for a DENY rule, ASK otherwise, named in the verdict, never "no match"."""
         for rule in self.rules:
-            if rule.matches(call):
+            try:
+                matched = rule.matches(call)
+            except Exception as exc:
+                closed = Decision.DENY if rule.decision is Decision.DENY else Decision.ASK
+                return Verdict(closed, f"rule {rule.name} could not check these arguments "
+                               f"({type(exc).__name__}: {exc}); refused to be safe", rule.name)
+            if matched:
                 return Verdict(rule.decision, rule.reason or f"rule {rule.name}", rule.name)
         if call.name in self.grants:
             return Verdict(Decision.ALLOW, "granted for this session", GRANT_RULE)
         return Verdict(self.default, f"default {self.default.value.lower()}", "default")
 
 
-def tighten(verdict: Verdict, tool: Tool, grants: Iterable[str] = ()) -> Verdict:
-    """Tool metadata may only tighten: an irreversible mutation needs a human unless granted."""
-    irreversible = tool.mutates and not tool.reversible
-    if verdict.decision is Decision.ALLOW and irreversible and verdict.rule != GRANT_RULE \
-            and tool.name not in grants:
+def tighten(verdict: Verdict, tool: Tool, grants: Iterable[str] = (), *,
+            mutations_need_approval: bool = False) -> Verdict:
+    """Tool metadata may only tighten: an irreversible mutation needs a human unless granted. With
+    `mutations_need_approval` (the voice profile) every mutation does, unless a rule ALLOWed it by name."""
+    if verdict.decision is not Decision.ALLOW or not tool.mutates:
+        return verdict
+    granted = verdict.rule == GRANT_RULE or tool.name in grants
+    if not tool.reversible and not granted:
         return Verdict(Decision.ASK, f"{tool.name} cannot be undone", "tool.irreversible")
+    if mutations_need_approval and not granted and verdict.rule == "default":
+        return Verdict(Decision.ASK, f"{tool.name} changes data, so it needs a yes first", "profile.mutations_ask")
     return verdict
 
 

@@ -45,6 +45,17 @@ class PromptAssembler:
     def build(self, history: Sequence[Message], turn: int, max_output: int,
               timeout_s: float | None = None) -> tuple[ModelRequest, int]:
         """Returns the request and how many history messages were left out to fit the budget."""
+        body = self._select(history, max_output)
+        request = ModelRequest(messages=self.prefix + body, tools=self.tool_schemas, max_output_tokens=max_output,
+                               turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s)
+        return request, len(history) - len(body)
+
+    def input_tokens(self, history: Sequence[Message], max_output: int) -> int:
+        """What the next request will send: the prefix plus every history message that fits (the run's own
+        and any `history=` it was handed). Admission reserves this before anything is built."""
+        return self.prefix_tokens + sum(self.message_tokens(m) for m in self._select(history, max_output))
+
+    def _select(self, history: Sequence[Message], max_output: int) -> list[Message]:
         groups = group_history(history)
         room = self.context_tokens - self.prefix_tokens - max_output
         pinned = groups[:1]  # the first user message states the goal; it stays
@@ -56,7 +67,4 @@ class PromptAssembler:
                 break  # older history beyond this point is dropped in whole groups
             kept.append(group)
             room -= cost
-        body = [m for g in pinned + kept[::-1] for m in g]
-        request = ModelRequest(messages=self.prefix + body, tools=self.tool_schemas, max_output_tokens=max_output,
-                               turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s)
-        return request, len(history) - len(body)
+        return [m for g in pinned + kept[::-1] for m in g]

@@ -17,6 +17,7 @@ class Tape:
     deltas: dict[int, list[ModelEvent]] = field(default_factory=dict)
     responses: dict[int, ModelResponse] = field(default_factory=dict)
     approvals: dict[str, bool] = field(default_factory=dict)
+    unasked: set[str] = field(default_factory=set)  # ASKs with no approver: nobody answered
     results: dict[str, Observation] = field(default_factory=dict)
     interrupted: set[str] = field(default_factory=set)  # started, never finished
     finished: dict | None = None
@@ -33,11 +34,13 @@ class Tape:
                 tape.deltas.setdefault(p["turn"], []).append(_delta(p))
             elif ev.kind == "model_response":
                 tape.responses[p["turn"]] = ModelResponse.from_dict(p["response"])
-            elif ev.kind == "approval":
+            elif ev.kind == "approval" and p.get("asked", True):
                 tape.approvals[p["call_id"]] = p["approved"]
+            elif ev.kind == "approval":
+                tape.unasked.add(p["call_id"])
             elif ev.kind == "tool_started":
                 started.add(p["call"]["id"])
-            elif ev.kind == "tool_result":
+            elif ev.kind in ("tool_finished", "tool_result"):  # a write's result is journaled as it completes
                 tape.results[p["call"]["id"]] = Observation.from_dict(p)
             elif ev.kind == "run_finished":
                 tape.finished = p

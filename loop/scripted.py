@@ -8,7 +8,17 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
+from loop.types import (
+    Message,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    Pricing,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 
 
 @dataclass
@@ -23,6 +33,7 @@ class ScriptedTurn:
     finish_reason: str = "stop"
     delay_s: float = 0.0  # before the first token
     error: Exception | None = None  # raise this instead of answering
+    refusal: str = ""  # the model declines (as a provider's refusal field does)
 
 
 ScriptItem = ScriptedTurn | str | ToolCall | Sequence[ToolCall] | dict[str, Any]
@@ -46,8 +57,11 @@ class ScriptExhausted(RuntimeError):
 
 
 class ScriptedModel:
-    """Replies with the script's turn N, where N is the number of assistant messages already in the
-    request. Indexing by history (not by call count) keeps a resumed run on the same script line."""
+    """Replies with the script line after the latest of its own replies found in the request (by tool call
+    ids, or by text; a reply cut short by a barge-in still counts), else with line 0. Assistant messages
+    it did not write (`history=` from elsewhere) are ignored, trimming cannot make it lose its place (the
+    latest reply is always kept), a resumed run finds its replayed replies, and a peek (speculation) moves
+    nothing: the model keeps no state between calls."""
 
     def __init__(self, turns: Sequence[ScriptItem], name: str = "scripted", pricing: Pricing | None = None,
                  chunk_words: int = 1) -> None:
@@ -59,12 +73,30 @@ class ScriptedModel:
         self.name, self.pricing, self.chunk_words = name, pricing or Pricing(), chunk_words
         self.requests: list[ModelRequest] = []
 
+    def line_for(self, messages: Sequence[Message]) -> int:
+        """The script line that answers `messages`."""
+        line = 0
+        for msg in messages:
+            if msg.role != "assistant" or line >= len(self.turns):
+                continue
+            if not msg.content.strip() and not msg.tool_calls:  # a reply nobody heard still took its line
+                line += 0 if self.turns[line].tool_calls else 1
+                continue
+            line = next((j + 1 for j in range(line, len(self.turns)) if self._wrote(j, msg)), line)
+        return line
+
+    def _wrote(self, j: int, msg: Message) -> bool:
+        turn = self.turns[j]
+        if turn.tool_calls or msg.tool_calls:
+            return [c.id for c in msg.tool_calls] == [c.id for c in turn.tool_calls]
+        return turn.text.startswith(msg.content.strip())
+
     def count_tokens(self, text: str) -> int:
         return (len(text) + 3) // 4
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         self.requests.append(request)
-        index = sum(1 for m in request.messages if m.role == "assistant")
+        index = self.line_for(request.messages)
         if index >= len(self.turns):
             raise ScriptExhausted(f"the script has {len(self.turns)} turns; the loop asked for turn {index + 1}")
         turn = self.turns[index]
@@ -80,7 +112,8 @@ class ScriptedModel:
             yield ToolCallDelta(index=i, id=call.id, name=call.name, arguments=json.dumps(call.arguments))
         yield ModelResponse(text=turn.text, tool_calls=[ToolCall(c.name, dict(c.arguments), c.id)
                                                         for c in turn.tool_calls],
-                            usage=self._usage(turn, request), finish_reason=turn.finish_reason, model=self.name)
+                            usage=self._usage(turn, request), finish_reason=turn.finish_reason, model=self.name,
+                            refusal=turn.refusal)
 
     def _usage(self, turn: ScriptedTurn, request: ModelRequest) -> Usage:
         inp = turn.input_tokens if turn.input_tokens is not None else sum(

@@ -123,16 +123,25 @@ class ModelResponse:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str = "stop"
     model: str = ""
+    refusal: str = ""  # the provider's refusal text, if the model declined to answer
     kind: Literal["response"] = "response"
 
+    @property
+    def refused(self) -> bool:
+        """A refusal is not an answer: a refusal field, or a reply stopped by the provider's content filter."""
+        return bool(self.refusal) or self.finish_reason == "content_filter"
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "text": self.text,
             "tool_calls": [c.to_dict() for c in self.tool_calls],
             "usage": self.usage.to_dict(),
             "finish_reason": self.finish_reason,
             "model": self.model,
         }
+        if self.refusal:
+            out["refusal"] = self.refusal
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelResponse:
@@ -142,6 +151,7 @@ class ModelResponse:
             usage=Usage(**data.get("usage", {})),
             finish_reason=data.get("finish_reason", "stop"),
             model=data.get("model", ""),
+            refusal=data.get("refusal", ""),
         )
 
 

@@ -11,7 +11,7 @@ from loop.act import Observation, not_executed
 from loop.journal import EventLog
 from loop.policy import Decision, Guardrail, GuardrailHit, Policy, Severity, Verdict, VetContext, tighten, worst_hit
 from loop.replay import Tape
-from loop.tools import Tool
+from loop.tools import ArgumentError, Tool
 from loop.types import ToolCall
 
 Approver = Callable[[ToolCall, Verdict], "bool | Awaitable[bool]"]
@@ -32,50 +32,74 @@ class BatchVetter:
     approver: Approver | None
     log: EventLog
     tape: Tape
+    mutations_need_approval: bool = False
 
     async def vet(self, calls: list[ToolCall], ctx: VetContext) -> Vetted:
         """Pure pass over the whole batch first (a HALT anywhere runs nothing), then ask for approvals."""
         out = Vetted()
         pending: list[tuple[ToolCall, Tool, Verdict]] = []
         for call in calls:
-            tool = self.tools.get(call.name)
-            if tool is None:
-                out.refused[call.id] = not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
-                                                    f"Available tools: {', '.join(self.tools) or 'none'}.")
-            elif hit := worst_hit(self.guardrails, call, tool, ctx):
-                self.log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
-                              guardrail=hit.guardrail)
-                if hit.severity is Severity.HALT:
-                    out.halt = hit
-                    return out
-                out.refused[call.id] = not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
-            elif (verdict := self._verdict(call, tool)).decision is Decision.DENY:
-                out.refused[call.id] = not_executed(
-                    call, "denied", f"Denied by policy ({verdict.rule}): {verdict.reason}. "
-                    "Do not retry; tell the user or try another way.")
+            screened = self._screen(call, ctx)
+            if isinstance(screened, GuardrailHit):
+                out.halt = screened
+                return out
+            if isinstance(screened, Observation):
+                out.refused[call.id] = screened
             else:
-                pending.append((call, tool, verdict))
+                pending.append((call, self.tools[call.name], screened))
         for call, tool, verdict in pending:
-            if verdict.decision is Decision.ASK and not await self._ask(call, verdict):
-                out.refused[call.id] = not_executed(call, "declined", f"The user declined {call.name}: "
-                                                    f"{verdict.reason}. It was not done.")
+            if verdict.decision is Decision.ASK and (refusal := await self._ask(call, verdict)) is not None:
+                out.refused[call.id] = refusal
             else:
                 out.approved.append((call, tool))
         return out
 
+    def _screen(self, call: ToolCall, ctx: VetContext) -> Observation | GuardrailHit | Verdict:
+        """Unknown tool, guardrails, argument validation, policy. Guardrails and policy judge the validated
+        arguments, the ones the tool will receive ({"amount": "500"} is judged as 500.0)."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
+                                f"Available tools: {', '.join(self.tools) or 'none'}.")
+        try:
+            checked, invalid = ToolCall(call.name, tool.validate(call.arguments), call.id), ""
+        except ArgumentError as exc:
+            checked, invalid = call, str(exc)
+        if hit := worst_hit(self.guardrails, checked, tool, ctx):
+            self.log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
+                          guardrail=hit.guardrail)
+            if hit.severity is Severity.HALT:
+                return hit
+            return not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
+        if invalid:
+            return not_executed(call, "invalid_args", invalid)
+        verdict = self._verdict(checked, tool)
+        if verdict.decision is Decision.DENY:
+            return not_executed(call, "denied", f"Denied by policy ({verdict.rule}): {verdict.reason}. "
+                                "Do not retry; tell the user or try another way.")
+        return verdict
+
     def _verdict(self, call: ToolCall, tool: Tool) -> Verdict:
-        verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants)
+        verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants,
+                          mutations_need_approval=self.mutations_need_approval)
         self.log.emit("verdict", call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
                       reason=verdict.reason)
         return verdict
 
-    async def _ask(self, call: ToolCall, verdict: Verdict) -> bool:
+    async def _ask(self, call: ToolCall, verdict: Verdict) -> Observation | None:
+        """None when a human approved; otherwise the observation saying why the call was not done."""
+        if call.id in self.tape.unasked or (self.approver is None and call.id not in self.tape.approvals):
+            # Nobody was asked, so nobody declined: say exactly that (and say it again on resume).
+            self.log.emit("approval", call_id=call.id, approved=False, rule=verdict.rule, asked=False)
+            return not_executed(call, "unapproved", f"{call.name} needs approval ({verdict.reason}) and no one "
+                                "can approve it in this run, so it was not done. Tell the user it needs approval.")
         if call.id in self.tape.approvals:  # resume: the human already answered
             approved = self.tape.approvals[call.id]
-        elif self.approver is None:
-            approved = False
         else:
+            assert self.approver is not None
             answer = self.approver(call, verdict)
             approved = bool(await answer if inspect.isawaitable(answer) else answer)
         self.log.emit("approval", call_id=call.id, approved=approved, rule=verdict.rule)
-        return approved
+        if approved:
+            return None
+        return not_executed(call, "declined", f"The user declined {call.name}: {verdict.reason}. It was not done.")

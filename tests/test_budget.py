@@ -23,7 +23,9 @@ class FakeClock:
     ("turns", {"turns": 1}, "turn refused on turns: consumed 1 + reserved 1 > ceiling 1"),
     ("tokens", {"tokens": 1100}, "turn refused on tokens"),
     ("cost_usd", {"cost_usd": 0.01}, "turn refused on cost_usd"),
-    ("tool_calls", {"tool_calls": 1}, "turn refused on tool_calls: consumed 1 + reserved 1 > ceiling 1"),
+    # issue 10: the turn is admitted (it might answer); the batch it proposes is what the ceiling refuses
+    ("tool_calls", {"tool_calls": 1},
+     "batch of 1 tool call(s) refused on tool_calls: consumed 1 + reserved 1 > ceiling 1"),
 ])
 def test_each_ceiling_stops_the_run_and_is_named(dimension: str, limits: dict, expected: str) -> None:
     calls = Calls()

@@ -96,7 +96,8 @@ def test_no_approver_means_ask_declines() -> None:
     tool = write_tool(calls, "wipe", reversible=False)
     result = agent(ScriptedModel([ToolCall("wipe", {"order_id": "1"}), "ok"]), [tool],
                    LoopConfig.profile("chat")).run_sync("x")
-    assert calls.log == [] and result.messages[2].content.startswith("The user declined wipe")
+    # issue 10: not run, and not recorded as "the user declined" since nobody was asked
+    assert calls.log == [] and result.messages[2].content.startswith("wipe needs approval")
 
 
 def test_guardrail_block_refuses_one_call_and_keeps_the_rest() -> None:
