@@ -145,6 +145,12 @@ ABBREVIATIONS = [
     ("yes/no", "yes or no"),
     ("and/or", "and or"),
     ("Tom & Jerry", "Tom and Jerry"),
+    ("Approx. 10% of orders", "Approximately ten percent of orders"),
+    ("E.g. shoes", "For example shoes"),
+    ("Call 911", "Call nine one one"),
+    ("open Mon-Fri", "open Monday to Friday"),
+    ("on Tue, Dec 3rd", "on Tuesday, December third"),
+    ("on Thu 12/03/2026", "on Thursday December third, twenty twenty-six"),
 ]
 
 MARKUP_AND_SYMBOLS = [

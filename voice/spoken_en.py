@@ -47,6 +47,7 @@ _ABBREVIATIONS = {
     "i.e.": "that is", "etc.": "et cetera", "vs.": "versus", "incl.": "including", "dept.": "department",
     "est.": "estimated", "a.k.a.": "also known as", "w/o": "without", "w/": "with", "qty": "quantity",
     "pcs": "pieces", "ASAP": "as soon as possible", "24/7": "twenty-four seven", "and/or": "and or",
+    "911": "nine one one", "411": "four one one",
 }
 # Acronyms said letter by letter (espeak says "ETA" as "eeta", "UPS" as "ups"); a plural "s" becomes "'s".
 _SPELLED = ("ID", "ETA", "USPS", "UPS", "DHL", "SMS", "FAQ", "PDF", "URL", "USA", "FYI", "PO", "VIP", "ATM")
@@ -184,10 +185,14 @@ def _abbreviation(m: re.Match[str]) -> str:
         return _street_or_title(m)
     if word.rstrip("s") in _SPELLED or word in _SPELLED:
         return _spell(word) if word in _SPELLED else _spell(word[:-1]) + "'s"
-    spoken = _ABBREVIATIONS.get(word) or _ABBREVIATIONS[word[0].lower() + word[1:]]
+    spoken = _ABBREVIATIONS.get(word) or _capitalised(_ABBREVIATIONS[word[0].lower() + word[1:]])
     if word.endswith(".") and word not in _TITLES and _ends_sentence(m):
         spoken += "."  # "... pears, etc." keeps its full stop
     return spoken
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _ends_sentence(m: re.Match[str]) -> bool:
@@ -323,6 +328,7 @@ _RULES = [
     _rule(rf"{_NOT_AFTER}(?P<num>{_NUM}(?:\.\d+)?)\s?(?P<unit>{'|'.join(_UNITS)})\b", _unit),
     _rule(rf"\b(?P<first>{_DAY})\s?[-–]\s?(?P<last>{_DAY})\b", lambda m: f"{_DAYS[m['first']]} to {_DAYS[m['last']]}",
           "-–", digit=False),
+    _rule(rf"\b(?P<day>{_DAY})\b\.?(?=,|\s+(?:{_MONTH}|\d))", lambda m: _DAYS[m["day"]], ",0123456789", digit=False),
     _rule(r"\s?°\s?F\b", " degrees Fahrenheit", "°", digit=False),
     _rule(r"\s?°\s?C\b", " degrees Celsius", "°", digit=False),
     _rule(r"\s?°", " degrees", "°", digit=False),
