@@ -57,6 +57,7 @@ _DOLLAR_HINT = re.compile(r"dollar|\$|usd", re.I)
 _PREAMBLE = re.compile(r"^(?:use (?:this|it) to|used to|this tool|tool to|call (?:this|it) to|a tool to)\s+", re.I)
 _FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
 _DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
+_ARTICLES = "|".join(d for d in _DETERMINERS if d not in ("money", "all"))
 _SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
 _HIDDEN_KEYS = re.compile(r"^_|idempotency")
 
@@ -74,7 +75,7 @@ def action_phrase(call: ToolCall, tool: Tool | None = None) -> str:
     if template:
         try:
             return template.format_map(values)
-        except (KeyError, IndexError, ValueError):
+        except (KeyError, IndexError, ValueError, AttributeError):
             pass  # the call lacks an argument the template names: say what we do know
     description = tool.description if tool is not None and tool.description != tool.name else ""
     return derived_phrase(verb_phrase(description, call.name), values, tool)
@@ -135,8 +136,8 @@ def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None) -> st
     """Put each argument where the phrase mentions it ("an order" -> "order 4567"), else after it."""
     money_tail, id_tail, extras = "", "", []
     for key, value in values.items():
-        if value.startswith("$"):
-            phrase, placed = _MONEY_WORDS.subn(value, phrase, count=1)
+        if _is_money(key, tool) and value.startswith("$"):
+            phrase, placed = _MONEY_WORDS.subn(lambda _m, v=value: v, phrase, count=1)
             money_tail += "" if placed else f" of {value}"
         elif key == "id" or key.endswith("_id"):
             entity = key[:-3].replace("_", " ") if key != "id" else "item"
@@ -158,8 +159,6 @@ def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None) -> st
             joiner = "and"
     return phrase
 
-
-_ARTICLES = "|".join(d for d in _DETERMINERS if d not in ("money", "all"))
 
 
 def _name_entity(phrase: str, entity: str, value: str) -> tuple[str, int]:

@@ -2,8 +2,8 @@
 
 Every rule is a precompiled regex and a replacement, applied in a fixed order: the specific shapes
 (money, dates, times, phone numbers, ids) before the general ones (ranges, long numbers, decimals,
-counts), so a digit is read once, by the most specific rule that fits. Replacements contain no digits,
-which makes the whole pass idempotent. Checked against `espeak-ng -v en-us -x`, the phonemizer Piper uses.
+counts), so a digit is read once, by the most specific rule that fits. No digit survives the pass,
+which makes it idempotent. Checked against `espeak-ng -v en-us -x`, the phonemizer Piper uses.
 """
 
 from __future__ import annotations
@@ -107,11 +107,8 @@ def _date(month: int, day: int, year_text: str | None, original: str) -> str:
     return spoken
 
 
-def _iso_date(m: re.Match[str]) -> str:
-    return _date(int(m["month"]), int(m["day"]), m["year"], m[0])
-
-
-def _us_date(m: re.Match[str]) -> str:
+def _numeric_date(m: re.Match[str]) -> str:
+    """"2026-12-01", "12/01/2026", "12/1/26" -> "December first, twenty twenty-six"."""
     return _date(int(m["month"]), int(m["day"]), m["year"], m[0])
 
 
@@ -120,10 +117,9 @@ def _named_date(m: re.Match[str]) -> str:
 
 
 def _time(m: re.Match[str]) -> str:
-    hour, minute = int(m["hour"]), int(m["minute"] or 0)
-    if hour > 24 or minute > 59 or int(m["second"] or 0) > 59:
+    hour, minute, second, meridiem = int(m["hour"]), int(m["minute"] or 0), int(m["second"] or 0), m["mer"]
+    if hour > 24 or minute > 59 or second > 59:
         return m[0]
-    meridiem, second = m["mer"], int(m["second"] or 0)
     spoken = clock(hour, minute, has_meridiem=bool(meridiem))
     if second:
         spoken += f" and {cardinal(second)} second{'s' if second > 1 else ''}"
@@ -183,8 +179,10 @@ def _abbreviation(m: re.Match[str]) -> str:
     word = m[0]
     if word in ("St.", "Dr."):
         return _street_or_title(m)
-    if word.rstrip("s") in _SPELLED or word in _SPELLED:
-        return _spell(word) if word in _SPELLED else _spell(word[:-1]) + "'s"
+    if word in _SPELLED:
+        return _spell(word)
+    if word[:-1] in _SPELLED:
+        return _spell(word[:-1]) + "'s"  # "IDs" -> "I D's"
     spoken = _ABBREVIATIONS.get(word) or _capitalised(_ABBREVIATIONS[word[0].lower() + word[1:]])
     if word.endswith(".") and word not in _TITLES and _ends_sentence(m):
         spoken += "."  # "... pears, etc." keeps its full stop
@@ -308,9 +306,9 @@ _RULES = [
     _rule(rf"(?<![\w.$])(?P<neg>-)?(?P<cur>[$€£])\s?(?P<amount>{_NUM}(?:\.\d+)?|\.\d+)"
           rf"(?:(?P<abbr>[kKmMbB]|bn)\b|\s(?P<scale>thousand|million|billion|trillion)\b)?", _money, "$€£"),
     _rule(rf"{_NOT_AFTER}(?P<neg>-)?(?P<num>{_NUM}(?:\.\d+)?)\s?%", _percent, "%"),
-    _rule(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b", _iso_date, "-"),
-    _rule(r"\b(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4}|\d{2})\b", _us_date, "/"),
-    _rule(r"\b(?P<month>0\d|1[0-2])/(?P<day>[0-3]\d)(?P<year>)(?![/\d])", _us_date, "/"),  # "01/12"
+    _rule(r"\b(?P<year>\d{4})-(?P<month>\d{1,2})-(?P<day>\d{1,2})\b", _numeric_date, "-"),
+    _rule(r"\b(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4}|\d{2})\b", _numeric_date, "/"),
+    _rule(r"\b(?P<month>0\d|1[0-2])/(?P<day>[0-3]\d)(?P<year>)(?![/\d])", _numeric_date, "/"),  # "01/12"
     _rule(rf"\b(?P<month>{_MONTH})\.?\s+{_DAY_OF_MONTH}\b{_YEAR_AFTER}", _named_date),
     _rule(rf"\b{_DAY_OF_MONTH}\s+(?:of\s+)?(?P<month>{_MONTH})\b{_YEAR_AFTER}", _named_date),
     _rule(r"(?<![\d:.])(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?(?![\d:])"
