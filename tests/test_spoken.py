@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 import time
 
@@ -295,6 +296,32 @@ def test_through_speech_out_the_engine_hears_spoken_words_and_the_transcript_kee
     speech.end_of_text()
     assert said == ["Refunded $20.00 for order 4567.", "Anything else?"]
     assert engine.heard == ["Refunded twenty dollars for order four five six seven.", "Anything else?"]
+
+
+def test_a_normaliser_failure_speaks_the_written_text_instead_of_silencing_the_call() -> None:
+    class Broken:
+        def speak(self, text: str) -> str:
+            raise RuntimeError("bug")
+
+    form = SpokenForm()
+    form.rules = Broken()
+    engine = RecordingTTS()
+    SpokenTTS(engine, form).synthesize("order 4567")
+    assert engine.heard == ["order 4567"]
+
+
+_PIECES = ["4567", "$", "20", ".", "00", ",", "250", "-", "0134", "555", ":", "30", " pm", "%", "#", "order ",
+           "ID ", "No. ", "1st", "/", "2026", "Dec ", "St. ", "e.g. ", "etc.", " ", "*", "`", "{", "😀", "—", "–",
+           "+1 ", "(555) ", "A", "kg", "°", "~", "&", "@", "www.", ".com", "http://", "1,000", "0.5", "'", "\n",
+           "1" * 5000]
+
+
+def test_any_mix_of_digits_and_symbols_is_spoken_without_a_digit_or_an_error() -> None:
+    rng = random.Random(7)
+    for _ in range(600):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 8)))
+        spoken = SPEAK(text)
+        assert not any(ch.isdigit() for ch in spoken), (text, spoken)
 
 
 def test_normalising_a_sentence_costs_well_under_a_millisecond() -> None:

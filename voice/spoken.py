@@ -12,12 +12,15 @@ symbols and abbreviations are the locale's. Adding a locale is one class with `s
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Protocol
 
 import numpy as np
 
 from voice.spoken_en import EnglishUS
+
+log = logging.getLogger(__name__)
 
 
 class LocaleRules(Protocol):
@@ -107,7 +110,12 @@ class SpokenTTS:
         self.form = form or SpokenForm()
 
     def synthesize(self, text: str) -> np.ndarray:
-        return self.engine.synthesize(self.form.speak(text))
+        try:
+            spoken = self.form.speak(text)
+        except Exception:  # a normaliser bug must not silence the call: say the written text instead
+            log.exception("spoken form failed for %r; speaking it as written", text)
+            spoken = text
+        return self.engine.synthesize(spoken)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)

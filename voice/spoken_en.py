@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from voice.spoken_en_words import MONTHS, cardinal, clock, decimal, digits, ordinal, year
+from voice.spoken_en_words import MONTHS, cardinal, clock, digits, ordinal, year
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)"  # 1,250 or 1250
 _NOT_AFTER = r"(?<![\w.,])"  # a number starts here, not inside a word or another number
@@ -73,7 +73,12 @@ def _abbreviation_pattern() -> re.Pattern[str]:
 def _number(text: str) -> str:
     """A quantity as written: "1,250" -> one thousand two hundred fifty, "2.5" -> two point five."""
     whole, _, fraction = text.replace(",", "").partition(".")
-    return decimal(whole, fraction) if fraction else cardinal(int(whole))
+    return f"{_count(whole or '0')} point {digits(fraction)}" if fraction else _count(whole)
+
+
+def _count(text: str) -> str:
+    """Digits as a quantity; past a quadrillion nobody says it as one, so digit by digit (and int() stays bounded)."""
+    return cardinal(int(text)) if len(text) <= 15 else digits(text)
 
 
 def _money(m: re.Match[str]) -> str:
@@ -82,7 +87,7 @@ def _money(m: re.Match[str]) -> str:
     whole, _, fraction = amount.partition(".")
     sign = "minus " if m["neg"] else ""
     scale = (m["scale"] or _SCALE_WORDS.get((m["abbr"] or "").lower(), "")).lower()
-    if scale or len(fraction) > 2:
+    if scale or len(fraction) > 2 or len(whole) > 15:
         return f"{sign}{_number(amount)}{' ' + scale if scale else ''} {plural}"
     units, hundredths = int(whole or 0), int(fraction.ljust(2, "0")) if fraction else 0
     parts = []
@@ -167,7 +172,8 @@ def _identifier(m: re.Match[str]) -> str:
 
 
 def _ordinal(m: re.Match[str]) -> str:
-    return ordinal(int(m["num"].replace(",", "")))
+    number = m["num"].replace(",", "")
+    return ordinal(int(number)) if len(number) <= 15 else digits(number)
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -217,7 +223,7 @@ def _long_number(m: re.Match[str]) -> str:
     """4+ digits: a year if it looks like one, a round amount, else an identifier read digit by digit."""
     text, negative = m["num"], bool(m["neg"])
     if negative:
-        return "minus " + cardinal(int(text))
+        return "minus " + _count(text)
     if len(text) == 4 and 1900 <= int(text) <= 2099:
         return year(int(text))
     if text.endswith("00") and not text.startswith("0") and len(text) <= 15:
@@ -240,7 +246,7 @@ def _decade(m: re.Match[str]) -> str:
 
 
 def _dotted_number(m: re.Match[str]) -> str:
-    return " point ".join(cardinal(int(part)) for part in m[0].split("."))
+    return " point ".join(_count(part) for part in m[0].split("."))
 
 
 def _range(m: re.Match[str]) -> str:
@@ -300,7 +306,7 @@ def _rule(pattern: str, replacement: Callable[[re.Match[str]], str] | str, needs
 
 _RULES = [
     _rule(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b", _email, "@", digit=False),
-    _rule(r"\b(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)]", _url, _WEB, digit=False, flags=re.I),
+    _rule(r"(?<![A-Za-z])(?:https?://|www\.)[^\s<>\"']*[^\s<>\"'.,;:!?)]", _url, _WEB, digit=False, flags=re.I),
     _rule(r"\b[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.(?:com|org|net|io|dev|app|info|shop)\b(?:/[^\s]*[^\s.,;:!?)])?",
           _url, _WEB, digit=False),
     _rule(rf"(?<![\w.$])(?P<neg>-)?(?P<cur>[$€£])\s?(?P<amount>{_NUM}(?:\.\d+)?|\.\d+)"
@@ -324,6 +330,7 @@ _RULES = [
     _rule(rf"{_NOT_AFTER}(?P<num>{_NUM})(?:st|nd|rd|th)\b", _ordinal, "stndrhSTNDRH", flags=re.I),
     _rule(r"(?<![\w.,])'?(?P<num>\d0|\d{3}0)'?s\b", _decade, "s"),
     _rule(rf"{_NOT_AFTER}(?P<num>{_NUM}(?:\.\d+)?)\s?(?P<unit>{'|'.join(_UNITS)})\b", _unit),
+    _rule(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])", " "),  # "COVID19", "5x"
     _rule(rf"\b(?P<first>{_DAY})\s?[-–]\s?(?P<last>{_DAY})\b", lambda m: f"{_DAYS[m['first']]} to {_DAYS[m['last']]}",
           "-–", digit=False),
     _rule(rf"\b(?P<day>{_DAY})\b\.?(?=,|\s+(?:{_MONTH}|\d))", lambda m: _DAYS[m["day"]], ",0123456789", digit=False),
@@ -337,16 +344,15 @@ _RULES = [
     _rule(r"\s?%", " percent", "%", digit=False),
     _rule(r"#", " ", "#", digit=False),
     _rule(r"\s?×\s?", " times ", "×", digit=False),
-    _rule(r"(?<=\d)\+|\s\+\s", " plus ", "+", digit=False),
+    _rule(r"(?<=\d)\+|\s\+\s|(?<![\w+])\+(?=\d)", " plus ", "+", digit=False),
     _rule(rf"\s?/\s?(?=(?:{_PER})\b)", " per ", "/", digit=False),  # "$5/month"
-    _rule(r"(?<=[A-Za-z])/(?=[A-Za-z])", " or ", "/", digit=False),
     _rule(r"(?<=\d)/(?=\d)", " slash ", "/"),  # not a date: "13/45/2026"
-    _rule(r"(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])", " "),  # "COVID19", "5x"
     _rule(r"(?<![\w.,])\d+(?:\.\d+){2,}(?![\d.]|[.,]\d)", _dotted_number, "."),  # "version 1.2.3"
     _rule(r"(?<![\w.,-])(?P<low>\d{1,3})(?:-|\s?–\s?)(?P<high>\d{1,3})(?![\d-]|[.,]\d)", _range, "-–"),
     _rule(r"(?<![\w.,-])\d+(?:-\d+)+(?![\w-]|[.,]\d)", _digit_groups, "-"),  # "1100-123", a postcode
     _rule(rf"{_NOT_AFTER}(?P<neg>-)?(?P<num>{_NUM}\.\d+|\.\d+|{_NUM}){_NOT_BEFORE}", _plain_number),
     _rule(r"\d+", _leftover_digits),
+    _rule(r"(?<=[A-Za-z])/(?=[A-Za-z])", " or ", "/", digit=False),  # after the numbers: "kg/20"
 ]
 
 

@@ -66,11 +66,6 @@ def year(n: int) -> str:
     return f"{cardinal(century)} {'oh ' if rest < 10 else ''}{cardinal(rest)}"
 
 
-def decimal(whole: str, fraction: str) -> str:
-    """("2", "50") -> "two point five zero": the digits after the point are read one by one."""
-    return f"{cardinal(int(whole.replace(',', '') or '0'))} point {digits(fraction)}"
-
-
 def clock(hour: int, minute: int, has_meridiem: bool) -> str:
     """(10, 5) -> "ten oh five", (3, 30) -> "three thirty", (10, 0) -> "ten o'clock"."""
     if minute == 0:
