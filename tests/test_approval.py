@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from loop import Tool, ToolCall
+from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
+from tests.fakes import LoudnessVAD, ScriptedSTT, WordChunker, track
 from voice.approval import Answer, action_phrase, classify_answer, confirmation_question, verb_phrase
-from voice.orders import OrderDesk
-from voice.spoken import SpokenForm
+from voice.orders import OrderDesk, order_policy
+from voice.session import CallSession
+from voice.spoken import SpokenForm, SpokenTTS
 
 SPEAK = SpokenForm().speak
 
@@ -157,3 +161,29 @@ VERB_PHRASES = [
 @pytest.mark.parametrize(("description", "name", "phrase"), VERB_PHRASES)
 def test_verb_phrase(description: str, name: str, phrase: str) -> None:
     assert verb_phrase(description, name) == phrase
+
+
+class RecordingTTS:
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    def synthesize(self, text: str) -> np.ndarray:
+        self.heard.append(text)
+        return np.zeros(1280 * len(text.split()), dtype=np.int16)
+
+
+def test_in_a_call_the_caller_hears_words_and_the_trace_keeps_what_was_written(tmp_path: Path) -> None:
+    desk = OrderDesk(tmp_path / "orders.db")
+    script = [ToolCall("issue_refund", {"order_id": "4567", "amount": 20}), "Refunded $20.00 on order 4567."]
+    agent = Agent(model=ScriptedModel(script), tools=desk.tools(), policy=order_policy(),
+                  config=LoopConfig.profile("voice"), journal_path=str(tmp_path / "j.db"))
+    engine = RecordingTTS()
+    stt = ScriptedSTT({60: "refund twenty dollars on order 4567.", 12: "yes please."})
+    session = CallSession(agent, LoudnessVAD(), stt, SpokenTTS(engine), WordChunker)
+    asyncio.run(session.run_file(track((0.2, 60), (6.0, 12), total_s=12.0)))
+    said = " ".join(e["text"] for e in session.trace if e["kind"] == "agent_said")
+    assert "$20" in said and "4567" in said  # the trace and transcript: as written
+    heard = " ".join(engine.heard)
+    assert "twenty dollars" in heard and "four five six seven" in heard
+    assert not any(ch.isdigit() for ch in heard)  # the caller: as spoken
+    assert desk.db.execute("SELECT order_id, amount FROM refunds").fetchall() == [("4567", 20.0)]

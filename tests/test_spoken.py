@@ -283,21 +283,6 @@ def test_the_tts_wrapper_hears_the_spoken_form_and_passes_everything_else_throug
     assert tts.engine is engine
 
 
-def test_through_speech_out_the_engine_hears_spoken_words_and_the_transcript_keeps_written_ones() -> None:
-    from voice.playout import PlayoutCursor
-    from voice.speech_out import SpeechOut
-    from voice.tts import ClauseChunker
-
-    engine, said = RecordingTTS(), []
-    speech = SpeechOut(SpokenTTS(engine), ClauseChunker, PlayoutCursor(), None, realtime=False,
-                       on_said=lambda kind, text, seconds: said.append(text))
-    speech.new_reply()
-    speech.text("Refunded $20.00 for order 4567. Anything else?")
-    speech.end_of_text()
-    assert said == ["Refunded $20.00 for order 4567.", "Anything else?"]
-    assert engine.heard == ["Refunded twenty dollars for order four five six seven.", "Anything else?"]
-
-
 def test_a_normaliser_failure_speaks_the_written_text_instead_of_silencing_the_call() -> None:
     class Broken:
         def speak(self, text: str) -> str:
