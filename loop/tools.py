@@ -35,6 +35,9 @@ class Tool:
     reversible: bool = True
     timeout_s: float | None = None
     max_cost_usd: float = 0.0
+    # How to ask a caller before running it, e.g. "refund {amount} on order {order_id}" (arguments by name);
+    # empty: voice.approval derives the question from the description and the arguments.
+    confirm: str = ""
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
