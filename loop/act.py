@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop.events import FAILED_STATUSES
+from loop.events import ObservationStatus as Status
 from loop.outcomes import Escalated
 from loop.tools import ArgumentError, Tool, ToolOutput
 from loop.tracing import tool_span
@@ -30,14 +32,14 @@ class Observation:
     call: ToolCall
     content: str
     executed: bool
-    status: str  # ok | error | timeout | invalid_args | unknown_tool | blocked | denied | declined
+    status: Status
     cost_usd: float = 0.0
     escalation: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def failed(self) -> bool:
-        return self.status in ("error", "timeout")
+        return self.status in FAILED_STATUSES
 
     def to_dict(self) -> dict[str, Any]:
         return {"call": self.call.to_dict(), "content": self.content, "executed": self.executed,
@@ -46,10 +48,10 @@ class Observation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Observation:
         return cls(call=ToolCall.from_dict(data["call"]), content=data["content"], executed=data["executed"],
-                   status=data["status"], cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
+                   status=Status(data["status"]), cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
 
 
-def not_executed(call: ToolCall, status: str, content: str) -> Observation:
+def not_executed(call: ToolCall, status: Status, content: str) -> Observation:
     return Observation(call=call, content=content, executed=False, status=status)
 
 
@@ -91,7 +93,7 @@ class ToolRunner:
         try:
             kwargs = tool.validate(call.arguments)
         except ArgumentError as exc:
-            return not_executed(call, "invalid_args", str(exc))
+            return not_executed(call, Status.INVALID_ARGS, str(exc))
         if self.on_start is not None and inspect.isawaitable(pending := self.on_start(call)):
             await pending
         if call.id in self.recorded:  # resume: never execute twice what already ran
@@ -100,7 +102,7 @@ class ToolRunner:
             # Ran while the caller was still speaking; same signature, so the same read: reuse it.
             return Observation(call, early.content, True, early.status, early.cost_usd, extra={"speculative": True})
         if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
-            return not_executed(call, "interrupted", f"{call.name} was cut off by a restart and its effect is "
+            return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart and its effect is "
                                 "unknown. Check the current state before calling it again.")
         timeout = tool.timeout_s or self.default_timeout_s
         with tool_span(call) as span:
@@ -116,15 +118,15 @@ class ToolRunner:
             value = await asyncio.wait_for(_call(tool, kwargs), timeout)
         except TimeoutError:
             return Observation(call, f"{tool.name} did not answer within {timeout:g} s. The service may be slow "
-                               "or down; retrying unchanged will likely time out again.", True, "timeout",
+                               "or down; retrying unchanged will likely time out again.", True, Status.TIMEOUT,
                                cost_usd=tool.max_cost_usd)
         except Escalated as exc:
-            return Observation(call, f"Handed over to a human: {exc.reason}", True, "ok", escalation=exc.reason)
+            return Observation(call, f"Handed over to a human: {exc.reason}", True, Status.OK, escalation=exc.reason)
         except Exception as exc:
-            return Observation(call, _describe_failure(tool, exc), True, "error", cost_usd=tool.max_cost_usd)
+            return Observation(call, _describe_failure(tool, exc), True, Status.ERROR, cost_usd=tool.max_cost_usd)
         cost = value.cost_usd if isinstance(value, ToolOutput) else tool.max_cost_usd
         content = trim(render(value.value if isinstance(value, ToolOutput) else value), self.max_chars)
-        return Observation(call, content, True, "ok", cost_usd=cost,
+        return Observation(call, content, True, Status.OK, cost_usd=cost,
                            extra={"duration_s": round(time.perf_counter() - started, 6)})
 
 

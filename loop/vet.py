@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from loop.act import Observation, not_executed
+from loop.events import EventKind
+from loop.events import ObservationStatus as Status
 from loop.journal import EventLog
 from loop.policy import Decision, Guardrail, GuardrailHit, Policy, Severity, Verdict, VetContext, tighten, worst_hit
 from loop.replay import Tape
@@ -40,24 +42,24 @@ class BatchVetter:
         for call in calls:
             tool = self.tools.get(call.name)
             if tool is None:
-                out.refused[call.id] = not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
+                out.refused[call.id] = not_executed(call, Status.UNKNOWN_TOOL, f"There is no tool named {call.name!r}. "
                                                     f"Available tools: {', '.join(self.tools) or 'none'}.")
             elif hit := worst_hit(self.guardrails, call, tool, ctx):
-                self.log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
+                self.log.emit(EventKind.GUARDRAIL, call_id=call.id, severity=hit.severity.value, detail=hit.detail,
                               guardrail=hit.guardrail)
                 if hit.severity is Severity.HALT:
                     out.halt = hit
                     return out
-                out.refused[call.id] = not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
+                out.refused[call.id] = not_executed(call, Status.BLOCKED, f"Blocked by {hit.guardrail}: {hit.detail}")
             elif (verdict := self._verdict(call, tool)).decision is Decision.DENY:
                 out.refused[call.id] = not_executed(
-                    call, "denied", f"Denied by policy ({verdict.rule}): {verdict.reason}. "
+                    call, Status.DENIED, f"Denied by policy ({verdict.rule}): {verdict.reason}. "
                     "Do not retry; tell the user or try another way.")
             else:
                 pending.append((call, tool, verdict))
         for call, tool, verdict in pending:
             if verdict.decision is Decision.ASK and not await self._ask(call, verdict):
-                out.refused[call.id] = not_executed(call, "declined", f"The user declined {call.name}: "
+                out.refused[call.id] = not_executed(call, Status.DECLINED, f"The user declined {call.name}: "
                                                     f"{verdict.reason}. It was not done.")
             else:
                 out.approved.append((call, tool))
@@ -65,7 +67,7 @@ class BatchVetter:
 
     def _verdict(self, call: ToolCall, tool: Tool) -> Verdict:
         verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants)
-        self.log.emit("verdict", call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
+        self.log.emit(EventKind.VERDICT, call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
                       reason=verdict.reason)
         return verdict
 
@@ -77,5 +79,5 @@ class BatchVetter:
         else:
             answer = self.approver(call, verdict)
             approved = bool(await answer if inspect.isawaitable(answer) else answer)
-        self.log.emit("approval", call_id=call.id, approved=approved, rule=verdict.rule)
+        self.log.emit(EventKind.APPROVAL, call_id=call.id, approved=approved, rule=verdict.rule)
         return approved
