@@ -124,6 +124,12 @@ def _p50_p95(values: list[float]) -> dict[str, float]:
     return {"p50": percentile(values, 50), "p95": percentile(values, 95), "n": len(values)}
 
 
+def _order_desk() -> Any:
+    from voice.orders import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
+
+    return order_desk_brain()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from voice.console import add_console_command
     from voice.livekit_worker import add_livekit_command
@@ -131,9 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from loop.brain_bench import add_brain_arguments, cmd_bench_brain
+    from loop.brain_bench import add_brain_arguments, brain_command
 
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": cmd_bench_brain})
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk)})
     add_brain_arguments(parsers["bench"])
     parsers["bench"].add_argument("--speed", type=float, default=1.0,
                                   help="voice: feed the recordings at this multiple of real time")
