@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from voice.engines import SCRIPTED, add_engine_options
+
 RATE = 16000
 BLOCK = 320  # 20 ms
 
@@ -157,7 +159,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from voice.stack import load_stack
 
     try:
-        models = model_source(args.script, args.llm)
+        models = model_source(args.script, None if args.llm == SCRIPTED else args.llm)
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"voiceloop console: {exc}", file=sys.stderr)
         return 2
@@ -185,11 +187,7 @@ def _device(value: str | None) -> int | str | None:
 
 def add_console_command(sub: Any) -> None:
     p = sub.add_parser("console", help="talk to the agent with this computer's microphone and speaker")
-    model = p.add_mutually_exclusive_group()
-    model.add_argument("--script", help="scripted model: a YAML list of turns (or a fixture with model:)")
-    model.add_argument("--llm", choices=["openai", "local"], help="a real model instead of a script")
-    p.add_argument("--stt", default="tiny.en", choices=["tiny.en", "base"])
-    p.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
+    add_engine_options(p, script=True)
     p.add_argument("--greeting", default="Hello, how can I help?")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and orders.db live here")

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from voice.audio import downmix
+from voice.engines import SCRIPTED, STT_ENGINES, TTS_ENGINES, add_engine_options
 
 log = logging.getLogger("voiceloop.livekit")
 
@@ -231,8 +232,10 @@ def shared_context() -> Any:
     from voice.stack import load_stack
 
     data_dir = os.environ.get("VOICELOOP_DATA", "voiceloop-data")
-    models = model_source(os.environ.get("VOICELOOP_SCRIPT") or None, os.environ.get("VOICELOOP_LLM") or None)
-    stack = load_stack(os.environ.get("VOICELOOP_STT", "tiny.en"), tts=os.environ.get("VOICELOOP_TTS", "auto"))
+    llm = os.environ.get("VOICELOOP_LLM") or None
+    models = model_source(os.environ.get("VOICELOOP_SCRIPT") or None, None if llm == SCRIPTED else llm)
+    stack = load_stack(os.environ.get("VOICELOOP_STT") or STT_ENGINES.default,
+                       tts=os.environ.get("VOICELOOP_TTS") or TTS_ENGINES.default)
     greeting = os.environ.get("VOICELOOP_GREETING", "")
     factory = CallFactory(stack, order_desk_agents(models, data_dir), data_dir, SessionConfig(greeting=greeting))
     max_calls = int(os.environ.get("VOICELOOP_MAX_CALLS", "4"))
@@ -281,12 +284,8 @@ def cmd_livekit(args: argparse.Namespace) -> int:
 
 def add_livekit_command(sub: Any) -> None:
     p = sub.add_parser("livekit", help="run as a LiveKit Agents worker (rooms and SIP calls; see docs/livekit.md)")
-    model = p.add_mutually_exclusive_group()
-    model.add_argument("--script", help="scripted model: a YAML list of turns (or a fixture with a model: list)")
-    model.add_argument("--llm", choices=["openai", "local"], help="a real model instead of a script")
+    add_engine_options(p, script=True, defaults=False)  # unset: the job processes read $VOICELOOP_STT etc.
     p.add_argument("--data-dir", help="journal.db and orders.db (default $VOICELOOP_DATA or ./voiceloop-data)")
-    p.add_argument("--stt", default=None, choices=["tiny.en", "base"], help="Whisper model (default tiny.en)")
-    p.add_argument("--tts", default=None, choices=["auto", "piper", "espeak"])
     p.add_argument("--greeting", default=None, help="said when a call starts")
     p.add_argument("--max-calls", type=int, default=None, help="concurrent jobs per worker process (default 4)")
     p.add_argument("--agent-name", default="", help="explicit dispatch: only jobs for this agent name")
