@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from voice.audio import SAMPLE_RATE
 from voice.engines import SCRIPTED, add_engine_options
 
-RATE = 16000
 BLOCK = 320  # 20 ms
 
 
@@ -113,7 +113,7 @@ class Console:
     async def run(self, session: Any, stop: asyncio.Event) -> None:
         """Talk until `stop` is set (Ctrl-C in the command)."""
         loop = asyncio.get_running_loop()
-        common = {"samplerate": RATE, "blocksize": BLOCK, "dtype": "int16", "channels": 1}
+        common = {"samplerate": SAMPLE_RATE, "blocksize": BLOCK, "dtype": "int16", "channels": 1}
         inp = self.sd.InputStream(device=self.device_in, callback=self._input_callback(loop), **common)
         out = self.sd.OutputStream(device=self.device_out, callback=self.sink.output_callback, **common)
         await session.start()

@@ -29,14 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from voice.audio import downmix
+from voice.audio import SAMPLE_RATE, downmix
 from voice.engines import SCRIPTED, STT_ENGINES, TTS_ENGINES, add_engine_options
 
 log = logging.getLogger("voiceloop.livekit")
 
-SESSION_RATE = 16000
 PUBLISH_RATE = 48000
-FRAME_MS = 20
+PUBLISH_FRAME_MS = 20  # LiveKit's usual publish frame; not the pipeline's 32 ms frame
 QUEUE_MS = 200  # agent audio buffered in the AudioSource: the most a barge-in can have to discard
 REPORT_S = 0.02
 
@@ -59,11 +58,11 @@ class Inbound:
 
     def convert(self, frame: Any) -> np.ndarray:
         mono = downmix(np.frombuffer(frame.data, dtype=np.int16), frame.num_channels)
-        if frame.sample_rate == SESSION_RATE:
+        if frame.sample_rate == SAMPLE_RATE:
             return mono
         rtc = _rtc()
         if self.rate != frame.sample_rate:
-            self.resampler = rtc.AudioResampler(frame.sample_rate, SESSION_RATE, num_channels=1)
+            self.resampler = rtc.AudioResampler(frame.sample_rate, SAMPLE_RATE, num_channels=1)
             self.rate = frame.sample_rate
         pushed = rtc.AudioFrame(mono.tobytes(), frame.sample_rate, 1, len(mono))
         out = [np.frombuffer(f.data, dtype=np.int16) for f in self.resampler.push(pushed)]
@@ -71,18 +70,18 @@ class Inbound:
 
 
 class Outbound:
-    """16 kHz int16 agent audio -> `rtc.AudioFrame`s of FRAME_MS at the publish rate."""
+    """16 kHz int16 agent audio -> `rtc.AudioFrame`s of PUBLISH_FRAME_MS at the publish rate."""
 
     def __init__(self, rate: int = PUBLISH_RATE) -> None:
         self.rate = rate
-        self.size = rate * FRAME_MS // 1000
+        self.size = rate * PUBLISH_FRAME_MS // 1000
         self.reset()
 
     def reset(self) -> None:
         """Forget buffered audio (after a barge-in the old reply's tail must not play)."""
         rtc = _rtc()
-        same = self.rate == SESSION_RATE
-        self.resampler = None if same else rtc.AudioResampler(SESSION_RATE, self.rate, num_channels=1)
+        same = self.rate == SAMPLE_RATE
+        self.resampler = None if same else rtc.AudioResampler(SAMPLE_RATE, self.rate, num_channels=1)
         self.pending = np.zeros(0, np.int16)
         self.dirty = False  # audio inside the resampler or `pending` that a flush would emit
 
@@ -91,7 +90,7 @@ class Outbound:
         pcm = np.asarray(pcm, dtype=np.int16)
         self.dirty = not flush
         if self.resampler is not None:
-            parts = self.resampler.push(rtc.AudioFrame(pcm.tobytes(), SESSION_RATE, 1, len(pcm))) if len(pcm) else []
+            parts = self.resampler.push(rtc.AudioFrame(pcm.tobytes(), SAMPLE_RATE, 1, len(pcm))) if len(pcm) else []
             if flush:
                 parts += self.resampler.flush()
             pcm = np.concatenate([np.frombuffer(f.data, dtype=np.int16) for f in parts] or [pcm[:0]])
@@ -133,7 +132,7 @@ class LiveKitSink:
     def heard(self) -> int:
         """16 kHz samples of this epoch that have left the source's queue (reached the room)."""
         queued = self.source.queued_duration * self.source.sample_rate
-        return int(max(0.0, self.captured - queued) * SESSION_RATE / self.source.sample_rate)
+        return int(max(0.0, self.captured - queued) * SAMPLE_RATE / self.source.sample_rate)
 
     def report(self, played: Callable[[int], None]) -> None:
         heard = self.heard()
@@ -194,7 +193,7 @@ async def bridge(frames: AsyncIterator[Any], sink: LiveKitSink, session: Any, st
 def participant_audio(participant: Any) -> AsyncIterator[Any]:
     rtc = _rtc()
     return rtc.AudioStream.from_participant(participant=participant, track_source=rtc.TrackSource.SOURCE_MICROPHONE,
-                                            sample_rate=SESSION_RATE, num_channels=1)
+                                            sample_rate=SAMPLE_RATE, num_channels=1)
 
 
 async def run_job(job: Any, calls: Any, caller_audio: Callable[[Any], AsyncIterator[Any]] = participant_audio) -> None:
