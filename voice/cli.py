@@ -91,6 +91,7 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     """Voice-to-voice latency over the fixtures on the wall clock, its breakdown, and barge-in stop latency."""
     from voice.fixtures import FIXTURES, Fixture, run_call
     from voice.stack import load_stack
+    from voice.trace import TraceKind
 
     stack = load_stack(args.stt, tts=args.tts)
     model = _model_for(args.llm)
@@ -104,7 +105,7 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
                 if k != "first_audio_s":
                     parts.setdefault(k, []).append(v)
         for e in result.trace:
-            if e["kind"] == "agent_paused":
+            if e["kind"] == TraceKind.AGENT_PAUSED:
                 parts.setdefault("barge_in_stop", []).append(e.get("stop_latency_wall_ms", e["stop_latency_ms"]))
     report = {k: _p50_p95(v) for k, v in parts.items()}
     print(json.dumps(report, indent=2) if args.json else "\n".join(

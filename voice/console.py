@@ -24,6 +24,7 @@ import numpy as np
 
 from voice.audio import SAMPLE_RATE
 from voice.engines import SCRIPTED, add_engine_options
+from voice.trace import TraceKind
 
 BLOCK = 320  # 20 ms
 
@@ -136,17 +137,17 @@ class Console:
 
 def _printer(entry: dict[str, Any]) -> None:
     kind = entry["kind"]
-    if kind == "caller_turn_ended" and entry.get("text"):
+    if kind == TraceKind.CALLER_TURN_ENDED and entry.get("text"):
         print(f"you:    {entry['text']}", flush=True)
-    elif kind == "agent_said":
+    elif kind == TraceKind.AGENT_SAID:
         print(f"agent:  {entry['text']}", flush=True)
-    elif kind == "barge_in":
+    elif kind == TraceKind.BARGE_IN:
         print(f"        (interrupted; you heard: {entry['heard']!r})", flush=True)
-    elif kind == "loop.verdict":
+    elif kind == TraceKind.LOOP_VERDICT:
         print(f"        [{entry['decision']} {entry.get('rule', '')}]", flush=True)
-    elif kind == "loop.tool_result":
+    elif kind == TraceKind.LOOP_TOOL_RESULT:
         print(f"        tool {entry['call']['name']}({entry['call']['arguments']}) -> {entry['status']}", flush=True)
-    elif kind == "approval_asked":
+    elif kind == TraceKind.APPROVAL_ASKED:
         print(f"        waiting for your spoken yes or no on {entry['call']}", flush=True)
 
 
