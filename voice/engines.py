@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -96,7 +97,8 @@ class Registry(Generic[E]):
     def spec(self, name: str) -> EngineSpec:
         if name not in self.specs:
             known = [repr(n) for n in self.specs]
-            raise ValueError(f"unknown --{self.kind} {name!r}: use {', '.join(known[:-1])} or {known[-1]}")
+            choices = f"{', '.join(known[:-1])} or {known[-1]}" if len(known) > 1 else "".join(known)
+            raise ValueError(f"unknown --{self.kind} {name!r}: use {choices}")
         return self.specs[name]
 
     def load(self, name: str, /, **settings: Any) -> E:
@@ -169,8 +171,6 @@ class _DeprecatedAlias(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        import sys
-
         print(f"{parser.prog}: {option_string} is deprecated; use {self.new}", file=sys.stderr)
         setattr(namespace, self.dest, values)
 
