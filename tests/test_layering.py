@@ -112,3 +112,14 @@ def test_no_import_cycles() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_brain_bench_gets_the_demo_agent_from_the_voice_side() -> None:
+    from loop.brain_bench import case_request, load_cases
+    from voice.orders import order_desk_brain
+
+    setup = order_desk_brain()
+    request = case_request(setup.assembler(lambda text: len(text) // 4), {"say": "Where is order 4567?"})
+    assert {t["function"]["name"] for t in request.tools} >= {"lookup_order", "issue_refund"}
+    assert setup.policy_text and setup.policy_text in request.messages[0].content
+    assert setup.eval_set is not None and load_cases(setup.eval_set)
