@@ -3,6 +3,7 @@
 from loop.act import Observation
 from loop.agent import Agent, RunResult
 from loop.config import Budget, Ceiling, LoopConfig
+from loop.events import CANCELLED_BY_CALLER, EventKind, ObservationStatus
 from loop.journal import Event, Journal
 from loop.ledger import SharedLedger, TenantBudget
 from loop.outcomes import Escalated, RunOutcome
@@ -12,8 +13,38 @@ from loop.tools import Tool, ToolOutput
 from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
 
 __all__ = [
-    "Agent", "Budget", "Ceiling", "Decision", "Escalated", "Event", "GuardrailHit", "Journal", "LoopConfig",
-    "Message", "ModelRequest", "ModelResponse", "Observation", "Policy", "Pricing", "Rule", "RunOutcome",
-    "RunResult", "ScriptedModel", "ScriptedTurn", "Severity", "SharedLedger", "TenantBudget", "TextDelta", "Tool",
-    "ToolCall", "ToolCallDelta", "ToolOutput", "Usage", "Verdict", "VetContext",
+    "CANCELLED_BY_CALLER",
+    "Agent",
+    "Budget",
+    "Ceiling",
+    "Decision",
+    "Escalated",
+    "Event",
+    "EventKind",
+    "GuardrailHit",
+    "Journal",
+    "LoopConfig",
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "Observation",
+    "ObservationStatus",
+    "Policy",
+    "Pricing",
+    "Rule",
+    "RunOutcome",
+    "RunResult",
+    "ScriptedModel",
+    "ScriptedTurn",
+    "Severity",
+    "SharedLedger",
+    "TenantBudget",
+    "TextDelta",
+    "Tool",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolOutput",
+    "Usage",
+    "Verdict",
+    "VetContext",
 ]

@@ -13,6 +13,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop.events import FAILED_STATUSES
+from loop.events import ObservationStatus as Status
 from loop.outcomes import Escalated
 from loop.tools import ArgumentError, Tool, ToolOutput
 from loop.tracing import tool_span
@@ -38,7 +40,7 @@ class Observation:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("error", "timeout")
+        return self.status in FAILED_STATUSES
 
     def to_dict(self) -> dict[str, Any]:
         return {"call": self.call.to_dict(), "content": self.content, "executed": self.executed,
@@ -47,10 +49,10 @@ class Observation:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Observation:
         return cls(call=ToolCall.from_dict(data["call"]), content=data["content"], executed=data["executed"],
-                   status=data["status"], cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
+                   status=Status(data["status"]), cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
 
 
-def not_executed(call: ToolCall, status: str, content: str) -> Observation:
+def not_executed(call: ToolCall, status: Status, content: str) -> Observation:
     return Observation(call=call, content=content, executed=False, status=status)
 
 
@@ -100,10 +102,10 @@ class ToolRunner:
         if recorded is not None and not recorded.executed:  # resume: it was held back then too
             return recorded
         if recorded is None and handed_over:
-            return not_executed(call, "skipped", f"not run: {handed_over} handed the conversation to a human, "
+            return not_executed(call, Status.SKIPPED, f"not run: {handed_over} handed the conversation to a human, "
                                 "so nothing else in this batch may change anything.")
         if recorded is None and (busy := self._still_running()):
-            return not_executed(call, "skipped", f"not run: {busy} timed out earlier and may still take effect, "
+            return not_executed(call, Status.SKIPPED, f"not run: {busy} timed out earlier and may still take effect, "
                                 "so no other change may start until it has finished. Check the current state, "
                                 "then try again.")
         obs = await self.invoke(call, tool)  # a recorded result is replayed, never run again
@@ -119,7 +121,7 @@ class ToolRunner:
         try:
             kwargs = tool.validate(call.arguments)
         except ArgumentError as exc:
-            return not_executed(call, "invalid_args", str(exc))
+            return not_executed(call, Status.INVALID_ARGS, str(exc))
         if self.on_start is not None and inspect.isawaitable(pending := self.on_start(call)):
             await pending
         if call.id in self.recorded:  # resume: never execute twice what already ran
@@ -128,7 +130,7 @@ class ToolRunner:
             # Ran while the caller was still speaking; same signature, so the same read: reuse it.
             return Observation(call, early.content, True, early.status, early.cost_usd, extra={"speculative": True})
         if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
-            return not_executed(call, "interrupted", f"{call.name} was cut off by a restart and its effect is "
+            return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart and its effect is "
                                 "unknown. Check the current state before calling it again.")
         timeout = tool.timeout_s or self.default_timeout_s
         with tool_span(call) as span:
@@ -146,14 +148,14 @@ class ToolRunner:
         except TimeoutError:
             if tool.mutates and worker and not worker[0].done():  # a thread cannot be stopped: it may still write
                 self.unsettled.append((call.name, worker[0]))
-            return Observation(call, _timed_out(tool, timeout), True, "timeout", cost_usd=tool.max_cost_usd)
+            return Observation(call, _timed_out(tool, timeout), True, Status.TIMEOUT, cost_usd=tool.max_cost_usd)
         except Escalated as exc:
-            return Observation(call, f"Handed over to a human: {exc.reason}", True, "ok", escalation=exc.reason)
+            return Observation(call, f"Handed over to a human: {exc.reason}", True, Status.OK, escalation=exc.reason)
         except Exception as exc:
-            return Observation(call, _describe_failure(tool, exc), True, "error", cost_usd=tool.max_cost_usd)
+            return Observation(call, _describe_failure(tool, exc), True, Status.ERROR, cost_usd=tool.max_cost_usd)
         cost = value.cost_usd if isinstance(value, ToolOutput) else tool.max_cost_usd
         content = trim(render(value.value if isinstance(value, ToolOutput) else value), self.max_chars)
-        return Observation(call, content, True, "ok", cost_usd=cost,
+        return Observation(call, content, True, Status.OK, cost_usd=cost,
                            extra={"duration_s": round(time.perf_counter() - started, 6)})
 
 

@@ -16,6 +16,7 @@ from loop.act import Observation, ToolRunner, not_executed
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
 from loop.errors import ModelError
+from loop.events import EventKind, ObservationStatus
 from loop.journal import Event, EventLog, Journal, Listener
 from loop.ledger import TenantBudget
 from loop.outcomes import (
@@ -111,7 +112,7 @@ class Agent:
         answer, dimension = "", ""
         with agent_span(self.name, state.run_id, self.config.name) as span:
             try:
-                log.emit("run_started", goal=goal, profile=self.config.name, model=self.model.name)
+                log.emit(EventKind.RUN_STARTED, goal=goal, profile=self.config.name, model=self.model.name)
                 self._append(state, Message("user", goal))
                 while True:
                     await self._turn(state, log, ledger, tape)
@@ -120,7 +121,8 @@ class Agent:
                 dimension = getattr(stop, "dimension", "")
             except asyncio.CancelledError as cancel:
                 # Not an outcome of the run: its caller withdrew it (a barge-in). Recorded, then re-raised.
-                log.emit("run_cancelled", reason=str(cancel.args[0]) if cancel.args else "cancelled", turns=state.turn)
+                log.emit(EventKind.RUN_CANCELLED, reason=str(cancel.args[0]) if cancel.args else "cancelled",
+                         turns=state.turn)
                 raise
             except Exception as exc:
                 outcome, reason = RunOutcome.ERROR, f"{type(exc).__name__}: {exc}"
@@ -128,7 +130,7 @@ class Agent:
                 ledger.close()
             annotate(span, voiceloop__outcome=outcome.value, voiceloop__reason=reason,
                      voiceloop__turns=state.turn, voiceloop__cost_usd=ledger.used("cost_usd"))
-            log.emit("run_finished", meta={"usage": ledger.snapshot(), "headroom": ledger.headroom(),
+            log.emit(EventKind.RUN_FINISHED, meta={"usage": ledger.snapshot(), "headroom": ledger.headroom(),
                                            "warnings": ledger.warnings},
                      outcome=outcome.value, reason=reason, answer=answer, turns=state.turn,
                      **({"dimension": dimension} if dimension else {}))
@@ -142,7 +144,7 @@ class Agent:
                           self.model.pricing, model_timeout_s=cfg.model_timeout_s,
                           tool_calls=cfg.tool_calls_reserved_per_turn, tool_cost=cfg.tool_cost_reserved_per_turn,
                           shared=s.turn not in tape.responses)
-        log.emit("turn_admitted", meta={"budget": ledger.snapshot()}, turn=s.turn)
+        log.emit(EventKind.TURN_ADMITTED, meta={"budget": ledger.snapshot()}, turn=s.turn)
         started = self.clock()
         # 1. assemble
         request, dropped = self.assembler.build(s.messages, s.turn, cfg.max_output_tokens, cfg.model_timeout_s)
@@ -162,7 +164,7 @@ class Agent:
                                       "finished", dimension="tokens")
             raise Completed("the model gave a final answer", answer=response.text)
         calls = response.tool_calls
-        log.emit("proposals", turn=s.turn - 1, signatures=[c.signature for c in calls], context_dropped=dropped)
+        log.emit(EventKind.PROPOSALS, turn=s.turn - 1, signatures=[c.signature for c in calls], context_dropped=dropped)
         s.turn_signatures.append(turn_signature(calls))
         if why := detect_repetition(s.turn_signatures, cfg.repeat_threshold, s.turn_observations):
             self._close_batch(s, log, calls, {}, "not run: the run stopped because it was repeating itself")
@@ -206,7 +208,7 @@ class Agent:
 
     async def _decide(self, request: ModelRequest, log: EventLog, tape: Tape) -> ModelResponse:
         source = tape.model_stream(request.turn) or self.model.stream(request)
-        log.emit("model_call", turn=request.turn, messages=len(request.messages), model=self.model.name)
+        log.emit(EventKind.MODEL_CALL, turn=request.turn, messages=len(request.messages), model=self.model.name)
         response: ModelResponse | None = None
         with chat_span(self.model.name, request.turn, request.max_output_tokens) as span:
             try:
@@ -215,9 +217,9 @@ class Agent:
                         if isinstance(ev, ModelResponse):
                             response = ev
                         elif isinstance(ev, TextDelta):
-                            log.emit("model_delta", turn=request.turn, type="text", text=ev.text)
+                            log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="text", text=ev.text)
                         else:
-                            log.emit("model_delta", turn=request.turn, type="tool_call", index=ev.index,
+                            log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="tool_call", index=ev.index,
                                      id=ev.id, name=ev.name, arguments=ev.arguments)
             except ModelError as exc:
                 raise ToolFailure(f"model {self.model.name}: {exc}") from exc
@@ -229,15 +231,15 @@ class Agent:
             annotate(span, gen_ai__usage__input_tokens=response.usage.input_tokens,
                      gen_ai__usage__output_tokens=response.usage.output_tokens,
                      gen_ai__response__finish_reasons=[response.finish_reason])
-        log.emit("model_response", turn=request.turn, response=response.to_dict())
+        log.emit(EventKind.MODEL_RESPONSE, turn=request.turn, response=response.to_dict())
         return response
 
     def _close_batch(self, s: RunState, log: EventLog, calls: list[ToolCall], done: dict[str, Observation],
                      missing: str) -> None:
         """Exactly one observation per proposed call, in proposal order, as tool messages."""
         for call in calls:
-            obs = done.get(call.id) or not_executed(call, "skipped", missing)
-            log.emit("tool_result", **obs.to_dict())
+            obs = done.get(call.id) or not_executed(call, ObservationStatus.SKIPPED, missing)
+            log.emit(EventKind.TOOL_RESULT, **obs.to_dict())
             self._append(s, Message("tool", obs.content, tool_call_id=call.id, name=call.name))
 
     def _after_batch(self, s: RunState, observations: list[Observation]) -> None:
@@ -247,7 +249,7 @@ class Agent:
             n = s.failures[obs.call.name] = s.failures.get(obs.call.name, 0) + 1 if obs.failed else 0
             if n >= self.config.max_consecutive_tool_failures:
                 raise ToolFailure(f"{obs.call.name} failed {n} times in a row; last: {obs.content}")
-        declined = [o for o in observations if o.status == "declined"]
+        declined = [o for o in observations if o.status == ObservationStatus.DECLINED]
         if declined and self.config.stop_on_decline:
             raise ApprovalDenied(f"the user declined {', '.join(o.call.name for o in declined)}")
         unapproved = [o for o in observations if o.status == "unapproved"]
@@ -260,7 +262,7 @@ class Agent:
         took, ceiling = self.clock() - started, self.config.turn_wall_clock_s
         warnings = ledger.warnings + ([f"turn took {took:.3f} s > {ceiling.limit:g} s"] if took > ceiling.limit else [])
         ledger.warnings = []
-        log.emit("turn_finished", meta={"took_s": round(took, 6), "warnings": warnings}, turn=s.turn - 1)
+        log.emit(EventKind.TURN_FINISHED, meta={"took_s": round(took, 6), "warnings": warnings}, turn=s.turn - 1)
         if took > ceiling.limit and ceiling.hard:
             raise BudgetExhausted(f"turn {s.turn - 1} took {took:.3f} s > {ceiling.limit:g} s", "turn_wall_clock_s")
 
@@ -269,12 +271,12 @@ class Agent:
 
 
 def _log_start(log: EventLog, call: ToolCall) -> None:
-    log.emit("tool_started", call=call.to_dict())
+    log.emit(EventKind.TOOL_STARTED, call=call.to_dict())
 
 
 def _log_finish(log: EventLog, obs: Observation) -> None:
     """A write's result is journaled the moment it is known, so a kill later in the batch cannot lose it."""
-    log.emit("tool_finished", **obs.to_dict())
+    log.emit(EventKind.TOOL_FINISHED, **obs.to_dict())
 
 
 def _catch_up(ledger: BudgetLedger, event: Event) -> None:

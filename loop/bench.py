@@ -18,6 +18,7 @@ from typing import Any
 
 from loop.agent import Agent
 from loop.config import Budget, LoopConfig
+from loop.events import EventKind
 from loop.journal import Event
 from loop.report import percentile
 from loop.scripted import ScriptedModel
@@ -48,7 +49,7 @@ class _Stamps:
         self.marks: list[float] = []
 
     def __call__(self, event: Event) -> None:
-        if event.kind in ("turn_admitted", "run_finished"):
+        if event.kind in (EventKind.TURN_ADMITTED, EventKind.RUN_FINISHED):
             self.marks.append(time.perf_counter())
 
 

@@ -1,10 +1,13 @@
 """`voiceloop bench brain`: the embedded LLM's load time, time to first token cold vs warm, tokens/s, and
-tool-choice accuracy + latency on `tests/data/tool_choice_eval.yaml` for the order-support demo.
+tool-choice accuracy + latency on an eval set of cases for one agent.
 
-Requests are assembled by the loop's own PromptAssembler with the demo's tools and policy, so the model sees
-exactly the bytes an Agent would send. Progress goes to stderr, the result to stdout (text or --json).
+Which agent is the caller's choice (a `BrainSetup`: system prompt, tools, policy text, eval set); requests are
+assembled by the loop's own PromptAssembler from it, so the model sees exactly the bytes an Agent would send.
+The loop knows no particular agent: the voice CLI passes the order desk's (`voice.orders.order_desk_brain`).
+Progress goes to stderr, the result to stdout (text or --json).
 
-Wiring: `add_loop_commands(sub, bench_targets={"brain": cmd_bench_brain})` and `add_brain_arguments(bench)`.
+Wiring: `add_loop_commands(sub, bench_targets={"brain": brain_command(make_setup)})` and
+`add_brain_arguments(bench)`.
 """
 
 from __future__ import annotations
@@ -18,15 +21,31 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from loop.grounding import words_to_number
 from loop.prompt import PromptAssembler
+from loop.tools import Tool
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCallDelta
 from loop.weights import DEFAULT_MODEL, MODELS
 
-EVAL_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "tool_choice_eval.yaml"
+
+@dataclass(frozen=True)
+class BrainSetup:
+    """The agent a model is measured as: what its prompt holds, and the cases it is scored on."""
+
+    system_prompt: str
+    tools: Sequence[Tool]
+    policy_text: str = ""
+    eval_set: Path | None = None  # YAML with a `cases:` list; `--eval-set` overrides it
+    context_tokens: int = 4096
+
+    def assembler(self, count_tokens: Callable[[str], int]) -> PromptAssembler:
+        return PromptAssembler(self.system_prompt, list(self.tools), count_tokens, self.context_tokens,
+                               self.policy_text)
 
 # ---- scoring ---------------------------------------------------------------------------------
 
@@ -62,20 +81,10 @@ def score(expect: Any, response: ModelResponse) -> tuple[bool, str]:
 # ---- requests --------------------------------------------------------------------------------
 
 
-def load_cases(path: str | Path = EVAL_SET) -> list[dict[str, Any]]:
+def load_cases(path: str | Path) -> list[dict[str, Any]]:
     import yaml
 
     return list(yaml.safe_load(Path(path).read_text())["cases"])
-
-
-def demo_assembler(count_tokens: Any, system: str | None = None) -> PromptAssembler:
-    """The prompt assembler an Agent over the order desk builds (tools, policy text, and the system prompt
-    from configs/order_support.yaml unless another is given)."""
-    from voice.orders import OrderDesk, demo_config, order_policy
-
-    tools = OrderDesk(":memory:").tools()  # the schemas are what matters; nothing is executed here
-    system = system if system is not None else demo_config()["system_prompt"]
-    return PromptAssembler(system, tools, count_tokens, 4096, order_policy().text)
 
 
 def case_request(assembler: PromptAssembler, case: dict[str, Any], max_output: int = 96) -> ModelRequest:
@@ -161,13 +170,14 @@ async def evaluate(model: Any, assembler: PromptAssembler, cases: list[dict[str,
             "failures": [{k: r[k] for k in ("id", "expect", "got")} for r in rows if not r["ok"]]}
 
 
-def bench_model(name: str, cases: list[dict[str, Any]], grammar: bool = True, ground: bool = True) -> dict[str, Any]:
+def bench_model(name: str, cases: list[dict[str, Any]], setup: BrainSetup, grammar: bool = True,
+                ground: bool = True) -> dict[str, Any]:
     from loop.local_llm import LlamaModel
 
     _say(f"loading {name}")
     model = LlamaModel(name=name, grammar=grammar, ground=ground)
     _say(f"{name} loaded in {model.load_s:.2f}s")
-    assembler = demo_assembler(model.count_tokens)
+    assembler = setup.assembler(model.count_tokens)
     result: dict[str, Any] = {"model": name, "load_s": round(model.load_s, 2), "grammar": grammar, "ground": ground}
     result.update(asyncio.run(measure_speed(model, assembler)))
     _say(f"{name}: TTFT cold {result['ttft_cold_s']}s, warm {result['ttft_warm_s']}s, {result['tokens_per_s']} tok/s")
@@ -197,23 +207,24 @@ def add_brain_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the `brain` target, for the shared `bench` parser."""
     parser.add_argument("--models", default=DEFAULT_MODEL,
                         help=f"brain: comma-separated models (known: {', '.join(MODELS)})")
-    parser.add_argument("--eval-set", default=str(EVAL_SET), help="brain: tool-choice cases (YAML)")
+    parser.add_argument("--eval-set", default=None, help="brain: tool-choice cases (YAML; default: the agent's own)")
     parser.add_argument("--limit", type=int, default=0, help="brain: only the first N cases (0 = all; -1 = none)")
     parser.add_argument("--no-grammar", action="store_true", help="brain: generate without the GBNF grammar")
     parser.add_argument("--no-ground", action="store_true",
                         help="brain: grammar from the tool schemas only, arguments not grounded in the conversation")
 
 
-def cmd_bench_brain(args: argparse.Namespace) -> int:
-    """Measure each model; exit 2 when weights or llama-cpp-python are missing."""
+def cmd_bench_brain(args: argparse.Namespace, setup: BrainSetup) -> int:
+    """Measure each model as `setup`'s agent; exit 2 when weights or llama-cpp-python are missing."""
     names = [n.strip() for n in str(getattr(args, "models", DEFAULT_MODEL)).split(",") if n.strip()]
     limit = int(getattr(args, "limit", 0) or 0)
-    cases = load_cases(getattr(args, "eval_set", EVAL_SET))
-    cases = [] if limit < 0 else cases[:limit] if limit else cases
+    eval_set = getattr(args, "eval_set", None) or setup.eval_set
+    cases = load_cases(eval_set) if eval_set and limit >= 0 else []
+    cases = cases[:limit] if limit > 0 else cases
     results = []
     try:
         for name in names:
-            results.append(bench_model(name, cases, grammar=not getattr(args, "no_grammar", False),
+            results.append(bench_model(name, cases, setup, grammar=not getattr(args, "no_grammar", False),
                                        ground=not getattr(args, "no_ground", False)))
     except (ImportError, FileNotFoundError, KeyError) as exc:
         _say(f"cannot run: {exc}")
@@ -222,8 +233,6 @@ def cmd_bench_brain(args: argparse.Namespace) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    _parser = argparse.ArgumentParser(prog="python -m loop.brain_bench")
-    add_brain_arguments(_parser)
-    _parser.add_argument("--json", action="store_true")
-    raise SystemExit(cmd_bench_brain(_parser.parse_args()))
+def brain_command(make_setup: Callable[[], BrainSetup]) -> Callable[[argparse.Namespace], int]:
+    """The `brain` bench target for one agent; `make_setup` runs only when the target does."""
+    return lambda args: cmd_bench_brain(args, make_setup())

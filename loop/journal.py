@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop.events import EventKind
 from loop.types import canonical_json
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ class Event:
 
     run_id: str
     seq: int
-    kind: str
+    kind: str  # an EventKind when emitted; the same string when read back from the journal
     payload: dict[str, Any]
     meta: dict[str, Any] = field(default_factory=dict)
     replayed: bool = False
@@ -102,7 +103,7 @@ class EventLog:
         self.elapsed, self.on_replayed = elapsed, on_replayed
         self.seq = 0
 
-    def emit(self, kind: str, meta: dict[str, Any] | None = None, **payload: Any) -> Event:
+    def emit(self, kind: EventKind, meta: dict[str, Any] | None = None, **payload: Any) -> Event:
         meta = dict(meta or {})
         if self.elapsed is not None:
             meta["elapsed_s"] = round(self.elapsed(), 6)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from loop.act import Observation
+from loop.events import EventKind
 from loop.journal import Event
 from loop.types import ModelEvent, ModelResponse, TextDelta, ToolCallDelta
 
@@ -28,21 +29,21 @@ class Tape:
         started: set[str] = set()
         for ev in events:
             p = ev.payload
-            if ev.kind == "run_started":
+            if ev.kind == EventKind.RUN_STARTED:
                 tape.goal = p["goal"]
-            elif ev.kind == "model_delta":
+            elif ev.kind == EventKind.MODEL_DELTA:
                 tape.deltas.setdefault(p["turn"], []).append(_delta(p))
-            elif ev.kind == "model_response":
+            elif ev.kind == EventKind.MODEL_RESPONSE:
                 tape.responses[p["turn"]] = ModelResponse.from_dict(p["response"])
-            elif ev.kind == "approval" and p.get("asked", True):
+            elif ev.kind == EventKind.APPROVAL and p.get("asked", True):
                 tape.approvals[p["call_id"]] = p["approved"]
-            elif ev.kind == "approval":
+            elif ev.kind == EventKind.APPROVAL:
                 tape.unasked.add(p["call_id"])
-            elif ev.kind == "tool_started":
+            elif ev.kind == EventKind.TOOL_STARTED:
                 started.add(p["call"]["id"])
-            elif ev.kind in ("tool_finished", "tool_result"):  # a write's result is journaled as it completes
+            elif ev.kind in (EventKind.TOOL_FINISHED, EventKind.TOOL_RESULT):  # writes: journaled as each completes
                 tape.results[p["call"]["id"]] = Observation.from_dict(p)
-            elif ev.kind == "run_finished":
+            elif ev.kind == EventKind.RUN_FINISHED:
                 tape.finished = p
         tape.interrupted = started - set(tape.results)
         return tape

@@ -1,7 +1,8 @@
 """`voiceloop report runs.db`: what a journal says about how runs end.
 
-Reads only three event kinds — run_started, model_response, run_finished — straight from SQLite (read-only),
-so it can run against a journal that live agents are still appending to.
+Reads only four event kinds — run_started, model_response, run_finished, run_cancelled — straight from SQLite
+(read-only), so it can run against a journal that live agents are still appending to. A run its caller cut off
+(a barge-in) is counted as cancelled, apart from the outcomes: it did not end for a reason of its own.
 Percentiles are nearest-rank: every figure shown is a value some run actually had.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loop.config import DIMENSIONS, PROFILES
+from loop.events import EventKind
 from loop.outcomes import RunOutcome
 from loop.repetition import repeated_intent_depth
 from loop.types import ToolCall
@@ -23,7 +25,7 @@ from loop.types import ToolCall
 UNFINISHED = "unfinished (no terminal outcome)"
 CANCELLED = "cancelled by the caller (barge-in)"
 LOW_HEADROOM = 0.05  # a completion with less than this fraction left of a resource counts as "close"
-_KINDS = ("run_started", "model_response", "run_finished", "run_cancelled")
+_KINDS = (EventKind.RUN_STARTED, EventKind.MODEL_RESPONSE, EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED)
 
 
 @dataclass
@@ -59,11 +61,11 @@ def _read_runs(journal_path: str | Path) -> list[_Run]:
     runs = {run_id: _Run(run_id) for run_id in all_ids}  # a run with no run_started still shows up
     for run_id, kind, payload, meta in rows:
         run, data = runs[run_id], json.loads(payload)
-        if kind == "run_started":
+        if kind == EventKind.RUN_STARTED:
             run.profile = data.get("profile")
-        elif kind == "model_response":
+        elif kind == EventKind.MODEL_RESPONSE:
             run.calls += [ToolCall.from_dict(c) for c in data.get("response", {}).get("tool_calls", [])]
-        elif kind == "run_cancelled":
+        elif kind == EventKind.RUN_CANCELLED:
             run.cancelled = True
         else:
             run.finished, run.finished_meta = data, json.loads(meta)

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from loop.act import Observation, not_executed
+from loop.events import EventKind
+from loop.events import ObservationStatus as Status
 from loop.journal import EventLog
 from loop.policy import Decision, Guardrail, GuardrailHit, Policy, Severity, Verdict, VetContext, tighten, worst_hit
 from loop.replay import Tape
@@ -59,30 +61,30 @@ class BatchVetter:
         arguments, the ones the tool will receive ({"amount": "500"} is judged as 500.0)."""
         tool = self.tools.get(call.name)
         if tool is None:
-            return not_executed(call, "unknown_tool", f"There is no tool named {call.name!r}. "
+            return not_executed(call, Status.UNKNOWN_TOOL, f"There is no tool named {call.name!r}. "
                                 f"Available tools: {', '.join(self.tools) or 'none'}.")
         try:
             checked, invalid = ToolCall(call.name, tool.validate(call.arguments), call.id), ""
         except ArgumentError as exc:
             checked, invalid = call, str(exc)
         if hit := worst_hit(self.guardrails, checked, tool, ctx):
-            self.log.emit("guardrail", call_id=call.id, severity=hit.severity.value, detail=hit.detail,
+            self.log.emit(EventKind.GUARDRAIL, call_id=call.id, severity=hit.severity.value, detail=hit.detail,
                           guardrail=hit.guardrail)
             if hit.severity is Severity.HALT:
                 return hit
-            return not_executed(call, "blocked", f"Blocked by {hit.guardrail}: {hit.detail}")
+            return not_executed(call, Status.BLOCKED, f"Blocked by {hit.guardrail}: {hit.detail}")
         if invalid:
-            return not_executed(call, "invalid_args", invalid)
+            return not_executed(call, Status.INVALID_ARGS, invalid)
         verdict = self._verdict(checked, tool)
         if verdict.decision is Decision.DENY:
-            return not_executed(call, "denied", f"Denied by policy ({verdict.rule}): {verdict.reason}. "
+            return not_executed(call, Status.DENIED, f"Denied by policy ({verdict.rule}): {verdict.reason}. "
                                 "Do not retry; tell the user or try another way.")
         return verdict
 
     def _verdict(self, call: ToolCall, tool: Tool) -> Verdict:
         verdict = tighten(self.policy.evaluate(call, tool), tool, self.policy.grants,
                           mutations_need_approval=self.mutations_need_approval)
-        self.log.emit("verdict", call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
+        self.log.emit(EventKind.VERDICT, call_id=call.id, decision=verdict.decision.value, rule=verdict.rule,
                       reason=verdict.reason)
         return verdict
 
@@ -90,8 +92,8 @@ class BatchVetter:
         """None when a human approved; otherwise the observation saying why the call was not done."""
         if call.id in self.tape.unasked or (self.approver is None and call.id not in self.tape.approvals):
             # Nobody was asked, so nobody declined: say exactly that (and say it again on resume).
-            self.log.emit("approval", call_id=call.id, approved=False, rule=verdict.rule, asked=False)
-            return not_executed(call, "unapproved", f"{call.name} needs approval ({verdict.reason}) and no one "
+            self.log.emit(EventKind.APPROVAL, call_id=call.id, approved=False, rule=verdict.rule, asked=False)
+            return not_executed(call, Status.UNAPPROVED, f"{call.name} needs approval ({verdict.reason}) and no one "
                                 "can approve it in this run, so it was not done. Tell the user it needs approval.")
         if call.id in self.tape.approvals:  # resume: the human already answered
             approved = self.tape.approvals[call.id]
@@ -99,7 +101,7 @@ class BatchVetter:
             assert self.approver is not None
             answer = self.approver(call, verdict)
             approved = bool(await answer if inspect.isawaitable(answer) else answer)
-        self.log.emit("approval", call_id=call.id, approved=approved, rule=verdict.rule)
+        self.log.emit(EventKind.APPROVAL, call_id=call.id, approved=approved, rule=verdict.rule)
         if approved:
             return None
-        return not_executed(call, "declined", f"The user declined {call.name}: {verdict.reason}. It was not done.")
+        return not_executed(call, Status.DECLINED, f"The user declined {call.name}: {verdict.reason}. It was not done.")

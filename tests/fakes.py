@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from voice.playout import FRAME
+from voice.audio import FRAME_SAMPLES as FRAME  # 512 samples: defined once, in voice/audio.py
 
 
 class LoudnessVAD:

@@ -8,7 +8,8 @@ import numpy as np
 
 from loop import Decision, Event, ToolCall, Verdict
 from tests.fakes import WordChunker
-from voice.call_core import FRAME_S, CallCore
+from voice.audio import FRAME_S
+from voice.call_core import CallCore
 from voice.call_events import (
     ApprovalRequested,
     AudioPlayed,

@@ -15,7 +15,7 @@ import numpy as np
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, TextDelta, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
-from voice.call_core import FRAME_S
+from voice.audio import FRAME_S
 from voice.orders import OrderDesk, order_policy
 from voice.pacer import PacedSink
 from voice.playout import FRAME

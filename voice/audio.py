@@ -16,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+# The one definition of the internal frame: import these, never write 512 / 16000 / 0.032 again.
 SAMPLE_RATE = 16000
 FRAME_MS = 32
 FRAME_SAMPLES = SAMPLE_RATE * FRAME_MS // 1000  # 512: the frame size Silero VAD v6 expects
+FRAME_S = FRAME_SAMPLES / SAMPLE_RATE  # 0.032: one frame on the session's clock
 
 _WAVE_FORMAT_PCM = 0x0001
 _WAVE_FORMAT_EXTENSIBLE = 0xFFFE

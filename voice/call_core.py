@@ -20,17 +20,15 @@ from typing import Any
 
 import numpy as np
 
-from loop import Decision, Message, RunOutcome, RunResult
+from loop import CANCELLED_BY_CALLER, Decision, EventKind, Message, RunOutcome, RunResult
 from voice import call_events as ce
 from voice.approval import Answer, classify_answer, confirmation_question
+from voice.audio import FRAME_S
 from voice.call_events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
-from voice.playout import FRAME
 from voice.reply import Chunker, Reply
+from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 from voice.turns import TurnDetector, is_interruption, looks_finished
-
-FRAME_S = FRAME / 16000
-TRACED_RUN_EVENTS = ("verdict", "tool_result", "approval", "run_finished", "run_cancelled", "guardrail")
 
 
 class CallCore:
@@ -89,7 +87,7 @@ class CallCore:
             case ce.ApprovalRequested():
                 self._on_approval_requested(event)
             case ce.OperatorDecision(approved=approved):
-                self._trace("operator_decision", approved=approved)
+                self._trace(TraceKind.OPERATOR_DECISION, approved=approved)
                 self._settle_approval(approved)
             case ce.ClockTick(t=t):
                 self.now = max(self.now, t)
@@ -109,12 +107,12 @@ class CallCore:
         rec = self.reply.record
         if chunk is not None and rec is not None and rec.first_audio_s is None:
             rec.first_audio_s = round(t, 3)
-            self._emit_trace("agent_audio_started")
+            self._emit_trace(TraceKind.AGENT_AUDIO_STARTED)
         return chunk
 
     def greet(self, prefix_chars: int) -> list[CallCommand]:
         self._out = []
-        self._trace("prefix_warmed", chars=prefix_chars)
+        self._trace(TraceKind.PREFIX_WARMED, chars=prefix_chars)
         if self.cfg.greeting:
             self._say(self.cfg.greeting, SpeechKind.GREETING)
         return self._flush()
@@ -152,14 +150,14 @@ class CallCore:
     def _on_speech_start(self, t: float) -> None:
         self.partials.clear()
         onset = self.detector.onset_s
-        self._trace("caller_speech_started", onset_s=round(onset, 3))
+        self._trace(TraceKind.CALLER_SPEECH_STARTED, onset_s=round(onset, 3))
         thinking = self.run_active and self.approval is None
         if (self.reply.speaking or thinking) and self.barge is None:
             self._pause()  # stop at once; decide later whether it was a real interruption
             self.barge = Barge(onset)
             arrived = next((w for ft, w in reversed(self.arrivals) if ft <= onset + 1e-9), None)
             wall = {} if arrived is None else {"stop_latency_wall_ms": round((self.clock() - arrived) * 1000, 1)}
-            self._trace("agent_paused", stop_latency_ms=round((t + FRAME_S - onset) * 1000, 1), **wall)
+            self._trace(TraceKind.AGENT_PAUSED, stop_latency_ms=round((t + FRAME_S - onset) * 1000, 1), **wall)
 
     def _during_speech(self, t: float) -> None:
         turns, key = self.cfg.turns, self.detector.last_speech_s
@@ -190,7 +188,7 @@ class CallCore:
         if asked is None or not self.detector.in_turn:
             return  # the turn it belonged to is over
         self.partials[ev.key] = (ev.text, asked + ev.took_ms / 1000)
-        self._trace("caller_partial", text=ev.text)
+        self._trace(TraceKind.CALLER_PARTIAL, text=ev.text)
         self._decide()
         self._ask_again()
 
@@ -228,16 +226,16 @@ class CallCore:
         self.detector.end_turn()
         self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
         self.barge_check_key = self.speculation_key = None
-        self._trace("caller_turn_ended", text=text, speech_s=round(duration, 3))
+        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3))
         barge, self.barge = self.barge, None
         if barge and not barge.committed and not (self.approval and text):
             if not is_interruption(text, duration, self.cfg.turns):
                 self.reply.playout.paused = False
-                self._trace("false_interruption_resumed", text=text)
+                self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
                 return
             self._commit_barge(barge, text)
         if not text:
-            self._trace("ignored_noise")
+            self._trace(TraceKind.IGNORED_NOISE)
         elif self.approval is not None:
             self._cut_off()  # a short "yes" over the question is still the answer
             if self.turns:  # the reply the caller now waits for follows this answer, not the first question
@@ -262,7 +260,7 @@ class CallCore:
         if ev.kind is SpeechKind.REPLY:
             self.reply.mark("first_audio_ready", self.clock())
         self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
-        self._trace("agent_said", part=ev.kind.value, text=ev.text, seconds=round(len(ev.audio) / 16000, 3))
+        self._trace(TraceKind.AGENT_SAID, part=ev.kind.value, text=ev.text, seconds=round(len(ev.audio) / 16000, 3))
         if ev.kind is SpeechKind.REPLY:
             self.reply.record_latency()
 
@@ -289,7 +287,7 @@ class CallCore:
                 self._out.append(ce.CancelRun("caller barged in"))
             else:
                 self.history = heard_history(self.history, heard)
-        self._trace("barge_in", caller_text=text, heard=heard)
+        self._trace(TraceKind.BARGE_IN, caller_text=text, heard=heard)
 
     # ---- runs --------------------------------------------------------------------------------------------
 
@@ -305,16 +303,16 @@ class CallCore:
         self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 
     def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
-        if kind == "model_delta" and payload.get("type") == "text":
+        if kind == EventKind.MODEL_DELTA and payload.get("type") == "text":
             self.reply.mark("first_token", self.clock())
             for clause in self.reply.chunker.push(payload["text"]):
                 self._say(clause, SpeechKind.REPLY)
-        elif kind == "model_response":
+        elif kind == EventKind.MODEL_RESPONSE:
             for clause in self.reply.chunker.flush():
                 self._say(clause, SpeechKind.REPLY)
-        elif kind in TRACED_RUN_EVENTS:
-            self._trace(f"loop.{kind}", **{k: v for k, v in payload.items() if k != "content"})
-            if kind == "tool_result" and self.reply.record is not None:
+        elif kind in FORWARDED_LOOP_EVENTS:
+            self._trace(loop_trace_kind(kind), **{k: v for k, v in payload.items() if k != "content"})
+            if kind == EventKind.TOOL_RESULT and self.reply.record is not None:
                 self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
                                                      "executed": payload["executed"]})
 
@@ -323,7 +321,7 @@ class CallCore:
         rec = self.reply.record
         if rec is not None and ev.result is None:
             self.history = heard_history(self.transcript, rec.heard_text)
-            rec.outcome, rec.reason = ce.TurnOutcome.CANCELLED.value, "cut short by the caller"
+            rec.outcome, rec.reason = CANCELLED_BY_CALLER, "cut short by the caller"
             if ev.error:  # the run crashed rather than being withdrawn
                 rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
                 self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
@@ -354,13 +352,13 @@ class CallCore:
         if ev.verdict.decision is not Decision.ASK:
             self._out.append(ce.SettleApproval(False))
             return
-        self._say(confirmation_question(ev.call), SpeechKind.PROMPT)
+        self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
         self.approval = PendingApproval(ev.call, self.now)
-        self._trace("approval_asked", call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
+        self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
 
     def _approval_reply(self, text: str) -> None:
         answer = classify_answer(text)
-        self._trace("approval_reply", text=text, answer=answer.value)
+        self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=answer.value)
         if answer is Answer.UNCLEAR:
             self._say("Sorry, was that a yes or a no?", SpeechKind.PROMPT)
         else:
@@ -368,7 +366,7 @@ class CallCore:
 
     def _check_approval_timeout(self) -> None:
         if self.approval and self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
-            self._trace("approval_timeout", call=self.approval.call.name)
+            self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
             self._settle_approval(False)
 
     def _settle_approval(self, approved: bool) -> None:
@@ -380,12 +378,12 @@ class CallCore:
 
     # ---- trace -------------------------------------------------------------------------------------------
 
-    def _trace(self, kind: str, **data: Any) -> None:
+    def _trace(self, kind: TraceKind, **data: Any) -> None:
         entry = {"t": round(self.now, 3), "kind": kind, **data}
         self.trace.append(entry)
         self._out.append(ce.Traced(entry))
 
-    def _emit_trace(self, kind: str) -> None:
+    def _emit_trace(self, kind: TraceKind) -> None:
         """A trace entry outside `handle` (audio pulled by the transport): observers see it at the next input."""
         entry = {"t": round(self.now, 3), "kind": kind}
         self.trace.append(entry)

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from loop import Event, Message, RunResult, ToolCall, Verdict
+from loop import Event, Message, RunResult, Tool, ToolCall, Verdict
 
 
 class CallState(StrEnum):
@@ -32,12 +32,6 @@ class SpeechKind(StrEnum):
     REPLY = "reply"
     PROMPT = "prompt"  # an approval question, or asking again
     GREETING = "greeting"
-
-
-class TurnOutcome(StrEnum):
-    """How a caller turn's run ended, as the call saw it: a loop outcome, or cut off by the caller."""
-
-    CANCELLED = "CANCELLED"
 
 
 class AudioSink(Protocol):
@@ -118,6 +112,7 @@ class RunEnded:
 class ApprovalRequested:
     call: ToolCall
     verdict: Verdict
+    tool: Tool | None = None  # its description and `confirm` phrase the question
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from loop.cli_commands import add_loop_commands
+from voice.engines import add_engine_options
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -26,8 +27,8 @@ def cmd_call(args: argparse.Namespace) -> int:
     except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
         print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
         return 2
-    print(f"loading the speech stack ({args.model}, {args.tts})...", file=sys.stderr)
-    stack = load_stack(args.model, tts=args.tts)
+    print(f"loading the speech stack ({args.stt}, {args.tts})...", file=sys.stderr)
+    stack = load_stack(args.stt, tts=args.tts)
     print(f"running {fixture.path.name} on the virtual clock...", file=sys.stderr)
     out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
     model = _model_for(args.llm)
@@ -44,19 +45,13 @@ def cmd_call(args: argparse.Namespace) -> int:
     return 1 if result.failures else 0
 
 
-def _model_for(choice: str) -> Any:
-    """`script`: the fixture's scripted replies; `local`/`local-1.5b`: the embedded llama.cpp model;
-    `openai`: any OpenAI-compatible server from VOICELOOP_LLM_URL / VOICELOOP_LLM_MODEL / OPENAI_API_KEY."""
-    if choice == "script":
-        return None
-    if choice == "openai":
-        from loop.openai_compat import OpenAICompatModel
+def _model_for(choice: str | None) -> Any:
+    """The `--llm` choice (`voice.engines.LLM_ENGINES`); None for the fixture's scripted replies."""
+    from voice.engines import SCRIPTED, load_llm
 
-        return OpenAICompatModel.from_env()
-    from loop.local_llm import LlamaModel
-
-    print(f"loading the embedded LLM ({choice})...", file=sys.stderr)
-    return LlamaModel(name="qwen2.5-coder-1.5b-instruct" if choice == "local-1.5b" else "qwen2.5-coder-0.5b-instruct")
+    if choice and choice != SCRIPTED:
+        print(f"loading the model (--llm {choice})...", file=sys.stderr)
+    return load_llm(choice)
 
 
 def _fixture_for(source: Path):
@@ -80,14 +75,14 @@ def _latency_table(turns: list) -> str:
 
 def cmd_transcribe(args: argparse.Namespace) -> int:
     from voice.audio import AudioFormatError, load_audio
-    from voice.stt import WhisperSTT
+    from voice.engines import STT_ENGINES
 
     try:
         audio = load_audio(args.file)
     except (AudioFormatError, FileNotFoundError) as exc:
         print(f"voiceloop transcribe: {exc}", file=sys.stderr)
         return 2
-    text = WhisperSTT(args.model).transcribe(audio)
+    text = STT_ENGINES.load(args.stt).transcribe(audio)
     print(json.dumps({"text": text}) if args.json else text)
     return 0
 
@@ -96,19 +91,21 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     """Voice-to-voice latency over the fixtures on the wall clock, its breakdown, and barge-in stop latency."""
     from voice.fixtures import FIXTURES, Fixture, run_call
     from voice.stack import load_stack
+    from voice.trace import TraceKind
 
-    stack = load_stack("tiny.en", tts="piper")
+    stack = load_stack(args.stt, tts=args.tts)
+    model = _model_for(args.llm)
     parts: dict[str, list[float]] = {}
     paths = sorted(FIXTURES.glob("*.yaml"))
     for i, path in enumerate(paths):
         print(f"[{i + 1}/{len(paths)}] {path.stem} (real time)", file=sys.stderr)
-        result = asyncio.run(run_call(Fixture.load(path), stack, realtime=True, speed=args.speed))
+        result = asyncio.run(run_call(Fixture.load(path), stack, realtime=True, speed=args.speed, model=model))
         for t in result.turns:
             for k, v in t.latency_ms.items():
                 if k != "first_audio_s":
                     parts.setdefault(k, []).append(v)
         for e in result.trace:
-            if e["kind"] == "agent_paused":
+            if e["kind"] == TraceKind.AGENT_PAUSED:
                 parts.setdefault("barge_in_stop", []).append(e.get("stop_latency_wall_ms", e["stop_latency_ms"]))
     report = {k: _p50_p95(v) for k, v in parts.items()}
     print(json.dumps(report, indent=2) if args.json else "\n".join(
@@ -124,6 +121,12 @@ def _p50_p95(values: list[float]) -> dict[str, float]:
     return {"p50": percentile(values, 50), "p95": percentile(values, 95), "n": len(values)}
 
 
+def _order_desk() -> Any:
+    from voice.orders import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
+
+    return order_desk_brain()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from voice.console import add_console_command
     from voice.livekit_worker import add_livekit_command
@@ -131,24 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from loop.brain_bench import add_brain_arguments, cmd_bench_brain
+    from loop.brain_bench import add_brain_arguments, brain_command
 
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": cmd_bench_brain})
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk)})
     add_brain_arguments(parsers["bench"])
     parsers["bench"].add_argument("--speed", type=float, default=1.0,
                                   help="voice: feed the recordings at this multiple of real time")
+    add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")
     call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json")
     call.add_argument("--json", action="store_true")
-    call.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
-    call.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
-    call.add_argument("--llm", default="script", choices=["script", "local", "local-1.5b", "openai"],
-                      help="who answers: the fixture's scripted replies (default), the embedded LLM, or a server")
+    add_engine_options(call, model_alias=True)
     call.set_defaults(func=cmd_call)
     tr = sub.add_parser("transcribe", help="speech to text for one WAV file")
     tr.add_argument("file")
-    tr.add_argument("--model", default="tiny.en", choices=["tiny.en", "base"])
+    add_engine_options(tr, tts=False, llm=False, model_alias=True)
     tr.add_argument("--json", action="store_true")
     tr.set_defaults(func=cmd_transcribe)
     add_serve_command(sub)

@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
-RATE = 16000
+from voice.audio import SAMPLE_RATE
+from voice.engines import SCRIPTED, add_engine_options
+from voice.trace import TraceKind
+
 BLOCK = 320  # 20 ms
 
 
@@ -111,7 +114,7 @@ class Console:
     async def run(self, session: Any, stop: asyncio.Event) -> None:
         """Talk until `stop` is set (Ctrl-C in the command)."""
         loop = asyncio.get_running_loop()
-        common = {"samplerate": RATE, "blocksize": BLOCK, "dtype": "int16", "channels": 1}
+        common = {"samplerate": SAMPLE_RATE, "blocksize": BLOCK, "dtype": "int16", "channels": 1}
         inp = self.sd.InputStream(device=self.device_in, callback=self._input_callback(loop), **common)
         out = self.sd.OutputStream(device=self.device_out, callback=self.sink.output_callback, **common)
         await session.start()
@@ -134,17 +137,17 @@ class Console:
 
 def _printer(entry: dict[str, Any]) -> None:
     kind = entry["kind"]
-    if kind == "caller_turn_ended" and entry.get("text"):
+    if kind == TraceKind.CALLER_TURN_ENDED and entry.get("text"):
         print(f"you:    {entry['text']}", flush=True)
-    elif kind == "agent_said":
+    elif kind == TraceKind.AGENT_SAID:
         print(f"agent:  {entry['text']}", flush=True)
-    elif kind == "barge_in":
+    elif kind == TraceKind.BARGE_IN:
         print(f"        (interrupted; you heard: {entry['heard']!r})", flush=True)
-    elif kind == "loop.verdict":
+    elif kind == TraceKind.LOOP_VERDICT:
         print(f"        [{entry['decision']} {entry.get('rule', '')}]", flush=True)
-    elif kind == "loop.tool_result":
+    elif kind == TraceKind.LOOP_TOOL_RESULT:
         print(f"        tool {entry['call']['name']}({entry['call']['arguments']}) -> {entry['status']}", flush=True)
-    elif kind == "approval_asked":
+    elif kind == TraceKind.APPROVAL_ASKED:
         print(f"        waiting for your spoken yes or no on {entry['call']}", flush=True)
 
 
@@ -157,7 +160,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from voice.stack import load_stack
 
     try:
-        models = model_source(args.script, args.llm)
+        models = model_source(args.script, None if args.llm == SCRIPTED else args.llm)
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"voiceloop console: {exc}", file=sys.stderr)
         return 2
@@ -185,11 +188,7 @@ def _device(value: str | None) -> int | str | None:
 
 def add_console_command(sub: Any) -> None:
     p = sub.add_parser("console", help="talk to the agent with this computer's microphone and speaker")
-    model = p.add_mutually_exclusive_group()
-    model.add_argument("--script", help="scripted model: a YAML list of turns (or a fixture with model:)")
-    model.add_argument("--llm", choices=["openai", "local"], help="a real model instead of a script")
-    p.add_argument("--stt", default="tiny.en", choices=["tiny.en", "base"])
-    p.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
+    add_engine_options(p, script=True)
     p.add_argument("--greeting", default="Hello, how can I help?")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and orders.db live here")

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from loop import Agent, Event, ToolCall, Verdict
-from voice.audio import FrameAssembler
-from voice.call_core import FRAME_S, CallCore
+from voice.audio import FRAME_S, FRAME_SAMPLES, FrameAssembler
+from voice.call_core import CallCore
 from voice.call_events import (
     ApprovalRequested,
     AudioPlayed,
@@ -46,8 +46,9 @@ from voice.call_events import (
     TranscriptReady,
     TranscriptSkipped,
 )
-from voice.playout import FRAME
 from voice.speculation import speculate_reads
+from voice.spoken import SpokenTTS
+from voice.trace import TraceKind
 
 log = logging.getLogger("voiceloop.call")
 Observer = Callable[[dict[str, Any]], None]
@@ -57,7 +58,8 @@ class CallDriver:
     """What both drivers share: the agent's wiring, the run task, and carrying out commands."""
 
     def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink) -> None:
-        self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, tts, sink
+        # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
+        self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None
         self.approval_future: asyncio.Future[bool] | None = None
@@ -123,7 +125,7 @@ class CallDriver:
         """The loop's approver: the core asks the caller; the answer (or an operator, or a timeout) settles it."""
         future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.approval_future = future
-        self.feed(ApprovalRequested(call, verdict))
+        self.feed(ApprovalRequested(call, verdict, self.agent.tools.get(call.name)))
         self.approval_asked()
         try:
             return await future
@@ -134,7 +136,7 @@ class CallDriver:
         self.feed(RunEvent(event))
         self.after_input()
 
-    def note(self, kind: str, **data: Any) -> None:
+    def trace(self, kind: TraceKind, **data: Any) -> None:
         self.feed(Note(kind, data))
 
     async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
@@ -143,7 +145,7 @@ class CallDriver:
         self.feed(Hangup(reason))
         if task is not None and not task.done():
             await asyncio.wait({task}, timeout=wait_s)
-        self.note("call_ended", reason=reason)
+        self.trace(TraceKind.CALL_ENDED, reason=reason)
 
     # ---- what differs between the drivers ----------------------------------------------------------------
 
@@ -178,18 +180,18 @@ class VirtualDriver(CallDriver):
         self.asking = asyncio.Event()
 
     async def play_file(self, caller: np.ndarray) -> None:
-        n_frames = -(-len(caller) // FRAME)
+        n_frames = -(-len(caller) // FRAME_SAMPLES)
         i = 0
         while i < n_frames or (self.core.busy and i < n_frames + self.max_tail_s / FRAME_S):
             if self.run_task is not None and self.core.approval is None:
                 await self._settle()  # thinking takes no time, whoever resumed the run (an operator, say)
             t = i * FRAME_S
             chunk = self.core.next_frame(t)
-            self.out.append(chunk if chunk is not None else np.zeros(FRAME, np.int16))
+            self.out.append(chunk if chunk is not None else np.zeros(FRAME_SAMPLES, np.int16))
             if chunk is not None:
                 self.feed(AudioPlayed(len(chunk)))  # the file transport "plays" at once
-            frame = caller[i * FRAME:(i + 1) * FRAME]
-            frame = np.pad(frame, (0, FRAME - len(frame)))
+            frame = caller[i * FRAME_SAMPLES:(i + 1) * FRAME_SAMPLES]
+            frame = np.pad(frame, (0, FRAME_SAMPLES - len(frame)))
             self.feed(CallerFrame(frame, t, self.vad.prob(frame), time.perf_counter()))
             await self.catch_up()
             i += 1
@@ -199,7 +201,7 @@ class VirtualDriver(CallDriver):
         while self.speculations or self.settle_due:
             if self.speculations:
                 command = self.speculations.pop(0)
-                await speculate_reads(self.agent, command.history, command.text, self.note)
+                await speculate_reads(self.agent, command.history, command.text, self.trace)
             else:
                 self.settle_due = False
                 await self._settle()
@@ -285,7 +287,7 @@ class RealtimeDriver(CallDriver):
 
     def transcribe(self, command: Transcribe) -> None:
         if command.optional and getattr(self.stt, "in_flight", 0):  # a shared Whisper busy with other calls
-            self.note("speculation_skipped", why="speech-to-text busy")
+            self.trace(TraceKind.SPECULATION_SKIPPED, why="speech-to-text busy")
             self.feed(TranscriptSkipped(command.key))
             return
         self._spawn(self._transcribe(command))
@@ -296,7 +298,7 @@ class RealtimeDriver(CallDriver):
             text = (await asyncio.to_thread(self.stt.transcribe, command.audio)).strip()
         except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
             log.error("speech-to-text failed: %r", exc)
-            self.note("stt_failed", error=str(exc)[:200])
+            self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])
             text = ""
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
         self.pump()
@@ -313,7 +315,7 @@ class RealtimeDriver(CallDriver):
                 audio = await asyncio.to_thread(self.tts.synthesize, command.text)
             except Exception as exc:
                 log.error("text-to-speech failed: %r", exc)
-                self.note("tts_failed", error=str(exc)[:200], text=command.text)
+                self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
                 continue
             self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
             self.pump()
@@ -321,7 +323,7 @@ class RealtimeDriver(CallDriver):
     def speculate(self, command: Speculate) -> None:
         if self.speculation is not None and not self.speculation.done():
             return  # one at a time; the next partial will come
-        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.note))
+        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace))
 
     def start_run(self, command: StartRun) -> None:
         if self.speculation is not None and not self.speculation.done():

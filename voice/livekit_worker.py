@@ -29,13 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from voice.audio import downmix
+from voice.audio import SAMPLE_RATE, downmix
+from voice.engines import SCRIPTED, STT_ENGINES, TTS_ENGINES, add_engine_options
 
 log = logging.getLogger("voiceloop.livekit")
 
-SESSION_RATE = 16000
 PUBLISH_RATE = 48000
-FRAME_MS = 20
+PUBLISH_FRAME_MS = 20  # LiveKit's usual publish frame; not the pipeline's 32 ms frame
 QUEUE_MS = 200  # agent audio buffered in the AudioSource: the most a barge-in can have to discard
 REPORT_S = 0.02
 
@@ -58,11 +58,11 @@ class Inbound:
 
     def convert(self, frame: Any) -> np.ndarray:
         mono = downmix(np.frombuffer(frame.data, dtype=np.int16), frame.num_channels)
-        if frame.sample_rate == SESSION_RATE:
+        if frame.sample_rate == SAMPLE_RATE:
             return mono
         rtc = _rtc()
         if self.rate != frame.sample_rate:
-            self.resampler = rtc.AudioResampler(frame.sample_rate, SESSION_RATE, num_channels=1)
+            self.resampler = rtc.AudioResampler(frame.sample_rate, SAMPLE_RATE, num_channels=1)
             self.rate = frame.sample_rate
         pushed = rtc.AudioFrame(mono.tobytes(), frame.sample_rate, 1, len(mono))
         out = [np.frombuffer(f.data, dtype=np.int16) for f in self.resampler.push(pushed)]
@@ -70,18 +70,18 @@ class Inbound:
 
 
 class Outbound:
-    """16 kHz int16 agent audio -> `rtc.AudioFrame`s of FRAME_MS at the publish rate."""
+    """16 kHz int16 agent audio -> `rtc.AudioFrame`s of PUBLISH_FRAME_MS at the publish rate."""
 
     def __init__(self, rate: int = PUBLISH_RATE) -> None:
         self.rate = rate
-        self.size = rate * FRAME_MS // 1000
+        self.size = rate * PUBLISH_FRAME_MS // 1000
         self.reset()
 
     def reset(self) -> None:
         """Forget buffered audio (after a barge-in the old reply's tail must not play)."""
         rtc = _rtc()
-        same = self.rate == SESSION_RATE
-        self.resampler = None if same else rtc.AudioResampler(SESSION_RATE, self.rate, num_channels=1)
+        same = self.rate == SAMPLE_RATE
+        self.resampler = None if same else rtc.AudioResampler(SAMPLE_RATE, self.rate, num_channels=1)
         self.pending = np.zeros(0, np.int16)
         self.dirty = False  # audio inside the resampler or `pending` that a flush would emit
 
@@ -90,7 +90,7 @@ class Outbound:
         pcm = np.asarray(pcm, dtype=np.int16)
         self.dirty = not flush
         if self.resampler is not None:
-            parts = self.resampler.push(rtc.AudioFrame(pcm.tobytes(), SESSION_RATE, 1, len(pcm))) if len(pcm) else []
+            parts = self.resampler.push(rtc.AudioFrame(pcm.tobytes(), SAMPLE_RATE, 1, len(pcm))) if len(pcm) else []
             if flush:
                 parts += self.resampler.flush()
             pcm = np.concatenate([np.frombuffer(f.data, dtype=np.int16) for f in parts] or [pcm[:0]])
@@ -132,7 +132,7 @@ class LiveKitSink:
     def heard(self) -> int:
         """16 kHz samples of this epoch that have left the source's queue (reached the room)."""
         queued = self.source.queued_duration * self.source.sample_rate
-        return int(max(0.0, self.captured - queued) * SESSION_RATE / self.source.sample_rate)
+        return int(max(0.0, self.captured - queued) * SAMPLE_RATE / self.source.sample_rate)
 
     def report(self, played: Callable[[int], None]) -> None:
         heard = self.heard()
@@ -193,7 +193,7 @@ async def bridge(frames: AsyncIterator[Any], sink: LiveKitSink, session: Any, st
 def participant_audio(participant: Any) -> AsyncIterator[Any]:
     rtc = _rtc()
     return rtc.AudioStream.from_participant(participant=participant, track_source=rtc.TrackSource.SOURCE_MICROPHONE,
-                                            sample_rate=SESSION_RATE, num_channels=1)
+                                            sample_rate=SAMPLE_RATE, num_channels=1)
 
 
 async def run_job(job: Any, calls: Any, caller_audio: Callable[[Any], AsyncIterator[Any]] = participant_audio) -> None:
@@ -231,8 +231,10 @@ def shared_context() -> Any:
     from voice.stack import load_stack
 
     data_dir = os.environ.get("VOICELOOP_DATA", "voiceloop-data")
-    models = model_source(os.environ.get("VOICELOOP_SCRIPT") or None, os.environ.get("VOICELOOP_LLM") or None)
-    stack = load_stack(os.environ.get("VOICELOOP_STT", "tiny.en"), tts=os.environ.get("VOICELOOP_TTS", "auto"))
+    llm = os.environ.get("VOICELOOP_LLM") or None
+    models = model_source(os.environ.get("VOICELOOP_SCRIPT") or None, None if llm == SCRIPTED else llm)
+    stack = load_stack(os.environ.get("VOICELOOP_STT") or STT_ENGINES.default,
+                       tts=os.environ.get("VOICELOOP_TTS") or TTS_ENGINES.default)
     greeting = os.environ.get("VOICELOOP_GREETING", "")
     factory = CallFactory(stack, order_desk_agents(models, data_dir), data_dir, SessionConfig(greeting=greeting))
     max_calls = int(os.environ.get("VOICELOOP_MAX_CALLS", "4"))
@@ -281,12 +283,8 @@ def cmd_livekit(args: argparse.Namespace) -> int:
 
 def add_livekit_command(sub: Any) -> None:
     p = sub.add_parser("livekit", help="run as a LiveKit Agents worker (rooms and SIP calls; see docs/livekit.md)")
-    model = p.add_mutually_exclusive_group()
-    model.add_argument("--script", help="scripted model: a YAML list of turns (or a fixture with a model: list)")
-    model.add_argument("--llm", choices=["openai", "local"], help="a real model instead of a script")
+    add_engine_options(p, script=True, defaults=False)  # unset: the job processes read $VOICELOOP_STT etc.
     p.add_argument("--data-dir", help="journal.db and orders.db (default $VOICELOOP_DATA or ./voiceloop-data)")
-    p.add_argument("--stt", default=None, choices=["tiny.en", "base"], help="Whisper model (default tiny.en)")
-    p.add_argument("--tts", default=None, choices=["auto", "piper", "espeak"])
     p.add_argument("--greeting", default=None, help="said when a call starts")
     p.add_argument("--max-calls", type=int, default=None, help="concurrent jobs per worker process (default 4)")
     p.add_argument("--agent-name", default="", help="explicit dispatch: only jobs for this agent name")

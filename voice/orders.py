@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, Field
 
 from loop import Escalated, Policy, Tool
+from loop.brain_bench import BrainSetup
 from loop.policy_config import load_policy
+from loop.prompt import PromptAssembler
 
 SEED = [
     ("4567", "Ana Ruiz", "Lisbon", "shipped", 59.90),
@@ -139,3 +142,21 @@ def demo_config() -> dict:
 def order_policy() -> Policy:
     """The demo's policy, as written in configs/order_support.yaml."""
     return load_policy(DEMO_CONFIG)
+
+
+# ---- the order desk as `voiceloop bench brain` measures it -----------------------------------------------
+
+EVAL_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "tool_choice_eval.yaml"
+
+
+def order_desk_brain(system_prompt: str | None = None) -> BrainSetup:
+    """The prompt an Agent over the order desk sends (its tools, policy text, and the system prompt from
+    configs/order_support.yaml unless another is given), with the demo's tool-choice eval set."""
+    tools = OrderDesk(":memory:").tools()  # the schemas are what matters; nothing is executed here
+    system = system_prompt if system_prompt is not None else demo_config()["system_prompt"]
+    return BrainSetup(system, tools, order_policy().text, EVAL_SET)
+
+
+def demo_assembler(count_tokens: Callable[[str], int], system: str | None = None) -> PromptAssembler:
+    """The prompt assembler an Agent over the order desk builds."""
+    return order_desk_brain(system).assembler(count_tokens)

@@ -8,10 +8,9 @@ import time
 
 import numpy as np
 
-from voice.playout import FRAME
+from voice.audio import FRAME_S
+from voice.audio import FRAME_SAMPLES as FRAME
 from voice.session import CallSession
-
-FRAME_S = FRAME / 16000
 
 
 class PacedSink:

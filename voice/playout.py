@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FRAME = 512  # 32 ms at 16 kHz
+from voice.audio import FRAME_SAMPLES as FRAME  # 32 ms at 16 kHz
 
 
 @dataclass

@@ -19,14 +19,15 @@ from voice.call_core import CallCore
 from voice.call_events import AudioSink, CallState, NullSink, OperatorDecision
 from voice.call_state import PendingApproval, SessionConfig, TurnRecord
 from voice.drivers import Observer, RealtimeDriver, VirtualDriver
+from voice.engines import STT, TTS, VAD, Chunker
 from voice.playout import PlayoutCursor
-from voice.reply import Chunker
+from voice.trace import transport_trace_kind
 
 __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
 
 
 class CallSession:
-    def __init__(self, agent: Agent, vad: Any, stt: Any, tts: Any, chunker: Callable[[], Chunker],
+    def __init__(self, agent: Agent, vad: VAD, stt: STT, tts: TTS, chunker: Callable[[], Chunker],
                  config: SessionConfig | None = None, sink: AudioSink | None = None, realtime: bool = False,
                  clock: Callable[[], float] = time.perf_counter) -> None:
         config = config or SessionConfig()
@@ -69,7 +70,7 @@ class CallSession:
 
     def note(self, kind: str, **data: Any) -> None:
         """A transport's own event, in the trace as `transport.<kind>`."""
-        self.driver.note(f"transport.{kind}", **data)
+        self.driver.trace(transport_trace_kind(kind), **data)
 
     async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
         await self.driver.close(reason, wait_s)

@@ -5,14 +5,18 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import numpy as np
+
+from voice.engines import STT, TTS
+
 
 class LockedTTS:
     """The shared TTS engine, one synthesis at a time (calls synthesise from worker threads)."""
 
-    def __init__(self, tts: Any) -> None:
+    def __init__(self, tts: TTS) -> None:
         self.tts, self.lock = tts, threading.Lock()
 
-    def synthesize(self, text: str) -> Any:
+    def synthesize(self, text: str) -> np.ndarray:
         with self.lock:
             return self.tts.synthesize(text)
 
@@ -24,10 +28,10 @@ class SharedSTT:
     """The one Whisper every call shares, counting transcriptions in flight so a call can tell the
     model is busy and skip optional work (speculative partials) under load."""
 
-    def __init__(self, stt: Any) -> None:
+    def __init__(self, stt: STT) -> None:
         self.stt, self.lock, self.in_flight = stt, threading.Lock(), 0
 
-    def transcribe(self, audio: Any) -> str:
+    def transcribe(self, audio: np.ndarray) -> str:
         with self.lock:
             self.in_flight += 1
         try:

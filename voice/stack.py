@@ -1,29 +1,39 @@
-"""The real offline speech stack, loaded once: Silero VAD, Whisper STT, a TTS engine and the clause chunker."""
+"""The offline speech stack, loaded once by engine name: VAD, STT, TTS and the clause chunker."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from voice.engines import STT, STT_ENGINES, TTS, TTS_ENGINES, VAD, VAD_ENGINES, Chunker
 
 
 @dataclass
 class SpeechStack:
-    vad: Any
-    stt: Any
-    tts: Any
-    chunker: type
+    vad: VAD  # a streaming VAD keeps per-stream state: each concurrent call needs its own (`new_vad`)
+    stt: STT
+    tts: TTS
+    chunker: Callable[[], Chunker]  # a fresh one per reply
     load_s: float = 0.0
+    names: dict[str, str] = field(default_factory=dict)  # {"vad": "silero", "stt": "tiny.en", "tts": "piper"}
+    threads: int = 1
+
+    def new_vad(self) -> VAD:
+        """Another VAD of the same engine, for one more concurrent call."""
+        return VAD_ENGINES.load(self.names.get("vad", VAD_ENGINES.default), threads=self.threads)
 
 
-def load_stack(stt_model: str = "tiny.en", tts: str = "auto", threads: int = 1) -> SpeechStack:
-    from voice.stt import WhisperSTT
-    from voice.tts import ClauseChunker, load_tts
-    from voice.vad import SileroVAD
+def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, threads: int = 1,
+               vad: str = VAD_ENGINES.default) -> SpeechStack:
+    """Load the engines registered under these names (`voice.engines`); unknown names raise ValueError."""
+    from voice.tts import ClauseChunker
 
+    for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad)):
+        registry.spec(name)  # an unknown name fails before any model is loaded
     started = time.perf_counter()
-    stack = SpeechStack(
-        SileroVAD(threads=threads), WhisperSTT(stt_model, threads=threads), load_tts(tts), ClauseChunker
-    )
+    stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads),
+                        TTS_ENGINES.load(tts, threads=threads), ClauseChunker,
+                        names={"vad": vad, "stt": stt, "tts": tts}, threads=threads)
     stack.load_s = time.perf_counter() - started
     return stack

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from voice.audio import SAMPLE_RATE, AudioFormatError, parse_wav_bytes, to_internal
+from voice.engines import TTS, TTS_ENGINES
 
 logger = logging.getLogger(__name__)
 
@@ -30,13 +31,11 @@ class TTSUnavailableError(RuntimeError):
 
 
 @runtime_checkable
-class TTSEngine(Protocol):
-    """Anything that turns a clause of text into 16 kHz mono int16 audio."""
+class TTSEngine(TTS, Protocol):
+    """A registered TTS engine (`voice.engines.TTS_ENGINES`): a `TTS` that also says what it is."""
 
     name: str
     sample_rate: int
-
-    def synthesize(self, text: str) -> np.ndarray: ...
 
 
 def joe_voice_files() -> tuple[Path, Path]:
@@ -133,13 +132,12 @@ class EspeakTTS:
 
 
 def load_tts(kind: str = "auto", threads: int = 1) -> TTSEngine:
-    """ "piper", "espeak", or "auto": Piper when its package and voice are installed, else espeak-ng."""
-    if kind == "piper":
-        return PiperTTS(threads=threads)
-    if kind == "espeak":
-        return EspeakTTS()
-    if kind != "auto":
-        raise ValueError(f"unknown TTS engine {kind!r}: use 'piper', 'espeak' or 'auto'")
+    """A TTS engine by its registered name (`voice.engines.TTS_ENGINES`: "auto", "piper", "espeak")."""
+    return TTS_ENGINES.load(kind, threads=threads)  # type: ignore[return-value]  # every registered one is
+
+
+def piper_or_espeak(threads: int = 1) -> TTSEngine:
+    """Piper when its package and voice are installed, else espeak-ng (with a warning: it sounds robotic)."""
     try:
         return PiperTTS(threads=threads)
     except TTSUnavailableError as exc:

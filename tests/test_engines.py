@@ -1,0 +1,129 @@
+"""Engines by name: the protocols the session calls, one registry per kind, and the same `--stt/--tts/--llm`
+options on every command, all from `voice.engines`. No model is loaded here."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker
+from voice.engines import (
+    LLM_ENGINES,
+    SCRIPTED,
+    STT,
+    STT_ENGINES,
+    TTS,
+    TTS_ENGINES,
+    VAD,
+    VAD_ENGINES,
+    Chunker,
+    EngineUnavailableError,
+    Registry,
+    add_engine_options,
+    load_llm,
+)
+from voice.stt import WhisperSTT
+from voice.tts import ClauseChunker, EspeakTTS, PiperTTS
+from voice.vad import SileroVAD
+
+# `serve` joins this list once voice/server.py takes its options from add_engine_options.
+COMMANDS = ("call", "console", "livekit", "bench")
+
+
+class EchoSTT:
+    """A stand-in engine registered by a test: it records what it was built with."""
+
+    def __init__(self, model: str, threads: int = 1) -> None:
+        self.model, self.threads = model, threads
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        return f"{self.model}:{len(audio)}"
+
+
+def test_the_registered_names_are_the_command_line_choices() -> None:
+    assert STT_ENGINES.names() == ["tiny.en", "base"] and STT_ENGINES.default == "tiny.en"
+    assert TTS_ENGINES.names() == ["auto", "piper", "espeak"] and TTS_ENGINES.default == "auto"
+    assert LLM_ENGINES.names() == [SCRIPTED, "local", "local-1.5b", "openai"] and LLM_ENGINES.default == SCRIPTED
+    assert VAD_ENGINES.names() == ["silero"]
+
+
+def test_real_engines_and_test_fakes_satisfy_the_protocols() -> None:
+    for cls in (SileroVAD, LoudnessVAD):
+        assert issubclass(cls, VAD), cls
+    for cls in (WhisperSTT, ScriptedSTT):
+        assert issubclass(cls, STT), cls
+    for cls in (PiperTTS, EspeakTTS, ToneTTS):
+        assert issubclass(cls, TTS), cls
+    for cls in (ClauseChunker, WordChunker):
+        assert issubclass(cls, Chunker), cls
+
+
+def test_a_new_engine_is_one_registry_line() -> None:
+    registry: Registry[STT] = Registry("stt")
+    registry.add("echo", "tests.test_engines:EchoSTT", "echoes", model="small")
+    engine = registry.load("echo", threads=3, unused_setting=True)  # settings it does not take are left out
+    assert isinstance(engine, EchoSTT) and (engine.model, engine.threads) == ("small", 3)
+    assert engine.transcribe(np.zeros(5, np.int16)) == "small:5"
+    assert "echo: echoes" in registry.help()
+
+
+def test_unknown_and_unavailable_engines_are_clear_errors() -> None:
+    with pytest.raises(ValueError, match=r"unknown --tts 'kokoro': use 'auto', 'piper' or 'espeak'"):
+        TTS_ENGINES.load("kokoro")
+    with pytest.raises(ValueError, match="unknown --llm 'bogus'"):
+        load_llm("bogus")
+    registry: Registry[STT] = Registry("stt")
+    registry.add("ghost", "no_such_package.stt:Ghost", "not installed")
+    with pytest.raises(EngineUnavailableError, match=r"--stt ghost needs no_such_package\.stt:Ghost"):
+        registry.load("ghost")
+
+
+def test_llm_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from loop.openai_compat import OpenAICompatModel
+
+    assert load_llm(None) is None and load_llm(SCRIPTED) is None  # the scripted replies
+    monkeypatch.setenv("VOICELOOP_LLM_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("VOICELOOP_LLM_MODEL", "m")
+    assert isinstance(load_llm("openai"), OpenAICompatModel)
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    return {opt: a for a in parser._actions for opt in a.option_strings}
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    from voice.cli import build_parser
+
+    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_every_command_takes_the_same_engine_options() -> None:
+    commands = _subparsers()
+    for name in COMMANDS:
+        options = _options(commands[name])
+        assert options["--stt"].choices == STT_ENGINES.names(), name
+        assert options["--tts"].choices == TTS_ENGINES.names(), name
+        assert options["--llm"].choices == LLM_ENGINES.names(), name
+    assert _options(commands["transcribe"])["--stt"].choices == STT_ENGINES.names()
+    for name in ("console", "livekit"):  # the commands that serve calls also take a script file instead
+        with pytest.raises(SystemExit):
+            commands[name].parse_args(["--script", "x.yaml", "--llm", "openai"])
+
+
+def test_defaults_and_the_deprecated_model_spelling(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = _subparsers()
+    call = commands["call"].parse_args(["f.yaml"])
+    assert (call.stt, call.tts, call.llm) == ("tiny.en", "auto", SCRIPTED)
+    assert commands["bench"].parse_args(["voice"]).tts == "piper"  # measured on the neural voice
+    livekit: Any = commands["livekit"].parse_args([])
+    assert (livekit.stt, livekit.tts, livekit.llm) == (None, None, None)  # the job processes read the env
+    old = commands["transcribe"].parse_args(["f.wav", "--model", "base"])
+    assert old.stt == "base" and "--model is deprecated; use --stt" in capsys.readouterr().err
+    assert "--model" not in commands["transcribe"].format_help()
+    parser = argparse.ArgumentParser()
+    add_engine_options(parser, stt=False, llm=False)
+    assert set(_options(parser)) == {"-h", "--help", "--tts"}
