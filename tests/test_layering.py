@@ -123,3 +123,12 @@ def test_the_brain_bench_gets_the_demo_agent_from_the_voice_side() -> None:
     assert {t["function"]["name"] for t in request.tools} >= {"lookup_order", "issue_refund"}
     assert setup.policy_text and setup.policy_text in request.messages[0].content
     assert setup.eval_set is not None and load_cases(setup.eval_set)
+
+
+def test_the_import_drawing_has_no_arrow_pointing_up_a_layer() -> None:
+    import runpy
+
+    drawing = runpy.run_path(str(Path(__file__).resolve().parent.parent / "scripts" / "import_drawing.py"))
+    graph = drawing["imports"]()
+    assert graph["voice.session"] and not any(m.startswith("voice") for m in graph.get("loop.agent", ()))
+    assert drawing["upward"](graph) == []
