@@ -216,3 +216,18 @@ def test_late_transcripts_count_as_stt_wait_not_as_endpointing() -> None:
     assert any(isinstance(c, StartRun) for c in out) and not any(isinstance(c, ClearAudio) for c in out)
     lat = core.turns[0].latency_ms
     assert lat["endpointing"] == 480.0 and 400 < lat["stt"] < 700  # asked at 0.2 s of silence, 0.7 s later
+
+
+def test_the_decision_is_started_in_the_pause_once_and_never_while_a_run_is_on() -> None:
+    h = Harness()
+    h.say("Where is my order?", 1.0)
+    h.log.clear()
+    h.frames(0.3, speech=False)  # past the 0.2 s early transcript, before the 0.45 s endpoint
+    assert [c.text for c in h.log if isinstance(c, Speculate)] == ["Where is my order?"]
+    h.frames(0.3, speech=False)
+    assert [type(c).__name__ for c in h.log].count("Speculate") == 1 and h.core.run_active
+    off = Harness(preempt=False)
+    off.say("Where is my order?", 1.0)
+    off.log.clear()
+    off.frames(0.6, speech=False)
+    assert not any(isinstance(c, Speculate) for c in off.log)

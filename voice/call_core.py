@@ -53,6 +53,7 @@ class CallCore:
         self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
         self.barge_check_key: float | None = None  # a barge-in check waits for a transcript this fresh
         self.speculation_key: float | None = None
+        self.preempted = -1.0  # the speech end the model's decision was last started for
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
@@ -215,8 +216,13 @@ class CallCore:
             return
         text, ready_at = self.partials[key]
         needed = turns.endpoint_silence_s if looks_finished(text) else turns.hold_silence_s
-        if self.detector.silence_s(self.now + FRAME_S) >= needed:
+        silence = self.detector.silence_s(self.now + FRAME_S)
+        if silence >= needed:
             self._end_of_turn(text, needed, ready_at)
+        elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \
+                and self._may_speculate():
+            self.preempted = key  # the caller paused: start the decision now, kept if these are their last words
+            self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
 
     def _end_of_turn(self, text: str, needed: float, ready_at: float) -> None:
         speech_end, duration = self.detector.last_speech_s, self.detector.speech_s()

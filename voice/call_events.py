@@ -186,6 +186,7 @@ class Speculate:
 
     text: str
     history: list[Message]
+    in_pause: bool = False  # the caller paused: also start the answer after the reads (a preemptive decision)
 
 
 @dataclass(frozen=True)

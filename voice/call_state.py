@@ -23,6 +23,9 @@ class SessionConfig(BaseModel):
     """A pending approval with no answer for this long is declined."""
     speculate: bool = True
     """Run authorised reads on partial transcripts while the caller is still speaking."""
+    preempt: bool = True
+    """Start the model's decision in the caller's pause, on the words so far; the run reuses it if the words
+    are the same when the turn ends (`voice/priming.py`). Needs `speculate`."""
     max_tail_s: float = 30.0
     """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
 

@@ -46,6 +46,7 @@ from voice.call_events import (
     TranscriptReady,
     TranscriptSkipped,
 )
+from voice.priming import PrimedModel
 from voice.speculation import speculate_reads
 from voice.spoken import SpokenTTS
 from voice.trace import TraceKind
@@ -65,6 +66,8 @@ class CallDriver:
         self.approval_future: asyncio.Future[bool] | None = None
         agent.approver = self.ask_approval
         agent.listeners.append(self._on_run_event)
+        if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
+            agent.model = PrimedModel(agent.model)  # decisions started in the caller's pause are kept
 
     def feed(self, event: CallInput) -> None:
         for command in self.core.handle(event):
@@ -108,7 +111,9 @@ class CallDriver:
         self.run_task.add_done_callback(self._run_done)
 
     def _run_done(self, task: asyncio.Task) -> None:
-        self.agent.speculative.clear()  # reads cached for this utterance are stale after it
+        self.agent.speculative.clear()  # reads and decisions made for this utterance are stale after it
+        if isinstance(self.agent.model, PrimedModel):
+            self.agent.model.forget()
         if task is self.run_task:
             self.run_task = None
         if task.cancelled():
@@ -201,7 +206,8 @@ class VirtualDriver(CallDriver):
         while self.speculations or self.settle_due:
             if self.speculations:
                 command = self.speculations.pop(0)
-                await speculate_reads(self.agent, command.history, command.text, self.trace)
+                await speculate_reads(self.agent, command.history, command.text, self.trace,
+                                      answer_too=command.in_pause)
             else:
                 self.settle_due = False
                 await self._settle()
@@ -323,7 +329,8 @@ class RealtimeDriver(CallDriver):
     def speculate(self, command: Speculate) -> None:
         if self.speculation is not None and not self.speculation.done():
             return  # one at a time; the next partial will come
-        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace))
+        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
+                                      answer_too=command.in_pause))
 
     def start_run(self, command: StartRun) -> None:
         if self.speculation is not None and not self.speculation.done():

@@ -1,0 +1,114 @@
+"""Preemptive decisions: the model call for a turn is started while the caller pauses, on the words heard so
+far, and the real run's identical request is served from it — so the model's first token is ready, or nearly,
+when the turn ends. A request that differs in any byte (the caller said more, the history changed) is a miss
+and goes to the model as usual; a primed call that nobody claims is cancelled.
+
+Only the model's output is kept ahead of time. Tools still run inside the real run, through vetting and
+approval; the only actions taken early are the speculative reads policy allows outright (`speculation.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from loop.types import Model, ModelEvent, ModelRequest
+
+MAX_PRIMED = 4  # calls kept at once; older ones are cancelled
+
+
+def request_key(request: ModelRequest) -> str:
+    """Identical requests, byte for byte, share a key (the turn number is bookkeeping, not input)."""
+    return json.dumps([[m.to_dict() for m in request.messages], request.tools, request.max_output_tokens],
+                      sort_keys=True, default=str)
+
+
+@dataclass
+class PrimedCall:
+    events: list[ModelEvent] = field(default_factory=list)
+    done: bool = False
+    error: BaseException | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task | None = None
+
+
+class PrimedModel:
+    """Wraps a `loop.types.Model`; everything but `stream` is the wrapped model's."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.primed: dict[str, PrimedCall] = {}
+        self.hits = self.misses = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+    def prime(self, request: ModelRequest) -> PrimedCall:
+        """Start this call now (idempotent); its events are kept for the run that asks the same."""
+        key = request_key(request)
+        if key in self.primed:
+            return self.primed[key]
+        while len(self.primed) >= MAX_PRIMED:
+            self._drop(next(iter(self.primed)))
+        call = PrimedCall()
+        call.task = asyncio.create_task(self._consume(request, call))
+        self.primed[key] = call
+        return call
+
+    async def wait(self, call: PrimedCall) -> list[ModelEvent]:
+        """Everything the primed call produced, once it is finished (raises what it raised)."""
+        while not call.done:
+            call.changed.clear()
+            await call.changed.wait()
+        if call.error is not None:
+            raise call.error
+        return list(call.events)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        call = self.primed.pop(request_key(request), None)
+        if call is not None and call.done and call.error is not None:
+            call = None  # it failed or was cancelled before anyone asked: ask the model afresh
+        if call is None:
+            self.misses += 1
+            self.forget()  # whatever was primed is for words the caller did not end on: free the model
+            async for event in self.model.stream(request):
+                yield event
+            return
+        self.hits += 1
+        seen = 0
+        while True:
+            while seen < len(call.events):
+                seen += 1
+                yield call.events[seen - 1]
+            if call.done:
+                break
+            call.changed.clear()
+            await call.changed.wait()
+        if call.error is not None:
+            raise call.error
+
+    def forget(self) -> None:
+        for key in list(self.primed):
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        call = self.primed.pop(key)
+        if call.task is not None and not call.task.done():
+            call.task.cancel()
+
+    async def _consume(self, request: ModelRequest, call: PrimedCall) -> None:
+        try:
+            async for event in self.model.stream(request):
+                call.events.append(event)
+                call.changed.set()
+        except asyncio.CancelledError:
+            call.error = RuntimeError("primed call cancelled")
+            raise
+        except Exception as exc:
+            call.error = exc
+        finally:
+            call.done = True
+            call.changed.set()
