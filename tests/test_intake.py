@@ -49,18 +49,22 @@ class SlowModel:
         yield ModelResponse(text=ANSWER, usage=Usage(10, 20))
 
 
-async def feed_on_schedule(session: CallSession, sink: PacedSink, caller: np.ndarray) -> list[float]:
-    """Frame i is due at start + i * 32 ms; returns how late each one was fully taken in (seconds)."""
+async def feed_on_schedule(session: CallSession, sink: PacedSink,
+                           caller: np.ndarray) -> tuple[list[float], list[float]]:
+    """Frame i is due at start + i * 32 ms. Returns, per frame, how long `hear` took to take it in, and how late
+    it was taken in against its schedule (which also counts a busy machine not running this process)."""
     await session.start()
-    late, start = [], time.perf_counter()
+    took, late, start = [], [], time.perf_counter()
     for i in range(len(caller) // FRAME):
         due = start + i * FRAME_S
         await asyncio.sleep(max(0.0, due - time.perf_counter()))
         sink.play_tick(session)
+        called = time.perf_counter()
         await session.hear(caller[i * FRAME:(i + 1) * FRAME])
+        took.append(time.perf_counter() - called)
         late.append(time.perf_counter() - due)
     await session.close()
-    return late
+    return took, late
 
 
 def test_caller_audio_is_taken_in_on_time_while_stt_and_the_model_are_slow(tmp_path: Path) -> None:
@@ -73,11 +77,11 @@ def test_caller_audio_is_taken_in_on_time_while_stt_and_the_model_are_slow(tmp_p
     session = CallSession(agent, LoudnessVAD(), stt, ToneTTS(), WordChunker, SessionConfig(), sink, realtime=True)
     # the question (0.2 s - 1.48 s); an interruption at 4.7 s, while the answer is playing
     caller = track((0.2, 40), (4.7, 30), total_s=7.5)
-    late = asyncio.run(feed_on_schedule(session, sink, caller))
+    took, late = asyncio.run(feed_on_schedule(session, sink, caller))
 
-    # no frame waited for Whisper (0.4 s) or the model (2 s); one frame of slack for a busy machine
-    assert max(late) < 0.25, f"worst frame taken in {max(late) * 1000:.0f} ms late"
-    assert sorted(late)[int(0.95 * len(late))] <= FRAME_S
+    # no frame waited for Whisper (0.4 s) or the model (2 s): each was taken in within one frame
+    assert max(took) < FRAME_S, f"hear() took {max(took) * 1000:.0f} ms for one frame"
+    assert sorted(late)[len(late) // 2] < FRAME_S  # and on schedule (a loaded machine may delay a few)
     assert model.calls >= 2  # speculation ran on the partial, beside the intake
 
     first = session.turns[0]

@@ -328,7 +328,9 @@ class RealtimeDriver(CallDriver):
 
     def speculate(self, command: Speculate) -> None:
         if self.speculation is not None and not self.speculation.done():
-            return  # one at a time; the next partial will come
+            if not command.in_pause:
+                return  # one at a time; the next partial will come
+            self.speculation.cancel()  # the caller paused: these words matter more than the older ones
         self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
                                       answer_too=command.in_pause))
 

@@ -46,9 +46,13 @@ class PrimedModel:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)
 
-    def prime(self, request: ModelRequest) -> PrimedCall:
-        """Start this call now (idempotent); its events are kept for the run that asks the same."""
+    def prime(self, request: ModelRequest, exclusive: bool = False) -> PrimedCall:
+        """Start this call now (idempotent); its events are kept for the run that asks the same. `exclusive`
+        drops every other primed call first (the caller paused: older partial words will not be the turn)."""
         key = request_key(request)
+        if exclusive:
+            for other in [k for k in self.primed if k != key]:
+                self._drop(other)
         if key in self.primed:
             return self.primed[key]
         while len(self.primed) >= MAX_PRIMED:

@@ -19,7 +19,7 @@ async def speculate_reads(agent: Agent, history: list[Message], partial: str,
     `answer_too` (the caller paused) the model's answer after those reads is started as well."""
     messages = [*history, Message("user", partial)]
     try:
-        response = await _decide(agent, messages)
+        response = await _decide(agent, messages, exclusive=answer_too)
     except Exception as exc:  # speculation is an optimisation; failing it costs nothing
         trace(TraceKind.SPECULATION_FAILED, error=str(exc)[:200])
         return 0
@@ -44,11 +44,11 @@ async def speculate_reads(agent: Agent, history: list[Message], partial: str,
     return ran
 
 
-async def _decide(agent: Agent, messages: list[Message]) -> ModelResponse | None:
+async def _decide(agent: Agent, messages: list[Message], exclusive: bool) -> ModelResponse | None:
     """The model's first decision on these words: primed (kept for the real run) when the model allows it."""
     request = _request(agent, messages)
     if isinstance(agent.model, PrimedModel):
-        events = await agent.model.wait(agent.model.prime(request))
+        events = await agent.model.wait(agent.model.prime(request, exclusive))
     else:
         events = [ev async for ev in agent.model.stream(request)]
     return next((ev for ev in events if isinstance(ev, ModelResponse)), None)
