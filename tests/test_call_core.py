@@ -231,3 +231,27 @@ def test_the_decision_is_started_in_the_pause_once_and_never_while_a_run_is_on()
     off.log.clear()
     off.frames(0.6, speech=False)
     assert not any(isinstance(c, Speculate) for c in off.log)
+
+
+def test_a_late_transcript_still_ends_the_turn_where_the_silence_did_and_new_speech_is_a_new_turn() -> None:
+    """Whisper is slow: 1.2 s of silence ends the turn by itself; speech after that is the next turn, even
+    though the first turn's text arrives only after the caller started talking again."""
+    core = CallCore(SessionConfig(), WordChunker, Clock())
+    t, asked = 0.0, []
+
+    def frames(seconds: float, speech: bool) -> None:
+        nonlocal t
+        for _ in range(round(seconds / FRAME_S)):
+            asked.extend(c for c in core.handle(CallerFrame(LOUD if speech else SILENT, t, float(speech), 0.0))
+                         if isinstance(c, Transcribe))
+            t += FRAME_S
+
+    frames(1.0, True)
+    frames(1.4, False)  # nobody answers a transcription yet
+    assert not core.detector.in_turn and core.closed is not None
+    frames(0.5, True)  # the caller speaks again
+    first = next(c for c in asked if c.key == core.closed.speech_end)
+    out = core.handle(TranscriptReady(first.key, "where is my order", 2000.0))
+    assert [c.text for c in out if isinstance(c, StartRun)] == ["where is my order"]
+    assert core.turns[0].latency_ms["endpointing"] == 1216.0 and core.turns[0].latency_ms["stt"] > 0
+    assert core.detector.in_turn and core.barge is not None  # the new words are speech over a thinking agent

@@ -20,18 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from loop import CANCELLED_BY_CALLER, Decision, EventKind, Message, RunOutcome, RunResult
+from loop import Message
 from voice import call_events as ce
-from voice.approval import Answer, classify_answer, confirmation_question
 from voice.audio import FRAME_S
+from voice.call_agent_side import AgentSide
 from voice.call_events import CallCommand, CallInput, CallState, SpeechKind
-from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
+from voice.call_state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord
 from voice.reply import Chunker, Reply
-from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
+from voice.trace import TraceKind
 from voice.turns import TurnDetector, is_interruption, looks_finished
 
 
-class CallCore:
+class CallCore(AgentSide):
     def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
@@ -53,6 +53,7 @@ class CallCore:
         self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
         self.barge_check_key: float | None = None  # a barge-in check waits for a transcript this fresh
         self.speculation_key: float | None = None
+        self.closed: ClosedTurn | None = None  # ended by silence, waiting for its transcript
         self.preempted = -1.0  # the speech end the model's decision was last started for
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
@@ -167,6 +168,9 @@ class CallCore:
             self.next_barge_check, self.barge_check_key = t + turns.barge_check_every_s, key
             self._want_transcript()
         silence = self.detector.silence_s(t + FRAME_S)
+        if silence >= turns.hold_silence_s and key not in self.partials:
+            self._close_by_silence()  # long enough whatever the words: the turn is over, its text still coming
+            return
         if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
             self._want_transcript()
         elif silence == 0 and t >= self.next_speculation and self._may_speculate():
@@ -185,6 +189,9 @@ class CallCore:
         self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional))
 
     def _on_transcript(self, ev: ce.TranscriptReady) -> None:
+        if self.closed is not None and ev.key == self.closed.speech_end:
+            self._finish_closed(ev)
+            return
         asked = self.asked.pop(ev.key, None)
         if asked is None or not self.detector.in_turn:
             return  # the turn it belonged to is over
@@ -225,15 +232,42 @@ class CallCore:
             self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
 
     def _end_of_turn(self, text: str, needed: float, ready_at: float) -> None:
-        speech_end, duration = self.detector.last_speech_s, self.detector.speech_s()
-        silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
-        latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
-                   "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
+        self._forget_turn()
+        self._turn_over(turn, text, needed, ready_at)
+
+    def _forget_turn(self) -> None:
         self.detector.end_turn()
         self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
         self.barge_check_key = self.speculation_key = None
+        self.barge = None
+
+    def _close_by_silence(self) -> None:
+        """Silence alone has ended the turn, but its transcript is not back (a busy Whisper): take new speech
+        as a new turn from here, and act on this one when its text arrives."""
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
+        asked, audio = self.asked.get(turn.speech_end), np.concatenate(self.turn_audio)
+        self._forget_turn()
+        self.closed = turn
+        self.asked[turn.speech_end] = self.now if asked is None else asked
+        if asked is None:
+            self._out.append(ce.Transcribe(turn.speech_end, audio))
+
+    def _finish_closed(self, ev: ce.TranscriptReady) -> None:
+        turn, self.closed = self.closed, None
+        assert turn is not None
+        asked = self.asked.pop(ev.key, self.now)
+        self._turn_over(turn, ev.text, self.cfg.turns.hold_silence_s, asked + ev.took_ms / 1000)
+        if self.detector.in_turn and self.barge is None and self.run_active:
+            self.barge = Barge(self.detector.onset_s)  # the caller is already talking over the thinking agent
+
+    def _turn_over(self, turn: ClosedTurn, text: str, needed: float, ready_at: float) -> None:
+        speech_end, duration = turn.speech_end, turn.duration
+        silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
+        latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
+                   "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
         self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3))
-        barge, self.barge = self.barge, None
+        barge = turn.barge
         if barge and not barge.committed and not (self.approval and text):
             if not is_interruption(text, duration, self.cfg.turns):
                 self.reply.playout.paused = False
@@ -250,137 +284,6 @@ class CallCore:
             self._approval_reply(text)
         else:
             self._start_run(text, latency, speech_end)
-
-    # ---- agent speech ------------------------------------------------------------------------------------
-
-    def _say(self, text: str, kind: SpeechKind) -> None:
-        if not text.strip():
-            return
-        if kind is SpeechKind.REPLY:
-            self.reply.mark("first_clause", self.clock())
-        self._out.append(ce.Synthesize(text, kind, self.reply.generation))
-
-    def _on_speech(self, ev: ce.SpeechReady) -> None:
-        if ev.generation != self.reply.generation:
-            return  # the caller cut this reply off while it was being synthesised
-        if ev.kind is SpeechKind.REPLY:
-            self.reply.mark("first_audio_ready", self.clock())
-        self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
-        self._trace(TraceKind.AGENT_SAID, part=ev.kind.value, text=ev.text, seconds=round(len(ev.audio) / 16000, 3))
-        if ev.kind is SpeechKind.REPLY:
-            self.reply.record_latency()
-
-    def _pause(self) -> None:
-        self.reply.playout.paused = True
-        self._out.append(ce.ClearAudio())
-        self.reply.playout.rewind_unheard()
-
-    def _cut_off(self) -> None:
-        """Forget the reply in flight (queued clauses included) and flush the transport; keep what was heard."""
-        self.generation += 1
-        self.reply.generation, self.reply.chunker = self.generation, self.chunker_cls()
-        self.reply.playout.clear()
-        self._out.append(ce.ClearAudio())
-
-    def _commit_barge(self, barge: Barge, text: str) -> None:
-        barge.committed = True
-        heard = self.reply.heard_text()
-        self._cut_off()
-        if self.turns and self.approval is None:
-            rec = self.turns[-1]
-            rec.interrupted, rec.heard_text = True, heard
-            if self.run_active:  # history is cut when the cancellation lands, with its finished messages
-                self._out.append(ce.CancelRun("caller barged in"))
-            else:
-                self.history = heard_history(self.history, heard)
-        self._trace(TraceKind.BARGE_IN, caller_text=text, heard=heard)
-
-    # ---- runs --------------------------------------------------------------------------------------------
-
-    def _start_run(self, text: str, latency: dict[str, float], speech_end: float) -> None:
-        if self.run_active:  # the run the caller cut off is still unwinding: its messages come first
-            self.waiting_turn = (text, latency, speech_end)
-            return
-        rec = TurnRecord(user_text=text, started_s=self.now, latency_ms=latency, speech_end_s=speech_end)
-        self.turns.append(rec)
-        self.generation += 1
-        self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
-        self.run_active, self.transcript = True, []
-        self._out.append(ce.StartRun(text, list(self.history), self.transcript))
-
-    def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
-        if kind == EventKind.MODEL_DELTA and payload.get("type") == "text":
-            self.reply.mark("first_token", self.clock())
-            for clause in self.reply.chunker.push(payload["text"]):
-                self._say(clause, SpeechKind.REPLY)
-        elif kind == EventKind.MODEL_RESPONSE:
-            for clause in self.reply.chunker.flush():
-                self._say(clause, SpeechKind.REPLY)
-        elif kind in FORWARDED_LOOP_EVENTS:
-            self._trace(loop_trace_kind(kind), **{k: v for k, v in payload.items() if k != "content"})
-            if kind == EventKind.TOOL_RESULT and self.reply.record is not None:
-                self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
-                                                     "executed": payload["executed"]})
-
-    def _on_run_ended(self, ev: ce.RunEnded) -> None:
-        self.run_active, self.approval = False, None
-        rec = self.reply.record
-        if rec is not None and ev.result is None:
-            self.history = heard_history(self.transcript, rec.heard_text)
-            rec.outcome, rec.reason = CANCELLED_BY_CALLER, "cut short by the caller"
-            if ev.error:  # the run crashed rather than being withdrawn
-                rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
-                self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
-        elif rec is not None and ev.result is not None:
-            self._record_result(rec, ev.result)
-        if self.waiting_turn is not None:
-            waiting, self.waiting_turn = self.waiting_turn, None
-            self._start_run(*waiting)
-
-    def _record_result(self, rec: TurnRecord, result: RunResult) -> None:
-        self.history = result.messages
-        rec.outcome, rec.reason, rec.agent_text = result.outcome.value, result.reason, result.answer
-        if result.outcome is RunOutcome.ESCALATED:
-            self._say("Let me get a person to help you with that. Please hold.", SpeechKind.REPLY)
-        elif result.outcome is not RunOutcome.COMPLETED:
-            self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
-
-    def _may_speculate(self) -> bool:
-        return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
-
-    def _hangup(self, reason: str) -> None:
-        """The call is ending: a run in flight is withdrawn (the driver traces `call_ended` once it has landed)."""
-        self._out.extend([ce.CancelRun(reason)] if self.run_active else [])
-
-    # ---- approval ----------------------------------------------------------------------------------------
-
-    def _on_approval_requested(self, ev: ce.ApprovalRequested) -> None:
-        if ev.verdict.decision is not Decision.ASK:
-            self._out.append(ce.SettleApproval(False))
-            return
-        self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
-        self.approval = PendingApproval(ev.call, self.now)
-        self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
-
-    def _approval_reply(self, text: str) -> None:
-        answer = classify_answer(text)
-        self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=answer.value)
-        if answer is Answer.UNCLEAR:
-            self._say("Sorry, was that a yes or a no?", SpeechKind.PROMPT)
-        else:
-            self._settle_approval(answer is Answer.YES)
-
-    def _check_approval_timeout(self) -> None:
-        if self.approval and self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
-            self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
-            self._settle_approval(False)
-
-    def _settle_approval(self, approved: bool) -> None:
-        if self.approval is None:
-            return
-        self.approval = None
-        self.reply.restart(self.chunker_cls(), self.clock())
-        self._out.append(ce.SettleApproval(approved))
 
     # ---- trace -------------------------------------------------------------------------------------------
 

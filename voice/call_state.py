@@ -64,6 +64,15 @@ class Barge:
     committed: bool = False
 
 
+@dataclass
+class ClosedTurn:
+    """A caller turn whose speech is over: where it ended, how long it was, and speech over the agent in it."""
+
+    speech_end: float
+    duration: float
+    barge: Barge | None
+
+
 def complete_pairs(messages: list[Message]) -> list[Message]:
     """Drop a trailing assistant tool request whose results never arrived, so history stays valid."""
     out = list(messages)

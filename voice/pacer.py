@@ -44,7 +44,7 @@ async def drive_realtime(session: CallSession, sink: PacedSink, caller: np.ndarr
     n_frames = -(-len(caller) // FRAME)
     tail = int(max_tail_s / FRAME_S)
     for i in range(n_frames + tail):
-        if i >= n_frames and not session.run_active and not session.speaking and not sink.queued:
+        if i >= n_frames and not session.busy and not sink.queued:
             break
         sink.play_tick(session)
         frame = caller[i * FRAME:(i + 1) * FRAME]

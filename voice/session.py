@@ -107,6 +107,11 @@ class CallSession:
         return self.core.reply.speaking
 
     @property
+    def busy(self) -> bool:
+        """The caller is mid-turn, a run is on, an approval waits or agent audio is unheard."""
+        return self.core.busy
+
+    @property
     def run_active(self) -> bool:
         return self.core.run_active
 

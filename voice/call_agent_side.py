@@ -1,0 +1,169 @@
+"""The agent's side of a call core: what it says, the runs behind it, and the approvals it asks for.
+
+A mixin of `CallCore` (`voice/call_core.py`), split off so each half reads on its own: the core hears the
+caller and decides when a turn is over; this half turns runs into speech and cuts them short on barge-in.
+Like the core, it only records state and appends commands; it never does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from loop import CANCELLED_BY_CALLER, Decision, EventKind, Message, RunOutcome, RunResult
+from voice import call_events as ce
+from voice.approval import Answer, classify_answer, confirmation_question
+from voice.call_events import CallCommand, SpeechKind
+from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
+from voice.reply import Chunker, Reply
+from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
+
+
+class AgentSide:
+    cfg: SessionConfig
+    chunker_cls: Callable[[], Chunker]
+    clock: Callable[[], float]
+    generation: int
+    reply: Reply
+    history: list[Message]
+    transcript: list[Message]
+    turns: list[TurnRecord]
+    now: float
+    barge: Barge | None
+    approval: PendingApproval | None
+    run_active: bool
+    waiting_turn: tuple[str, dict[str, float], float] | None
+    _out: list[CallCommand]
+
+    def _trace(self, kind: TraceKind, **data: Any) -> None:
+        raise NotImplementedError
+    # ---- agent speech ------------------------------------------------------------------------------------
+
+    def _say(self, text: str, kind: SpeechKind) -> None:
+        if not text.strip():
+            return
+        if kind is SpeechKind.REPLY:
+            self.reply.mark("first_clause", self.clock())
+        self._out.append(ce.Synthesize(text, kind, self.reply.generation))
+
+    def _on_speech(self, ev: ce.SpeechReady) -> None:
+        if ev.generation != self.reply.generation:
+            return  # the caller cut this reply off while it was being synthesised
+        if ev.kind is SpeechKind.REPLY:
+            self.reply.mark("first_audio_ready", self.clock())
+        self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
+        self._trace(TraceKind.AGENT_SAID, part=ev.kind.value, text=ev.text, seconds=round(len(ev.audio) / 16000, 3))
+        if ev.kind is SpeechKind.REPLY:
+            self.reply.record_latency()
+
+    def _pause(self) -> None:
+        self.reply.playout.paused = True
+        self._out.append(ce.ClearAudio())
+        self.reply.playout.rewind_unheard()
+
+    def _cut_off(self) -> None:
+        """Forget the reply in flight (queued clauses included) and flush the transport; keep what was heard."""
+        self.generation += 1
+        self.reply.generation, self.reply.chunker = self.generation, self.chunker_cls()
+        self.reply.playout.clear()
+        self._out.append(ce.ClearAudio())
+
+    def _commit_barge(self, barge: Barge, text: str) -> None:
+        barge.committed = True
+        heard = self.reply.heard_text()
+        self._cut_off()
+        if self.turns and self.approval is None:
+            rec = self.turns[-1]
+            rec.interrupted, rec.heard_text = True, heard
+            if self.run_active:  # history is cut when the cancellation lands, with its finished messages
+                self._out.append(ce.CancelRun("caller barged in"))
+            else:
+                self.history = heard_history(self.history, heard)
+        self._trace(TraceKind.BARGE_IN, caller_text=text, heard=heard)
+
+    # ---- runs --------------------------------------------------------------------------------------------
+
+    def _start_run(self, text: str, latency: dict[str, float], speech_end: float) -> None:
+        if self.run_active:  # the run the caller cut off is still unwinding: its messages come first
+            self.waiting_turn = (text, latency, speech_end)
+            return
+        rec = TurnRecord(user_text=text, started_s=self.now, latency_ms=latency, speech_end_s=speech_end)
+        self.turns.append(rec)
+        self.generation += 1
+        self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
+        self.run_active, self.transcript = True, []
+        self._out.append(ce.StartRun(text, list(self.history), self.transcript))
+
+    def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
+        if kind == EventKind.MODEL_DELTA and payload.get("type") == "text":
+            self.reply.mark("first_token", self.clock())
+            for clause in self.reply.chunker.push(payload["text"]):
+                self._say(clause, SpeechKind.REPLY)
+        elif kind == EventKind.MODEL_RESPONSE:
+            for clause in self.reply.chunker.flush():
+                self._say(clause, SpeechKind.REPLY)
+        elif kind in FORWARDED_LOOP_EVENTS:
+            self._trace(loop_trace_kind(kind), **{k: v for k, v in payload.items() if k != "content"})
+            if kind == EventKind.TOOL_RESULT and self.reply.record is not None:
+                self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
+                                                     "executed": payload["executed"]})
+
+    def _on_run_ended(self, ev: ce.RunEnded) -> None:
+        self.run_active, self.approval = False, None
+        rec = self.reply.record
+        if rec is not None and ev.result is None:
+            self.history = heard_history(self.transcript, rec.heard_text)
+            rec.outcome, rec.reason = CANCELLED_BY_CALLER, "cut short by the caller"
+            if ev.error:  # the run crashed rather than being withdrawn
+                rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
+                self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+        elif rec is not None and ev.result is not None:
+            self._record_result(rec, ev.result)
+        if self.waiting_turn is not None:
+            waiting, self.waiting_turn = self.waiting_turn, None
+            self._start_run(*waiting)
+
+    def _record_result(self, rec: TurnRecord, result: RunResult) -> None:
+        self.history = result.messages
+        rec.outcome, rec.reason, rec.agent_text = result.outcome.value, result.reason, result.answer
+        if result.outcome is RunOutcome.ESCALATED:
+            self._say("Let me get a person to help you with that. Please hold.", SpeechKind.REPLY)
+        elif result.outcome is not RunOutcome.COMPLETED:
+            self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+
+    def _may_speculate(self) -> bool:
+        return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
+
+    def _hangup(self, reason: str) -> None:
+        """The call is ending: a run in flight is withdrawn (the driver traces `call_ended` once it has landed)."""
+        self._out.extend([ce.CancelRun(reason)] if self.run_active else [])
+
+    # ---- approval ----------------------------------------------------------------------------------------
+
+    def _on_approval_requested(self, ev: ce.ApprovalRequested) -> None:
+        if ev.verdict.decision is not Decision.ASK:
+            self._out.append(ce.SettleApproval(False))
+            return
+        self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
+        self.approval = PendingApproval(ev.call, self.now)
+        self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
+
+    def _approval_reply(self, text: str) -> None:
+        answer = classify_answer(text)
+        self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=answer.value)
+        if answer is Answer.UNCLEAR:
+            self._say("Sorry, was that a yes or a no?", SpeechKind.PROMPT)
+        else:
+            self._settle_approval(answer is Answer.YES)
+
+    def _check_approval_timeout(self) -> None:
+        if self.approval and self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
+            self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
+            self._settle_approval(False)
+
+    def _settle_approval(self, approved: bool) -> None:
+        if self.approval is None:
+            return
+        self.approval = None
+        self.reply.restart(self.chunker_cls(), self.clock())
+        self._out.append(ce.SettleApproval(approved))
