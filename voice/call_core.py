@@ -165,7 +165,9 @@ class CallCore(AgentSide):
         turns, key = self.cfg.turns, self.detector.last_speech_s
         if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s \
                 and t >= self.next_barge_check:
-            self.next_barge_check, self.barge_check_key = t + turns.barge_check_every_s, key
+            self.next_barge_check = t + turns.barge_check_every_s
+            if self.barge_check_key is None:  # a check still waiting keeps its place (no starving on a slow STT)
+                self.barge_check_key = key
             self._want_transcript()
         silence = self.detector.silence_s(t + FRAME_S)
         if silence >= turns.hold_silence_s and key not in self.partials:
@@ -174,7 +176,8 @@ class CallCore(AgentSide):
         if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
             self._want_transcript()
         elif silence == 0 and t >= self.next_speculation and self._may_speculate():
-            self.next_speculation, self.speculation_key = t + turns.speculate_every_s, key
+            self.next_speculation = t + turns.speculate_every_s
+            self.speculation_key = key if self.speculation_key is None else self.speculation_key
             self._want_transcript(optional=True)
         self._decide()
 
