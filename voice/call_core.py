@@ -127,12 +127,13 @@ class CallCore(AgentSide):
             return CallState.CALLER_SPEAKING
         if self.reply.speaking:
             return CallState.SPEAKING
-        return CallState.THINKING if self.run_active else CallState.LISTENING
+        return CallState.THINKING if self.run_active or self.closed else CallState.LISTENING
 
     @property
     def busy(self) -> bool:
         """Something is still going on that a file call should wait for before it ends."""
-        return self.reply.speaking or self.approval is not None or self.detector.in_turn or self.run_active
+        return (self.reply.speaking or self.approval is not None or self.detector.in_turn or self.run_active
+                or self.closed is not None)
 
     # ---- caller audio ------------------------------------------------------------------------------------
 
