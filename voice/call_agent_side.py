@@ -44,11 +44,13 @@ class AgentSide:
             return
         if kind is SpeechKind.REPLY:
             self.reply.mark("first_clause", self.clock())
+        self.reply.synthesising += 1
         self._out.append(ce.Synthesize(text, kind, self.reply.generation))
 
     def _on_speech(self, ev: ce.SpeechReady) -> None:
         if ev.generation != self.reply.generation:
             return  # the caller cut this reply off while it was being synthesised
+        self.reply.synthesising = max(0, self.reply.synthesising - 1)
         if ev.kind is SpeechKind.REPLY:
             self.reply.mark("first_audio_ready", self.clock())
         self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
@@ -64,7 +66,7 @@ class AgentSide:
     def _cut_off(self) -> None:
         """Forget the reply in flight (queued clauses included) and flush the transport; keep what was heard."""
         self.generation += 1
-        self.reply.generation, self.reply.chunker = self.generation, self.chunker_cls()
+        self.reply.generation, self.reply.chunker, self.reply.synthesising = self.generation, self.chunker_cls(), 0
         self.reply.playout.clear()
         self._out.append(ce.ClearAudio())
 

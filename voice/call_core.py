@@ -132,7 +132,7 @@ class CallCore(AgentSide):
     @property
     def busy(self) -> bool:
         """Something is still going on that a file call should wait for before it ends."""
-        return (self.reply.speaking or self.approval is not None or self.detector.in_turn or self.run_active
+        return (self.reply.busy or self.approval is not None or self.detector.in_turn or self.run_active
                 or self.closed is not None)
 
     # ---- caller audio ------------------------------------------------------------------------------------

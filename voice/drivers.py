@@ -319,10 +319,10 @@ class RealtimeDriver(CallDriver):
                 continue  # cut off before it was synthesised
             try:
                 audio = await asyncio.to_thread(self.tts.synthesize, command.text)
-            except Exception as exc:
+            except Exception as exc:  # the clause is lost, not the call
                 log.error("text-to-speech failed: %r", exc)
                 self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
-                continue
+                audio = np.zeros(0, np.int16)
             self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
             self.pump()
 

@@ -29,6 +29,11 @@ class Reply:
     record: TurnRecord | None = None  # None for the greeting
     playout: PlayoutCursor = field(default_factory=PlayoutCursor)
     marks: dict[str, float] = field(default_factory=dict)
+    synthesising: int = 0  # clauses sent to TTS whose audio has not come back
+
+    @property
+    def busy(self) -> bool:
+        return self.synthesising > 0 or self.playout.speaking
 
     @classmethod
     def start(cls, generation: int, chunker_cls: Callable[[], Chunker], record: TurnRecord | None,
