@@ -51,7 +51,7 @@ class CallCore(AgentSide):
         self.run_active = False
         self.partials: dict[float, tuple[str, float]] = {}  # speech end -> (transcript, call time it was ready)
         self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
-        self.barge_check_key: float | None = None  # a barge-in check waits for a transcript this fresh
+        self.barge_seen = -1.0  # the newest transcript already weighed as a possible interruption
         self.speculation_key: float | None = None
         self.closed: ClosedTurn | None = None  # ended by silence, waiting for its transcript
         self.preempted = -1.0  # the speech end the model's decision was last started for
@@ -167,8 +167,6 @@ class CallCore(AgentSide):
         if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s \
                 and t >= self.next_barge_check:
             self.next_barge_check = t + turns.barge_check_every_s
-            if self.barge_check_key is None:  # a check still waiting keeps its place (no starving on a slow STT)
-                self.barge_check_key = key
             self._want_transcript()
         silence = self.detector.silence_s(t + FRAME_S)
         if silence >= turns.hold_silence_s and key not in self.partials:
@@ -214,10 +212,10 @@ class CallCore(AgentSide):
         """With the transcripts at hand: a real interruption? something to speculate on? the end of the turn?"""
         turns, key = self.cfg.turns, self.detector.last_speech_s
         fresh = max(self.partials, default=None)
-        if self.barge_check_key is not None and fresh is not None and fresh >= self.barge_check_key:
-            self.barge_check_key = None
+        if self.barge and not self.barge.committed and fresh is not None and fresh > self.barge_seen:
+            self.barge_seen = fresh  # every new transcript of speech over the agent is weighed once
             text = self.partials[fresh][0]
-            if self.barge and not self.barge.committed and is_interruption(text, self.detector.speech_s(), turns):
+            if is_interruption(text, self.detector.speech_s(), turns):
                 self._commit_barge(self.barge, text)
         if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
             self.speculation_key = None
@@ -243,7 +241,7 @@ class CallCore(AgentSide):
     def _forget_turn(self) -> None:
         self.detector.end_turn()
         self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
-        self.barge_check_key = self.speculation_key = None
+        self.speculation_key, self.barge_seen = None, -1.0
         self.barge = None
 
     def _close_by_silence(self) -> None:
