@@ -110,11 +110,11 @@ class BrowserEndpoint:
         self.conn.outbox.put("error", codec.error(error))
 
     def closing(self, code: int, reason: str) -> dict[str, Any]:
-        assert self.conn is not None
         if self.turns_due is not None:
             self.turns_due.cancel()
-        if self.call is None:  # the call never opened (the server is full)
-            self.conn.outbox.put("error", codec.error(reason))
+        if self.conn is None or self.call is None:  # the call never opened (the server is full)
+            if self.conn is not None:
+                self.conn.outbox.put("error", codec.error(reason))
             return {}
         if self._observe in self.call.session.observers:
             self.call.session.observers.remove(self._observe)

@@ -26,6 +26,7 @@ from voice.transports.outbox import AckPacing, Outbox, Wire
 
 log = logging.getLogger("voiceloop.transport")
 SAMPLE_RATE = 16000
+MAX_QUEUED_MESSAGES = 64  # received but not yet handled (as websockets' max_queue): then reading pauses
 
 
 class Endpoint(Protocol):
@@ -84,6 +85,7 @@ class Connection:
         self.outbox = Outbox(self._send, self.cfg, pacing)
         self.caller_audio = CallerAudio(self.cfg.max_backlog_s)
         self.rate = RateLimit(self.cfg.max_messages_per_s)
+        self.inbox: asyncio.Queue[Wire | ClientGone] = asyncio.Queue(MAX_QUEUED_MESSAGES)
         self.call: Call | None = None
         self._calls = contextlib.AsyncExitStack()
 
@@ -110,13 +112,15 @@ class Connection:
         try:
             if self.ctx.registry.full:
                 raise CallLimitReached(TOO_MANY_CALLS)
+            tasks.append(asyncio.create_task(self._read()))  # not waited on: it ends the call through the outbox
             await endpoint.begin(self)
-            tasks = [asyncio.create_task(self._receive(endpoint)), asyncio.create_task(self.outbox.run()),
-                     asyncio.create_task(self.caller_audio.feed(self._hear))]
-            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            waited = [asyncio.create_task(self._dispatch(endpoint)), asyncio.create_task(self.outbox.run()),
+                      asyncio.create_task(self.caller_audio.feed(self._hear))]
+            tasks += waited
+            done, _ = await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
             task = done.pop()
             return close_reason(task.exception(), endpoint.gone_reason, task.result)
-        except Exception as exc:  # from begin(): a refused call, a bad first message
+        except Exception as exc:  # from begin(): a refused call
             return close_reason(exc, endpoint.gone_reason)
         finally:
             for task in tasks:
@@ -127,18 +131,33 @@ class Connection:
         assert self.call is not None  # caller audio is only queued once the call exists
         await self.call.session.hear(pcm)
 
-    async def _receive(self, endpoint: Endpoint) -> str:
+    async def _read(self) -> None:
+        """Read the socket all the time (so uvicorn answers pings and sees the close) into a bounded queue;
+        a limit broken ends the connection at once through the outbox."""
+        try:
+            while True:
+                message = await self.ws.receive()
+                if message["type"] == "websocket.disconnect":
+                    code = int(message.get("code") or CloseCode.NO_STATUS)
+                    await self.inbox.put(ClientGone(code, message.get("reason") or ""))
+                    return
+                data: Wire = message["text"] if message.get("text") is not None else message.get("bytes") or b""
+                if not self.rate.allow():
+                    raise Drop(CloseCode.POLICY_VIOLATION, "message rate limit exceeded")
+                if len(data) > self.cfg.max_message_bytes:  # uvicorn's cap is larger, and a mounted app may have none
+                    raise Drop(CloseCode.MESSAGE_TOO_BIG,
+                               f"message of {len(data)} bytes; at most {self.cfg.max_message_bytes}")
+                await self.inbox.put(data)
+        except Drop as drop:
+            self.outbox.fail(drop)
+
+    async def _dispatch(self, endpoint: Endpoint) -> str:
+        """Hand received messages to the endpoint in order; a disconnect counts once those before it are handled."""
         while True:
-            message = await self.ws.receive()
-            if message["type"] == "websocket.disconnect":
-                raise ClientGone(int(message.get("code") or CloseCode.NO_STATUS), message.get("reason") or "")
-            data: Wire = message["text"] if message.get("text") is not None else message.get("bytes") or b""
-            if not self.rate.allow():
-                raise Drop(CloseCode.POLICY_VIOLATION, "message rate limit exceeded")
-            if len(data) > self.cfg.max_message_bytes:  # uvicorn enforces it too; a mounted app may not
-                raise Drop(CloseCode.MESSAGE_TOO_BIG,
-                           f"message of {len(data)} bytes; at most {self.cfg.max_message_bytes}")
-            ended = await endpoint.receive(data)
+            item = await self.inbox.get()
+            if isinstance(item, ClientGone):
+                raise item
+            ended = await endpoint.receive(item)
             if ended is not None:
                 return ended
 
