@@ -56,8 +56,8 @@ class OperatorAPI:
                       "events": [e for e in list(call.events) if e["seq"] > since]})
 
     async def approval(self, request: Request) -> Response:
-        call = self._call(request)
         body = await read_body(request, self.ctx.config.max_body_bytes)
+        call = self._call(request)
         try:
             approved = json.loads(body or b"null").get("approved")
         except (ValueError, AttributeError):

@@ -1,5 +1,5 @@
 // voiceloop browser caller: microphone -> WebSocket -> agent, agent audio -> jitter buffer -> speaker.
-// The wire protocol is documented in voice/transports/browser.py.
+// The wire protocol is documented in voice/transports/browser_codec.py.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -84,8 +84,11 @@ function stopAudio() {
 // ---- socket --------------------------------------------------------------------------------
 
 function connect(token) {
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  const ws = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`);
+  // relative to the page, so the app also works mounted under a prefix (create_app in a FastAPI service)
+  const url = new URL('ws', location.href);
+  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.search = `?token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url.href);
   ws.binaryType = 'arraybuffer';
   vl.ws = ws;
   setStatus('connecting…');
