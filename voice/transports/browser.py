@@ -56,10 +56,11 @@ class BrowserEndpoint:
         self.turns = codec.TurnUpdates()
         self.turns_due: asyncio.TimerHandle | None = None
         self.rejected = 0
-        self.guard = codec.RealTimeGuard(time.monotonic(), 0.0)
+        self.guard: codec.RealTimeGuard | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def begin(self, conn: Connection) -> None:
-        self.conn = conn
+        self.conn, self.loop = conn, asyncio.get_running_loop()
         self.guard = codec.RealTimeGuard(time.monotonic(), conn.cfg.realtime_slack_s)
         call = self.call = await conn.open_call(BrowserSink(conn.outbox, self.pacing), self.transport)
         conn.outbox.put("hello", codec.hello(call.call_id, conn.cfg.playout_lead_ms))
@@ -68,10 +69,10 @@ class BrowserEndpoint:
         call.session.observers.append(self._observe)
 
     def _observe(self, entry: dict[str, Any]) -> None:
-        assert self.conn is not None
+        assert self.conn is not None and self.loop is not None
         self.conn.outbox.put("event", codec.event(entry))
         if self.turns_due is None:
-            self.turns_due = asyncio.get_running_loop().call_later(TURN_SETTLE_S, self._send_turns)
+            self.turns_due = self.loop.call_later(TURN_SETTLE_S, self._send_turns)
 
     def _send_turns(self) -> None:
         self.turns_due = None
@@ -80,7 +81,7 @@ class BrowserEndpoint:
                 self.conn.outbox.put("turn", text)
 
     async def receive(self, message: Wire) -> str | None:
-        assert self.conn is not None and self.call is not None
+        assert self.conn is not None and self.call is not None and self.guard is not None
         if not isinstance(message, str):
             pcm = codec.decode_audio(message, min(codec.MAX_FRAME_BYTES, self.conn.cfg.max_message_bytes))
             self.guard.admit(len(pcm), time.monotonic())

@@ -39,7 +39,6 @@ class TwilioSink:
 
     def __init__(self, outbox: Outbox, stream_sid: str) -> None:
         self.outbox, self.encoder = outbox, AgentAudioEncoder(stream_sid)
-        self.clears = 0
 
     def send(self, pcm: np.ndarray) -> None:
         for out in self.encoder.encode(pcm):
@@ -55,7 +54,6 @@ class TwilioSink:
     def clear(self) -> None:
         """Barge-in: nothing queued goes out, and Twilio drops what it has buffered."""
         self.outbox.drop_audio()
-        self.clears += 1
         self.outbox.put("clear", self.encoder.clear().text)
 
 

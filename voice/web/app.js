@@ -4,6 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const MIC_BACKLOG = 50; // 1 s of 20 ms frames kept while the call is still starting
+const NORMAL_CLOSURE = 1000; // WebSocket close code of a call that ended as it should
 
 const vl = {
   ws: null,
@@ -97,7 +98,7 @@ function connect(token) {
     else onAgentAudio(ev.data);
   };
   ws.onclose = (ev) => {
-    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === 1000 ? '' : 'bad');
+    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === NORMAL_CLOSURE ? '' : 'bad');
     $('hangup').disabled = true;
     $('start').disabled = false;
     stopAudio();
