@@ -85,7 +85,7 @@ class BrowserEndpoint:
         if not isinstance(message, str):
             pcm = codec.decode_audio(message, min(codec.MAX_FRAME_BYTES, self.conn.cfg.max_message_bytes))
             self.guard.admit(len(pcm), time.monotonic())
-            if not self.conn.caller_audio.put(pcm):
+            if not self.conn.hear(pcm):
                 raise Drop(CloseCode.TRY_AGAIN_LATER, "server overloaded")
             return None
         try:

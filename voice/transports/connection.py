@@ -12,15 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from voice.calls import Call, CallContext, CallLimitReached
+from voice.calls import AudioSink, Call, CallContext, CallLimitReached  # AudioSink: wherever calls.py has it
 from voice.server_config import RateLimit
-from voice.speech_out import AudioSink
 from voice.transports import TOO_MANY_CALLS, CloseCode, Drop
 from voice.transports.outbox import AckPacing, Outbox, Wire
 
@@ -47,26 +47,27 @@ class Endpoint(Protocol):
 
 
 class CallerAudio:
-    """Caller audio waiting for the session, bounded by `max_backlog_s`; one task feeds it in order."""
+    """Caller audio waiting for the session, with when it arrived (perf_counter), bounded by `max_backlog_s`;
+    one task feeds it to the session in order."""
 
     def __init__(self, max_backlog_s: float) -> None:
-        self.queue: asyncio.Queue[np.ndarray] = asyncio.Queue()
+        self.queue: asyncio.Queue[tuple[np.ndarray, float]] = asyncio.Queue()
         self.limit = int(max_backlog_s * SAMPLE_RATE)
         self.backlog = 0
 
-    def put(self, pcm: np.ndarray) -> bool:
+    def put(self, pcm: np.ndarray, arrived: float) -> bool:
         """False when the session is this far behind: the transport sheds the audio or ends the call."""
         if self.backlog + len(pcm) > self.limit:
             return False
         self.backlog += len(pcm)
-        self.queue.put_nowait(pcm)
+        self.queue.put_nowait((pcm, arrived))
         return True
 
-    async def feed(self, hear: Callable[[np.ndarray], Awaitable[None]]) -> None:
+    async def feed(self, hear: Callable[[np.ndarray, float], Awaitable[None]]) -> None:
         while True:
-            pcm = await self.queue.get()
+            pcm, arrived = await self.queue.get()
             self.backlog -= len(pcm)
-            await hear(pcm)
+            await hear(pcm, arrived)
 
 
 class ClientGone(Exception):
@@ -85,7 +86,8 @@ class Connection:
         self.outbox = Outbox(self._send, self.cfg, pacing)
         self.caller_audio = CallerAudio(self.cfg.max_backlog_s)
         self.rate = RateLimit(self.cfg.max_messages_per_s)
-        self.inbox: asyncio.Queue[Wire | ClientGone] = asyncio.Queue(MAX_QUEUED_MESSAGES)
+        self.inbox: asyncio.Queue[tuple[Wire | ClientGone, float]] = asyncio.Queue(MAX_QUEUED_MESSAGES)
+        self.arrived = 0.0  # when the message being handled came off the socket (perf_counter)
         self.call: Call | None = None
         self._calls = contextlib.AsyncExitStack()
 
@@ -127,9 +129,13 @@ class Connection:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _hear(self, pcm: np.ndarray) -> None:
+    def hear(self, pcm: np.ndarray) -> bool:
+        """Queue caller audio from the message being handled; False when the session is too far behind."""
+        return self.caller_audio.put(pcm, self.arrived)
+
+    async def _hear(self, pcm: np.ndarray, arrived: float) -> None:
         assert self.call is not None  # caller audio is only queued once the call exists
-        await self.call.session.hear(pcm)
+        await self.call.session.hear(pcm)  # with the call core: hear(pcm, wall=arrived), the transport's clock
 
     async def _read(self) -> None:
         """Read the socket all the time (so uvicorn answers pings and sees the close) into a bounded queue;
@@ -139,7 +145,7 @@ class Connection:
                 message = await self.ws.receive()
                 if message["type"] == "websocket.disconnect":
                     code = int(message.get("code") or CloseCode.NO_STATUS)
-                    await self.inbox.put(ClientGone(code, message.get("reason") or ""))
+                    await self.inbox.put((ClientGone(code, message.get("reason") or ""), time.perf_counter()))
                     return
                 data: Wire = message["text"] if message.get("text") is not None else message.get("bytes") or b""
                 if not self.rate.allow():
@@ -147,14 +153,14 @@ class Connection:
                 if len(data) > self.cfg.max_message_bytes:  # uvicorn's cap is larger, and a mounted app may have none
                     raise Drop(CloseCode.MESSAGE_TOO_BIG,
                                f"message of {len(data)} bytes; at most {self.cfg.max_message_bytes}")
-                await self.inbox.put(data)
+                await self.inbox.put((data, time.perf_counter()))
         except Drop as drop:
             self.outbox.fail(drop)
 
     async def _dispatch(self, endpoint: Endpoint) -> str:
         """Hand received messages to the endpoint in order; a disconnect counts once those before it are handled."""
         while True:
-            item = await self.inbox.get()
+            item, self.arrived = await self.inbox.get()
             if isinstance(item, ClientGone):
                 raise item
             ended = await endpoint.receive(item)

@@ -115,7 +115,7 @@ class TwilioEndpoint:
             self.counts["other_track"] += 1
             return
         for pcm in self.decoder.decode(media):
-            if not self.conn.caller_audio.put(pcm):
+            if not self.conn.hear(pcm):
                 self.counts["dropped_ms"] += len(pcm) // 16  # the session is this far behind: shed, never grow
 
     def _on_mark(self, mark: Mark) -> None:
