@@ -168,10 +168,13 @@ class Connection:
                 return ended
 
     async def _send(self, data: Wire) -> None:
-        if isinstance(data, str):
-            await self.ws.send_text(data)
-        else:
-            await self.ws.send_bytes(data)
+        try:
+            if isinstance(data, str):
+                await self.ws.send_text(data)
+            else:
+                await self.ws.send_bytes(data)
+        except RuntimeError as exc:  # uvicorn already closed the socket (keepalive timeout, a frame over its cap)
+            raise ClientGone(CloseCode.ABNORMAL, "") from exc
 
     async def _close_socket(self, code: int, reason: str) -> None:
         with contextlib.suppress(Exception):
