@@ -49,7 +49,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from voice.calls import CallContext
-from voice.operator_api import operator_routes, read_body
+from voice.server_api import operator_routes, read_body
 from voice.server_config import ServerConfig
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
@@ -148,7 +148,7 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
 
 class VoiceRoutes:
     """The page, the Twilio webhook and both WebSockets over one CallContext (the operator API is in
-    voice.operator_api)."""
+    voice.server_api)."""
 
     def __init__(self, ctx: CallContext) -> None:
         self.ctx, self.cfg = ctx, ctx.config

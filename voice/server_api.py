@@ -1,4 +1,4 @@
-"""The operator API under `/api` (the bearer token is checked before any of it, by `voice.server`):
+"""The operator API under `/api`, part of the server (`voice.server` checks the bearer token before any of it):
 
   GET  /api/calls                                live calls
   GET  /api/calls/{id}/events[?after=N]          a call's events (live or recently ended), after seq N
