@@ -11,7 +11,8 @@ raw browser-protocol client (PCM 16 kHz, `played` acks every 40 ms), both stream
 2. `reply_ms`: from the caller's last speech frame (as sent) to the first agent audio received;
 3. `underrun_ms`: the agent's audio, played in real time behind a 60 ms jitter buffer, runs dry this long
    before the barge-in (late audio, pacing stalls); `ahead_ms`: the most audio buffered ahead of playout
-   (the browser's pacing lead plus jitter; Twilio's whole clauses, as Twilio buffers them);
+   (the browser's pacing lead plus jitter; Twilio's whole clauses, as Twilio buffers them); browser only:
+   `session_v2v_ms`, the session's own voice-to-voice figure for the turn (what the transport does not add);
 4. after 1 s of the reply has played the caller talks over it; `clear_ms`: from the first speech frame of
    that (as sent) to the `clear` message received.
 
@@ -126,6 +127,7 @@ class Caller:
         self.player = Player()
         self.barged = False
         self.done = asyncio.Event()
+        self.session_v2v_ms: float | None = None  # browser: the session's own voice-to-voice for the first turn
 
     async def send_frames(self) -> None:
         t0, i = time.perf_counter(), 0
@@ -154,7 +156,8 @@ class Caller:
                 else None
 
         return {"reply_ms": span("speech_end", "audio"), "clear_ms": span("barge_onset", "clear"),
-                "underrun_ms": round(self.player.underrun_s * 1000, 1), "ahead_ms": round(self.player.ahead_s * 1000)}
+                "underrun_ms": round(self.player.underrun_s * 1000, 1), "ahead_ms": round(self.player.ahead_s * 1000),
+                "session_v2v_ms": self.session_v2v_ms}
 
     async def send_audio(self, pcm: np.ndarray, index: int) -> None:
         raise NotImplementedError
@@ -207,6 +210,8 @@ class BrowserCaller(Caller):
             elif (msg := json.loads(message))["type"] == "clear":
                 self.epoch = msg["epoch"]
                 self.got("clear")
+            elif msg["type"] == "turn" and msg["index"] == 0 and "voice_to_voice" in msg.get("latency_ms", {}):
+                self.session_v2v_ms = msg["latency_ms"]["voice_to_voice"]
 
     async def echo_marks(self) -> None:  # the page's worklet acks what it played every 40 ms
         while not self.done.is_set():
@@ -255,7 +260,7 @@ async def start_server(root: Path, script: Path) -> tuple[asyncio.subprocess.Pro
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
-    for key in ("reply_ms", "clear_ms", "underrun_ms", "ahead_ms"):
+    for key in ("reply_ms", "clear_ms", "underrun_ms", "ahead_ms", "session_v2v_ms"):
         values = [r[key] for r in rows if r[key] is not None]
         out[f"{key}_median"] = round(statistics.median(values), 1) if values else None
         out[f"{key}_n"] = len(values)

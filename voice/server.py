@@ -187,19 +187,33 @@ class VoiceRoutes:
     async def browser_socket(self, ws: WebSocket) -> None:
         await ws.accept()
         if not authorized(ws, self.cfg):
-            return await _refuse(ws, "missing or wrong token")
+            return await _close(ws, CloseCode.POLICY_VIOLATION, "missing or wrong token")
         if not origin_ok(ws, self.cfg):
-            return await _refuse(ws, "origin not allowed")
-        await browser_call(ws, self.ctx)
+            return await _close(ws, CloseCode.POLICY_VIOLATION, "origin not allowed")
+        await _guarded(ws, browser_call(ws, self.ctx))
 
     async def twilio_socket(self, ws: WebSocket) -> None:
         await ws.accept()
-        await twilio_call(ws, self.ctx)
+        await _guarded(ws, twilio_call(ws, self.ctx))
 
 
-async def _refuse(ws: WebSocket, reason: str) -> None:
+async def _close(ws: WebSocket, code: CloseCode, reason: str) -> None:
     with contextlib.suppress(Exception):
-        await ws.close(CloseCode.POLICY_VIOLATION, reason)
+        await ws.close(code, reason)
+
+
+async def _guarded(ws: WebSocket, call: Awaitable[None]) -> None:
+    """A transport that fails outside its own close handling: log it, close 1011, keep serving."""
+    try:
+        await call
+    except Exception:
+        log.exception("%s handler failed", ws.url.path)
+        await _close(ws, CloseCode.INTERNAL_ERROR, "server error")
+
+
+async def _server_error(request: Request, _exc: Exception) -> Response:
+    log.error("HTTP %s %s failed", request.method, request.url.path, exc_info=_exc)
+    return error(500, "server error")
 
 
 def create_app(ctx: CallContext) -> Starlette:
@@ -213,7 +227,7 @@ def create_app(ctx: CallContext) -> Starlette:
                 WebSocketRoute("/twilio", routes.twilio_socket),
                 Mount("/api", routes=operator_routes(ctx), middleware=[Middleware(RequireToken, config=ctx.config)])],
         middleware=[Middleware(SecurityHeaders)],
-        exception_handlers={HTTPException: _http_error})
+        exception_handlers={HTTPException: _http_error, Exception: _server_error})
 
 
 # ---- serving ----------------------------------------------------------------------------------------
