@@ -255,31 +255,34 @@ class FakeSocket:
         self.sent.append(data)
 
 
-def test_outbox_paces_audio_by_acks_and_clear_goes_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    from voice.transports import browser
-
-    monkeypatch.setattr(browser, "STALL_S", 0.3)
+def test_outbox_paces_audio_by_acks_and_clear_goes_first() -> None:
+    from voice.server_config import ServerConfig
+    from voice.transports import Drop
+    from voice.transports.browser import BrowserSink
+    from voice.transports.outbox import AckPacing, Outbox
 
     async def scenario() -> None:
         ws = FakeSocket()
-        outbox = browser.Outbox(ws, lead_ms=64)  # two 32 ms frames in flight at most
+        pacing = AckPacing(lead_samples=1024, stall_s=0.3)  # two 32 ms frames in flight at most
+        outbox = Outbox(ws.send, ServerConfig(), pacing)
+        sink = BrowserSink(outbox, pacing)
         task = asyncio.create_task(outbox.run())
         await asyncio.sleep(0.5)  # a long quiet spell is not a stall
         for _ in range(5):
-            outbox.audio(np.ones(512, np.int16))
+            sink.send(np.ones(512, np.int16))
         await asyncio.sleep(0.05)
         assert [type(m) for m in ws.sent] == [bytes, bytes]  # paced: only the lead went out
         assert outbox.ack(512, epoch=0) == 512
         await asyncio.sleep(0.05)
         assert len(ws.sent) == 3
         assert outbox.ack(512, epoch=5) == 0  # an ack from another epoch does not move the cursor
-        outbox.clear_audio()  # barge-in: the queued frames are dropped and the page told first
+        sink.clear()  # barge-in: the queued frames are dropped and the page told first
         await asyncio.sleep(0.05)
         assert json.loads(ws.sent[3]) == {"type": "clear", "epoch": 1} and len(ws.sent) == 4
         assert outbox.ack(512, epoch=0) == 0  # late acks for flushed audio are ignored
         for _ in range(3):
-            outbox.audio(np.ones(512, np.int16))
-        with pytest.raises(browser.Drop, match="stopped acknowledging"):  # a page that stops playing
+            sink.send(np.ones(512, np.int16))
+        with pytest.raises(Drop, match="stopped acknowledging"):  # a page that stops playing
             await asyncio.wait_for(task, 3)
 
     asyncio.run(scenario())

@@ -30,7 +30,7 @@ from voice.tts import ClauseChunker, EspeakTTS, PiperTTS
 from voice.vad import SileroVAD
 
 # `serve` joins this list once voice/server.py takes its options from add_engine_options.
-COMMANDS = ("call", "console", "livekit", "bench")
+COMMANDS = ("call", "console", "livekit", "bench", "serve")
 
 
 class EchoSTT:

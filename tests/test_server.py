@@ -307,9 +307,9 @@ def test_scripts_loop_per_user_turn_so_long_calls_never_run_out() -> None:
 
 
 def test_websockets_log_lines_never_carry_the_token(caplog: pytest.LogCaptureFixture) -> None:
-    from voice.server import _ws_log
+    from voice.server import uvicorn_log as _ws_log
 
-    with caplog.at_level(logging.DEBUG, logger="voiceloop.ws"):
+    with caplog.at_level(logging.DEBUG, logger="uvicorn.error"):
         _ws_log.debug("< %s %s %s", "GET", f"/ws?token={TOKEN}", "HTTP/1.1")
         _ws_log.debug("< Authorization: %s", f"Bearer {TOKEN}")
     assert TOKEN not in caplog.text and caplog.text.count("<redacted>") == 2

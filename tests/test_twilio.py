@@ -28,7 +28,7 @@ from voice.calls import Call, CallContext, CallFactory, CallRegistry, LoopingScr
 from voice.fixtures import FIXTURES
 from voice.server import bound_port, start_server
 from voice.stack import SpeechStack, load_stack
-from voice.transports.twilio import HalfbandStream
+from voice.transports.twilio_codec import HalfbandStream
 from voice.transports.twilio_webhook import twilio_stream_key
 
 TOKEN = "test-token-not-a-secret"

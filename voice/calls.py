@@ -1,27 +1,22 @@
 """Live calls for `voiceloop serve`: one real-time CallSession per call, and the registry the operator API reads.
 
-The contract between the server and a transport (`voice/transports/*.py`):
-
-    async def some_call(ws, ctx: CallContext) -> None
-
-`ws` is the accepted WebSocket (websockets' ServerConnection behind a message-rate guard); `ctx` is:
+The contract between the server and a transport (`voice/transports/*.py`): an accepted WebSocket (Starlette's
+`WebSocket`) and a `CallContext`:
 
 - `ctx.factory: CallFactory` — `call = ctx.factory.new_call(sink, transport="twilio", **meta)` builds a
   `Call`: a real-time `CallSession` (its own Silero VAD, the server's shared Whisper STT and TTS, an Agent
   from `make_agent(call_id)` journaling into the server's one SQLite journal) that sends agent audio to
   `sink` (an `AudioSink`: `send(pcm16k)` must not block, `clear()` flushes on barge-in).
-- `ctx.registry: CallRegistry` — `ctx.registry.add(call)` registers it for the operator API and returns
-  its id; it raises `CallLimitReached` when `--max-calls` calls are live (the server closes with 1013).
-- `ctx.config: ServerConfig` — limits a transport should honour (`max_message_bytes`, `send_timeout_s`,
-  `max_outbox`, `max_backlog_s`, ...).
+- `ctx.registry: CallRegistry` — live calls for the operator API; `add` raises `CallLimitReached` when
+  `--max-calls` calls are live (the transport closes with 1013).
+- `ctx.config: ServerConfig` (voice/server_config.py) — every limit a transport honours.
+- `ctx.open_call(sink, transport, **meta)` — build, register and start a call; closed on the way out.
 
-A transport then runs `await call.session.start()`, feeds `await call.session.hear(pcm16k)`, reports
-playout with `call.session.played(samples)`, records its own events with `call.note(kind, **data)` (they
-go into the session trace as `transport.<kind>`), and always ends with `await call.close(reason)`: that
-closes the session, waits for a cancelled run to be journaled (`run_cancelled`), releases the VAD and
-unregisters the call. (`ctx.registry.remove(call_id)` alone also unregisters, without the wait.) Receiving
-from `ws` raises `RateLimited` once the client exceeds `max_messages_per_s` (the socket is already closed
-with 1008 then).
+Transports do this through one driver (`voice.transports.connection.Connection`): it opens the call with
+`ctx.open_call`, feeds `await call.session.hear(pcm16k)`, reports playout with `call.session.played(samples)`,
+records transport events with `call.note(kind, **data)` (they go into the session trace as
+`transport.<kind>`), and ends with `await call.close(reason)`: that closes the session, waits for a cancelled
+run to be journaled (`run_cancelled`), releases the VAD and unregisters the call.
 
 Models for `serve` (`model_source`): `--script FILE.yaml` (a scripted model: a YAML list of turns, or a
 fixture with a `model:` list; played per user turn, round and round, so a long call never exhausts it),
@@ -45,72 +40,31 @@ from typing import Any
 
 import yaml
 
-from loop import Agent, Journal, LoopConfig, Message, ModelResponse, Pricing, ScriptedTurn, TextDelta, ToolCall, Usage
+from loop import (
+    Agent,
+    EventKind,
+    Journal,
+    LoopConfig,
+    Message,
+    ModelResponse,
+    Pricing,
+    ScriptedTurn,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from loop.types import Model, ModelEvent, ModelRequest, ToolCallDelta
 from voice.call_events import AudioSink
+from voice.server_config import ServerConfig  # ServerConfig's home; imported from here too
 from voice.session import CallSession, SessionConfig
 from voice.shared_models import LockedTTS, SharedSTT
 from voice.stack import SpeechStack
 
 log = logging.getLogger("voiceloop.calls")
-WEB_DIR = Path(__file__).resolve().parent / "web"
 
 
 class CallLimitReached(RuntimeError):
     """`--max-calls` calls are already live: the caller should try again later (close code 1013)."""
-
-
-class RateLimited(Exception):
-    """The server closed the socket with 1008: the client sent messages faster than `max_messages_per_s`.
-    Raised from the socket's receive side; a transport ends the call with that code and reason."""
-
-
-@dataclass
-class ServerConfig:
-    """What `voiceloop serve` was started with. Secrets are kept out of repr() so they never reach a log."""
-
-    host: str = "127.0.0.1"
-    port: int = 8765
-    token: str = field(default="", repr=False)
-    """Bearer token for the browser WebSocket and the operator API."""
-    twilio_auth_token: str = field(default="", repr=False)
-    """TWILIO_AUTH_TOKEN: when set, the webhook's X-Twilio-Signature must verify."""
-    allowed_origins: tuple[str, ...] = ()
-    """Origins allowed on the browser WebSocket besides the server's own."""
-    public_host: str = ""
-    """Host name Twilio reaches us at (for the TwiML stream URL and signatures); default: the Host header."""
-    max_calls: int = 20
-    max_message_bytes: int = 64 * 1024
-    max_messages_per_s: float = 200.0
-    send_timeout_s: float = 10.0
-    """A send stalled this long means the client stopped reading: the connection is dropped."""
-    socket_send_buffer: int = 64 * 1024
-    """SO_SNDBUF per connection: kernel buffering stays bounded (seconds of audio, not minutes), so a client
-    that stops reading is noticed by `send_timeout_s` instead of hiding behind megabytes of autotuned buffer."""
-    max_outbox: int = 6000
-    """Outgoing messages queued for one connection (6000 = a minute of 20 ms audio with marks)."""
-    max_backlog_s: float = 30.0
-    """Caller audio waiting for a busy session before it is dropped."""
-    twilio_key_required: bool = True
-    """The Twilio stream must carry the `key` parameter our TwiML gives it (see `twilio_stream_key`)."""
-    web_dir: Path = WEB_DIR
-
-
-class RateLimit:
-    """Token bucket: `rate` messages per second sustained, `burst` at once."""
-
-    def __init__(self, rate: float, burst: float | None = None) -> None:
-        self.rate, self.burst = rate, burst if burst is not None else 2 * rate
-        self.tokens, self.at = self.burst, time.monotonic()
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.at = now
-        if self.tokens < 1:
-            return False
-        self.tokens -= 1
-        return True
 
 
 @dataclass(eq=False)
@@ -215,7 +169,7 @@ class CallFactory:
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
         self.stt = SharedSTT(stack.stt)
-        self.vad_factory = vad_factory or _silero
+        self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 
     def new_call(self, sink: AudioSink, transport: str = "unknown", **meta: Any) -> Call:
@@ -230,7 +184,7 @@ class CallFactory:
                               sink, realtime=True)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
-        agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == "run_started" else None)
+        agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)
         call.on_release = lambda: self.idle_vads.append(vad)
         return call
 
@@ -241,12 +195,6 @@ class CallFactory:
             events = self.journal.events(run_id)
             out[run_id] = events[-1].kind if events else "missing"
         return out
-
-
-def _silero() -> Any:
-    from voice.vad import SileroVAD
-
-    return SileroVAD(threads=1)
 
 
 @dataclass
@@ -350,20 +298,11 @@ def model_source(script: str | None = None, llm: str | None = None) -> Callable[
     if script:
         turns = load_script(script)
         return lambda call_id: LoopingScript(turns, call_id)
-    if llm == "openai":
-        from loop.openai_compat import OpenAICompatModel
+    from voice.engines import SCRIPTED, load_llm
 
-        shared: Model = OpenAICompatModel.from_env()
+    shared = None if llm in (None, SCRIPTED) else load_llm(llm)  # ValueError for an unknown name
+    if shared is not None:
         return lambda _call_id: shared
-    if llm in ("local", "local-1.5b"):
-        try:
-            from loop.local_llm import LlamaModel
-        except ImportError as exc:
-            raise RuntimeError(f"--llm {llm} needs loop.local_llm.LlamaModel and llama.cpp bindings: {exc}") from exc
-        local: Model = LlamaModel(name="qwen2.5-coder-1.5b-instruct") if llm == "local-1.5b" else LlamaModel()
-        return lambda _call_id: local
-    if llm:
-        raise ValueError(f"unknown --llm {llm!r}: use 'openai', 'local' or 'local-1.5b'")
     return lambda call_id: LoopingScript(DEFAULT_SCRIPT, call_id)
 
 

@@ -1,6 +1,6 @@
-"""`voiceloop serve`: one asyncio server (the `websockets` library) for every way in.
+"""`voiceloop serve`: one ASGI app (Starlette) for every way in, served by uvicorn.
 
-Routes (plain HTTP goes through websockets' `process_request` hook):
+Routes:
   GET  /  /app.js  /worklet.js  /style.css      the browser page (files in voice/web/)
   WS   /ws                                       browser call (voice.transports.browser), token + Origin checked
   WS   /twilio                                   Twilio Media Streams (voice.transports.twilio)
@@ -11,11 +11,12 @@ Routes (plain HTTP goes through websockets' `process_request` hook):
   POST /api/calls/{id}/approval {"approved": b}  decide a pending approval          } Authorization: Bearer
   GET  /healthz                                  liveness, no details
 
-websockets refuses HTTP request bodies; `_Connection` reads small ones (at most `MAX_BODY` bytes) so the
-webhook's form and the approval's JSON can be POSTed. Close codes: 1008 bad token / origin / message rate,
-1009 frame over `max_message_bytes`, 1013 at `--max-calls`, 1011 a handler failed (logged; the server stays
-up); transports add their own (see voice/transports/twilio.py). Secrets are never logged: the token is
-printed once on start when it was generated, and query strings are redacted from websockets' log lines.
+`create_app(ctx)` builds the app; it can be mounted in your own Starlette or FastAPI service
+(`app.mount("/voice", create_app(ctx))`: the TwiML then points Twilio at `/voice/twilio`). `start_server`
+serves it with uvicorn on a socket bound here. HTTP errors are JSON `{"error": ...}`; request bodies over
+`max_body_bytes` get 413. WebSockets: 1008 bad token or origin, 1013 at `--max-calls`; the transports add
+their own close codes (voice/transports/). Secrets are never logged: the token is printed once on start
+when it was generated, and query strings and bearer credentials are redacted from uvicorn's log lines.
 """
 
 from __future__ import annotations
@@ -23,9 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import email.utils
 import hmac
-import json
 import logging
 import os
 import re
@@ -33,32 +32,43 @@ import secrets
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
-from websockets.asyncio.server import Server, ServerConnection, serve
-from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
-from websockets.http11 import Request, Response
+import uvicorn
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket
 
-from voice.calls import CallContext, CallLimitReached, RateLimit, RateLimited, ServerConfig
+from voice.calls import CallContext
+from voice.server_api import operator_routes, read_body
+from voice.server_config import ServerConfig
+from voice.transports import CloseCode
+from voice.transports.browser import browser_call
+from voice.transports.twilio import twilio_call
 from voice.transports.twilio_webhook import signature_valid, twilio_stream_key, twiml_connect
 
 log = logging.getLogger("voiceloop.server")
-MAX_BODY = 16 * 1024
-MAX_DISCARD = 1024 * 1024
-STATIC = {"/": "index.html", "/index.html": "index.html", "/app.js": "app.js", "/worklet.js": "worklet.js",
-          "/style.css": "style.css"}
+PAGE_FILES = {"/": "index.html", "/index.html": "index.html", "/app.js": "app.js", "/worklet.js": "worklet.js",
+              "/style.css": "style.css"}
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8"}
+SECURITY_HEADERS = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer")]
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
+__all__ = ["add_serve_command", "bound_port", "create_app", "serve_until_stopped", "start_server"]
 
 
 class _Redact(logging.Filter):
-    """Strip query strings and bearer credentials from websockets' own log lines."""
+    """Strip query strings and bearer credentials from the web server's own log lines."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
@@ -68,236 +78,225 @@ class _Redact(logging.Filter):
         return True
 
 
-_ws_log = logging.getLogger("voiceloop.ws")
-_ws_log.addFilter(_Redact())
+uvicorn_log = logging.getLogger("uvicorn.error")  # uvicorn logs WebSocket paths (with their query) here
+for _name in ("uvicorn.error", "uvicorn.access"):
+    logging.getLogger(_name).addFilter(_Redact())
 
 
-def _accept_bodies(connection: _Connection) -> None:
-    """Let the handshake parser read a small body: the Content-Length header is renamed (websockets rejects
-    any non-zero one) and the body is read right after the blank line that ends the headers."""
-    reader = connection.protocol.reader
-    read_line, read_exact = reader.read_line, reader.read_exact
-    pending = [0]
-
-    def read_line_then_body(m: int, too_long: type[Exception] = RuntimeError) -> Any:
-        line = yield from read_line(m, too_long)
-        if bytes(line[:15]).lower() == b"content-length:":
-            pending[0] = int(bytes(line[15:]).strip() or b"0")
-            return b"X-Body-Length: " + str(pending[0]).encode() + b"\r\n"
-        if bytes(line).strip() == b"" and pending[0]:
-            size, pending[0] = pending[0], 0
-            if size > MAX_BODY:  # read and dropped (a 413 follows); past MAX_DISCARD the connection is just cut
-                connection.body_too_large = True
-                if size > MAX_DISCARD:
-                    raise ValueError("request body far too large")
-                while size:
-                    size -= len((yield from read_exact(min(size, 65536))))
-            else:
-                connection.body = bytes((yield from read_exact(size)))
-        return line
-
-    reader.read_line = read_line_then_body  # type: ignore[method-assign]
-    protocol = connection.protocol  # its parser already started with the old read_line: restart it (no data yet)
-    protocol.parser = protocol.parse()
-    next(protocol.parser)
+# ---- authentication ----------------------------------------------------------------------------
 
 
-class _Connection(ServerConnection):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.body = b""
-        self.body_too_large = False
-        _accept_bodies(self)
+def authorized(conn: HTTPConnection, cfg: ServerConfig) -> bool:
+    auth = conn.headers.get("authorization", "")
+    given = auth[7:].strip() if auth[:7].lower() == "bearer " else conn.query_params.get("token", "")
+    return bool(cfg.token) and hmac.compare_digest(given.encode(), cfg.token.encode())
 
 
-class GuardedSocket:
-    """The accepted WebSocket behind a message-rate limit: past it, close 1008 and raise RateLimited."""
-
-    def __init__(self, ws: ServerConnection, limit: RateLimit) -> None:
-        self.ws, self.limit = ws, limit
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.ws, name)
-
-    async def _check(self) -> None:
-        if not self.limit.allow():
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(3.0):
-                    await self.ws.close(1008, "message rate limit exceeded")
-            raise RateLimited("message rate limit exceeded")
-
-    async def recv(self, *args: Any, **kwargs: Any) -> Any:
-        message = await self.ws.recv(*args, **kwargs)
-        await self._check()
-        return message
-
-    async def __aiter__(self) -> AsyncIterator[Any]:
-        async for message in self.ws:
-            await self._check()
-            yield message
+def origin_ok(conn: HTTPConnection, cfg: ServerConfig) -> bool:
+    origin = conn.headers.get("origin")
+    if origin is None:
+        return True  # not a browser; the token still applies
+    host = conn.headers.get("host", "")
+    return origin in (f"http://{host}", f"https://{host}") or origin in cfg.allowed_origins
 
 
-def _response(status: int, body: bytes, content_type: str, extra: dict[str, str] | None = None) -> Response:
-    headers = Headers([("Date", email.utils.formatdate(usegmt=True)), ("Connection", "close"),
-                       ("Content-Length", str(len(body))), ("Content-Type", content_type),
-                       ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"),
-                       ("Referrer-Policy", "no-referrer"), *(extra or {}).items()])
-    return Response(status, HTTPStatus(status).phrase, headers, body)
+class RequireToken:
+    """ASGI middleware: HTTP requests without the bearer token (header or `?token=`) get 401."""
+
+    def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
+        self.app, self.cfg = app, config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not authorized(HTTPConnection(scope), self.cfg):
+            response = error(401, "missing or wrong token", {"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
-def _json(status: int, data: Any) -> Response:
-    return _response(status, json.dumps(data, default=str).encode(), "application/json")
+class SecurityHeaders:
+    """ASGI middleware: no caching, no MIME sniffing, no referrer on every HTTP response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                present = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
 
 
-def _error(status: int, message: str, extra: dict[str, str] | None = None) -> Response:
-    return _response(status, json.dumps({"error": message}).encode(), "application/json", extra)
+# ---- HTTP -----------------------------------------------------------------------------------------
 
 
-class App:
-    """Routing, authentication and the operator API over one CallContext."""
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status, headers)
+
+
+async def _http_error(_request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    message = exc.detail
+    if message == HTTPStatus(exc.status_code).phrase:  # Starlette's own (routing): say it the way we do
+        message = f"use {exc.headers['Allow']}" if exc.headers and "Allow" in exc.headers else message.lower()
+    return error(exc.status_code, message, exc.headers)
+
+
+class VoiceRoutes:
+    """The page, the Twilio webhook and both WebSockets over one CallContext (the operator API is in
+    voice.server_api)."""
 
     def __init__(self, ctx: CallContext) -> None:
         self.ctx, self.cfg = ctx, ctx.config
 
-    # ---- authentication ----------------------------------------------------------------------
+    def page(self, name: str) -> Callable[[Request], Awaitable[Response]]:
+        """The endpoint for one of the page's files, read from `web_dir` on each request."""
 
-    def authorized(self, request: Request) -> bool:
-        query = parse_qs(urlsplit(request.path).query)
-        auth = request.headers.get("Authorization", "")
-        given = auth[7:].strip() if auth[:7].lower() == "bearer " else (query.get("token") or [""])[0]
-        return bool(self.cfg.token) and hmac.compare_digest(given.encode(), self.cfg.token.encode())
+        async def serve_file(_request: Request) -> Response:
+            file = Path(self.cfg.web_dir) / name
+            if not file.is_file():
+                return error(404, "not found")
+            return Response(file.read_bytes(), media_type=CONTENT_TYPES[file.suffix])
 
-    def origin_ok(self, request: Request) -> bool:
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return True  # not a browser; the token still applies
-        host = request.headers.get("Host", "")
-        return origin in (f"http://{host}", f"https://{host}") or origin in self.cfg.allowed_origins
+        return serve_file
 
-    # ---- HTTP --------------------------------------------------------------------------------
+    async def healthz(self, _request: Request) -> Response:
+        return JSONResponse({"ok": True})
 
-    async def process_request(self, connection: _Connection, request: Request) -> Response | None:
-        path = urlsplit(request.path).path
-        if "websocket" in request.headers.get("Upgrade", "").lower():
-            return None if path in ("/ws", "/twilio") else _error(404, "no WebSocket endpoint here")
-        try:
-            return await self.http(connection, request, path)
-        except Exception:
-            log.exception("HTTP %s %s failed", request.method, path)
-            return _error(500, "server error")
-
-    async def http(self, connection: _Connection, request: Request, path: str) -> Response:
-        method = request.method
-        if connection.body_too_large:
-            return _error(413, f"request body over {MAX_BODY} bytes")
-        if path in STATIC:
-            return self.static(STATIC[path]) if method == "GET" else _error(405, "use GET")
-        if path == "/healthz":
-            return _json(200, {"ok": True})
-        if path == "/twilio/voice":
-            return self.twilio_webhook(connection, request) if method == "POST" else _error(405, "use POST")
-        if path.startswith("/api/"):
-            if not self.authorized(request):
-                return _error(401, "missing or wrong token", {"WWW-Authenticate": "Bearer"})
-            return await self.api(method, path, request, connection.body)
-        return _error(404, "not found")
-
-    def static(self, name: str) -> Response:
-        file = Path(self.cfg.web_dir) / name
-        if not file.is_file():
-            return _error(404, "not found")
-        return _response(200, file.read_bytes(), CONTENT_TYPES[file.suffix])
-
-    async def api(self, method: str, path: str, request: Request, body: bytes) -> Response:
-        parts = path.strip("/").split("/")  # api, calls, {id}, events|approval
-        registry = self.ctx.registry
-        if parts == ["api", "calls"]:
-            return _json(200, {"calls": [c.summary() for c in registry.live()]}) if method == "GET" else \
-                _error(405, "use GET")
-        if len(parts) != 4 or parts[:2] != ["api", "calls"] or parts[3] not in ("events", "approval"):
-            return _error(404, "not found")
-        call = registry.get(parts[2])
-        if call is None:
-            return _error(404, "no such call")
-        if parts[3] == "events":
-            if method != "GET":
-                return _error(405, "use GET")
-            after = (parse_qs(urlsplit(request.path).query).get("after") or ["0"])[0]
-            since = int(after) if after.isdigit() else 0
-            return _json(200, {"id": call.call_id, "live": call.ended_at is None,
-                               "events": [e for e in call.events if e["seq"] > since]})
-        if method != "POST":
-            return _error(405, "use POST")
-        try:
-            approved = json.loads(body or b"null").get("approved")
-        except (ValueError, AttributeError):
-            approved = None
-        if not isinstance(approved, bool):
-            return _error(400, 'send JSON {"approved": true} or {"approved": false}')
-        if call.ended_at is not None or call.session.approval is None:
-            return _error(409, "no approval is pending on this call")
-        await call.session.decide(approved)
-        return _json(200, {"id": call.call_id, "approved": approved})
-
-    def twilio_webhook(self, connection: _Connection, request: Request) -> Response:
-        host = self.cfg.public_host or request.headers.get("Host", "")
+    async def twilio_webhook(self, request: Request) -> Response:
+        host = self.cfg.public_host or request.headers.get("host", "")
         if not _HOST.match(host):
-            return _error(400, "bad Host header")
-        params = parse_qsl(connection.body.decode("utf-8", "replace"), keep_blank_values=True)
+            return error(400, "bad Host header")
+        form = (await read_body(request, self.cfg.max_body_bytes)).decode("utf-8", "replace")
+        params = parse_qsl(form, keep_blank_values=True)
         if self.cfg.twilio_auth_token:
-            url = f"https://{host}{request.path}"
-            if not signature_valid(self.cfg.twilio_auth_token, url, params, request.headers.get("X-Twilio-Signature")):
+            query = request.scope.get("query_string", b"").decode("latin-1")
+            raw_path = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
+            url = f"https://{host}{raw_path}" + (f"?{query}" if query else "")
+            if not signature_valid(self.cfg.twilio_auth_token, url, params, request.headers.get("x-twilio-signature")):
                 log.warning("Twilio webhook with a missing or invalid signature refused")
-                return _error(403, "invalid Twilio signature")
+                return error(403, "invalid Twilio signature")
         key = {"key": twilio_stream_key(self.cfg.token)} if self.cfg.twilio_key_required else {}
-        return _response(200, twiml_connect(f"wss://{host}/twilio", key).encode(), "text/xml; charset=utf-8")
+        stream_url = f"wss://{host}{request.scope.get('root_path', '')}/twilio"
+        return Response(twiml_connect(stream_url, key), media_type="text/xml; charset=utf-8")
 
-    # ---- WebSockets --------------------------------------------------------------------------
+    async def browser_socket(self, ws: WebSocket) -> None:
+        await ws.accept()
+        if not authorized(ws, self.cfg):
+            return await _close(ws, CloseCode.POLICY_VIOLATION, "missing or wrong token")
+        if not origin_ok(ws, self.cfg):
+            return await _close(ws, CloseCode.POLICY_VIOLATION, "origin not allowed")
+        await _guarded(ws, browser_call(ws, self.ctx))
 
-    async def handler(self, ws: ServerConnection) -> None:
-        path = urlsplit(ws.request.path).path if ws.request else ""
-        try:
-            if path == "/ws":
-                if not self.authorized(ws.request):
-                    return await _close(ws, 1008, "missing or wrong token")
-                if not self.origin_ok(ws.request):
-                    return await _close(ws, 1008, "origin not allowed")
-                from voice.transports.browser import browser_call as run
-            else:
-                from voice.transports.twilio import twilio_call as run
-            if self.ctx.registry.full:
-                return await _close(ws, 1013, "too many calls; try again later")
-            sock = ws.transport.get_extra_info("socket") if ws.transport else None
-            if sock is not None and self.cfg.socket_send_buffer:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.cfg.socket_send_buffer)
-            limit = RateLimit(self.cfg.max_messages_per_s, 2 * self.cfg.max_messages_per_s)
-            await run(GuardedSocket(ws, limit), self.ctx)
-        except CallLimitReached:
-            await _close(ws, 1013, "too many calls; try again later")
-        except (ConnectionClosed, RateLimited):
-            pass
-        except Exception:
-            log.exception("%s handler failed", path)
-            await _close(ws, 1011, "server error")
+    async def twilio_socket(self, ws: WebSocket) -> None:
+        await ws.accept()
+        await _guarded(ws, twilio_call(ws, self.ctx))
 
 
-async def _close(ws: ServerConnection, code: int, reason: str) -> None:
+async def _close(ws: WebSocket, code: CloseCode, reason: str) -> None:
     with contextlib.suppress(Exception):
-        async with asyncio.timeout(5.0):
-            await ws.close(code, reason)
+        await ws.close(code, reason)
 
 
-async def start_server(ctx: CallContext) -> Server:
-    """Bind and start serving (port 0 picks a free port: see `server.sockets[0].getsockname()`)."""
-    app = App(ctx)
-    cfg = ctx.config
-    return await serve(app.handler, cfg.host, cfg.port, process_request=app.process_request,
-                       create_connection=_Connection, max_size=cfg.max_message_bytes, max_queue=64,
-                       close_timeout=2.0, compression=None, server_header="voiceloop", logger=_ws_log)
+async def _guarded(ws: WebSocket, call: Awaitable[None]) -> None:
+    """A transport that fails outside its own close handling: log it, close 1011, keep serving."""
+    try:
+        await call
+    except Exception:
+        log.exception("%s handler failed", ws.url.path)
+        await _close(ws, CloseCode.INTERNAL_ERROR, "server error")
 
 
-def bound_port(server: Server) -> int:
-    return int(next(iter(server.sockets)).getsockname()[1])
+async def _server_error(request: Request, _exc: Exception) -> Response:
+    log.error("HTTP %s %s failed", request.method, request.url.path, exc_info=_exc)
+    return error(500, "server error")
+
+
+def create_app(ctx: CallContext) -> Starlette:
+    """The whole server as one ASGI app (see the module docstring); serve it yourself or `start_server(ctx)`."""
+    routes = VoiceRoutes(ctx)
+    return Starlette(
+        routes=[*(Route(path, routes.page(name), methods=["GET"]) for path, name in PAGE_FILES.items()),
+                Route("/healthz", routes.healthz, methods=["GET"]),
+                Route("/twilio/voice", routes.twilio_webhook, methods=["POST"]),
+                WebSocketRoute("/ws", routes.browser_socket),
+                WebSocketRoute("/twilio", routes.twilio_socket),
+                Mount("/api", routes=operator_routes(ctx), middleware=[Middleware(RequireToken, config=ctx.config)])],
+        middleware=[Middleware(SecurityHeaders)],
+        exception_handlers={HTTPException: _http_error, Exception: _server_error})
+
+
+# ---- serving ----------------------------------------------------------------------------------------
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handling: `serve_until_stopped` owns SIGINT/SIGTERM, and tests run
+    servers on event loops of their own."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Any:
+        yield
+
+
+class VoiceServer:
+    """uvicorn serving `create_app(ctx)` on a socket bound here (port 0 picks a free one). Accepted sockets
+    inherit the listener's SO_SNDBUF, so kernel buffering per connection stays `socket_send_buffer`."""
+
+    def __init__(self, ctx: CallContext) -> None:
+        cfg = ctx.config
+        self.socket = _listen(cfg.host, cfg.port, cfg.socket_send_buffer)
+        # The driver closes messages over max_message_bytes with 1009 in order; uvicorn's own (larger) cap only
+        # bounds buffering, since a frame it refuses also loses the good messages that came with it.
+        config = uvicorn.Config(create_app(ctx), log_config=None, access_log=False, lifespan="off",
+                                ws="websockets-sansio", ws_max_size=4 * cfg.max_message_bytes,
+                                ws_per_message_deflate=False, server_header=False, headers=[("server", "voiceloop")],
+                                timeout_graceful_shutdown=15)
+        self.server = _Uvicorn(config)
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self.socket.getsockname()[1])
+
+    async def start(self) -> None:
+        self.task = asyncio.create_task(self.server.serve(sockets=[self.socket]))
+        while not self.server.started:
+            if self.task.done():
+                await self.task  # raises what stopped it
+                raise RuntimeError("the server stopped while starting")
+            await asyncio.sleep(0.01)
+
+    def close(self) -> None:
+        """Stop accepting; open connections are closed with 1012 and their calls closed (safe from any thread)."""
+        self.server.should_exit = True
+
+    async def wait_closed(self) -> None:
+        if self.task is not None:
+            await self.task
+
+
+def _listen(host: str, port: int, send_buffer: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family, backlog=128)
+    if send_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
+    sock.setblocking(False)
+    return sock
+
+
+async def start_server(ctx: CallContext) -> VoiceServer:
+    """Bind and start serving; `bound_port(server)` says where."""
+    server = VoiceServer(ctx)
+    await server.start()
+    return server
+
+
+def bound_port(server: VoiceServer) -> int:
+    return server.port
 
 
 async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None]) -> None:
@@ -307,9 +306,10 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    announce(bound_port(server))
-    await stop.wait()
-    server.close()  # closes every connection with 1001; each handler closes (and journals) its call
+    announce(server.port)
+    assert server.task is not None
+    await asyncio.wait([asyncio.ensure_future(stop.wait()), server.task], return_when=asyncio.FIRST_COMPLETED)
+    server.close()  # every connection is closed (1012) and each closes (and journals) its call
     await server.wait_closed()
     for call in ctx.registry.live():
         await call.close("server shutting down")
@@ -319,19 +319,16 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 
 
 def add_serve_command(subparsers: Any) -> None:
+    from voice.engines import add_engine_options
+
     p = subparsers.add_parser("serve", help="browser page, Twilio Media Streams and the operator API on one port")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", help="API/browser token (default: $VOICELOOP_TOKEN, else generated and printed)")
-    model = p.add_mutually_exclusive_group()
-    model.add_argument("--script", help="scripted model: a YAML list of turns (or a fixture with model:)")
-    model.add_argument("--llm", choices=["openai", "local", "local-1.5b"],
-                       help="openai: VOICELOOP_LLM_URL/_MODEL (+OPENAI_API_KEY); local: the embedded llama.cpp model")
+    add_engine_options(p, script=True)  # --stt, --tts, --script | --llm: the same choices as every command
     p.add_argument("--max-calls", type=int, default=20)
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and orders.db live here")
-    p.add_argument("--stt", default="tiny.en", choices=["tiny.en", "base"])
-    p.add_argument("--tts", default="auto", choices=["auto", "piper", "espeak"])
     p.add_argument("--greeting", default="")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
@@ -343,12 +340,12 @@ def add_serve_command(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from voice.calls import CallFactory, CallRegistry, model_source, order_desk_agents
+    from voice.calls import CallContext, CallFactory, CallRegistry, model_source, order_desk_agents
     from voice.session import SessionConfig
     from voice.stack import load_stack
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    _ws_log.setLevel(logging.WARNING)  # websockets logs every HTTP request at INFO; calls are logged instead
+    logging.getLogger("uvicorn").setLevel(logging.WARNING)  # uvicorn logs every socket at INFO; calls are logged
     given = args.token or os.environ.get("VOICELOOP_TOKEN", "")
     token = given or secrets.token_urlsafe(24)
     config = ServerConfig(host=args.host, port=args.port, token=token, max_calls=args.max_calls,

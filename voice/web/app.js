@@ -1,9 +1,10 @@
 // voiceloop browser caller: microphone -> WebSocket -> agent, agent audio -> jitter buffer -> speaker.
-// The wire protocol is documented in voice/transports/browser.py.
+// The wire protocol is documented in voice/transports/browser_codec.py.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
 const MIC_BACKLOG = 50; // 1 s of 20 ms frames kept while the call is still starting
+const NORMAL_CLOSURE = 1000; // WebSocket close code of a call that ended as it should
 
 const vl = {
   ws: null,
@@ -84,8 +85,11 @@ function stopAudio() {
 // ---- socket --------------------------------------------------------------------------------
 
 function connect(token) {
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  const ws = new WebSocket(`${scheme}://${location.host}/ws?token=${encodeURIComponent(token)}`);
+  // relative to the page, so the app also works mounted under a prefix (create_app in a FastAPI service)
+  const url = new URL('ws', location.href);
+  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.search = `?token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url.href);
   ws.binaryType = 'arraybuffer';
   vl.ws = ws;
   setStatus('connecting…');
@@ -94,7 +98,7 @@ function connect(token) {
     else onAgentAudio(ev.data);
   };
   ws.onclose = (ev) => {
-    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === 1000 ? '' : 'bad');
+    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === NORMAL_CLOSURE ? '' : 'bad');
     $('hangup').disabled = true;
     $('start').disabled = false;
     stopAudio();

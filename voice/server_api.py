@@ -1,0 +1,77 @@
+"""The operator API under `/api`, part of the server (`voice.server` checks the bearer token before any of it):
+
+  GET  /api/calls                                live calls
+  GET  /api/calls/{id}/events[?after=N]          a call's events (live or recently ended), after seq N
+  POST /api/calls/{id}/approval {"approved": b}  decide the call's pending approval (409 if none is pending)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from voice.calls import Call, CallContext
+
+
+def _json(data: Any, status: int = 200) -> Response:
+    return Response(json.dumps(data, default=str), status, media_type="application/json")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or 413 once it is known to be over `limit` bytes."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise HTTPException(413, f"request body over {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise HTTPException(413, f"request body over {limit} bytes")
+    return bytes(body)
+
+
+class OperatorAPI:
+    def __init__(self, ctx: CallContext) -> None:
+        self.ctx = ctx
+
+    def _call(self, request: Request) -> Call:
+        call = self.ctx.registry.get(request.path_params["call_id"])
+        if call is None:
+            raise HTTPException(404, "no such call")
+        return call
+
+    async def calls(self, _request: Request) -> Response:
+        return _json({"calls": [c.summary() for c in self.ctx.registry.live()]})
+
+    async def events(self, request: Request) -> Response:
+        call = self._call(request)
+        after = request.query_params.get("after", "0")
+        since = int(after) if after.isdigit() else 0
+        return _json({"id": call.call_id, "live": call.ended_at is None,
+                      "events": [e for e in list(call.events) if e["seq"] > since]})
+
+    async def approval(self, request: Request) -> Response:
+        body = await read_body(request, self.ctx.config.max_body_bytes)
+        call = self._call(request)
+        try:
+            approved = json.loads(body or b"null").get("approved")
+        except (ValueError, AttributeError):
+            approved = None
+        if not isinstance(approved, bool):
+            raise HTTPException(400, 'send JSON {"approved": true} or {"approved": false}')
+        if call.ended_at is not None or call.session.approval is None:
+            raise HTTPException(409, "no approval is pending on this call")
+        await call.session.decide(approved)
+        return JSONResponse({"id": call.call_id, "approved": approved})
+
+
+def operator_routes(ctx: CallContext) -> list[Route]:
+    api = OperatorAPI(ctx)
+    return [Route("/calls", api.calls, methods=["GET"]),
+            Route("/calls/{call_id}/events", api.events, methods=["GET"]),
+            Route("/calls/{call_id}/approval", api.approval, methods=["POST"])]
