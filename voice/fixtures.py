@@ -16,6 +16,7 @@ from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.orders import OrderDesk, demo_config, order_policy
 from voice.pacer import PacedSink, drive_realtime
+from voice.reply_checks import check_call
 from voice.session import CallSession, SessionConfig, TurnRecord
 from voice.turns import TurnConfig
 
@@ -80,7 +81,8 @@ class CallResult:
     trace: list[dict[str, Any]]
     agent_audio: np.ndarray
     desk: OrderDesk
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # every unmet expectation, reply problems included
+    reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
 
     def summary(self) -> dict[str, Any]:
         outcome = next((t.outcome for t in reversed(self.turns) if t.outcome), "NO_TURN")
@@ -105,7 +107,8 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
         journal_path=str(workdir / "journal.db"),
         system_prompt=SYSTEM,
     )
-    config = SessionConfig(greeting=agent_cfg.get("greeting", ""), turns=TurnConfig(**fixture.data.get("turns", {})))
+    config = SessionConfig(**{"greeting": agent_cfg.get("greeting", ""), **fixture.data.get("session", {}),
+                              "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
     if realtime:
         sink = PacedSink()
@@ -121,7 +124,17 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
     result.failures = check_expectations(expect, result)
+    # What was said: held to the script's `reply:` section, and a real model always to the default leak list
+    # and length limit (a scripted reply in an old fixture may be long on purpose, e.g. to be cut off).
+    if "reply" in fixture.data or model is not None:
+        result.reply_problems = check_replies(fixture, result)
+        result.failures += result.reply_problems
     return result
+
+
+def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
+    """The agent's spoken replies against the fixture's `reply:` section (see voice/reply_checks.py)."""
+    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns])
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
@@ -152,6 +165,12 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
         got = result.desk.db.execute("SELECT order_id, amount FROM refunds").fetchall()
         if [list(r) for r in got] != expect["refunds"]:
             fails.append(f"refunds in the database should be {expect['refunds']}, got {got}")
+    for order_id, fragment in expect.get("addresses", {}).items():  # order id: words of its new address, or null
+        row = result.desk.db.execute("SELECT address FROM orders WHERE id=?", (str(order_id),)).fetchone()
+        got = (row[0] if row else "") or ""
+        if (got != "") if fragment is None else fragment.lower() not in got.lower():
+            want = "stay unchanged" if fragment is None else f"contain {fragment!r}"
+            fails.append(f"order {order_id}'s address should {want}, got {got!r}")
     return fails
 
 
