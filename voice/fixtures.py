@@ -94,6 +94,21 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
     """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
     virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it. `model`
     replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one)."""
+    if realtime:
+        sink = PacedSink()
+        session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True)
+        await drive_realtime(session, sink, fixture.caller_audio(), speed)
+        out = sink.sent
+    else:
+        session, desk = new_session(fixture, stack, workdir, model)
+        await session.run_file(fixture.caller_audio())
+        out = session.out
+    return finish_call(fixture, session, desk, out, model)
+
+
+def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
+                sink: Any = None, realtime: bool = False) -> tuple[CallSession, OrderDesk]:
+    """A fresh order desk (seeded orders) and a call session for `fixture`, ready to be driven."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "orders.db").unlink(missing_ok=True)  # every call starts from the seeded orders
@@ -111,14 +126,13 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
                               "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
     if realtime:
-        sink = PacedSink()
-        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True)
-        await drive_realtime(session, sink, fixture.caller_audio(), speed)
-        out = sink.sent
-    else:
-        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config)
-        await session.run_file(fixture.caller_audio())
-        out = session.out
+        return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True), desk
+    return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config), desk
+
+
+def finish_call(fixture: Fixture, session: CallSession, desk: OrderDesk, out: list[np.ndarray],
+                model: Any = None) -> CallResult:
+    """The call's record, held to the fixture's expectations."""
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
     result = CallResult(session.turns, session.trace, audio, desk)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
