@@ -1,4 +1,4 @@
-"""The conversation scripts (audio_fixtures/*.yaml with a `reply:` section) and the reply checks they carry.
+"""The conversation scripts (audio_fixtures/*.yaml described as "conversation: ...") and the reply checks they carry.
 
 Each script runs through the real VAD, Whisper and Piper on the virtual clock with its scripted model; what the
 agent says must state the tool's facts and must never leak tool names, JSON, markdown or its instructions."""
@@ -17,7 +17,8 @@ from voice.fixtures import FIXTURES, Fixture, run_call
 from voice.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
 from voice.stack import SpeechStack, load_stack
 
-CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml")) if "reply" in Fixture.load(p).data]
+CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
+                 if str(Fixture.load(p).data.get("description", "")).startswith("conversation:")]
 
 
 # ---- the checks themselves (no audio) ------------------------------------------------------------
@@ -101,7 +102,7 @@ def test_there_are_enough_conversations_and_each_states_facts() -> None:
     assert len(CONVERSATIONS) >= 15
     for path in CONVERSATIONS:
         data = Fixture.load(path).data
-        reply = data["reply"]
+        reply = data.get("reply") or {}
         assert reply.get("contains") or any(t.get("contains") for t in reply.get("turns", [])), path.stem
         assert data.get("model") and data.get("expect") and "expect_llm" in data, path.stem
 
