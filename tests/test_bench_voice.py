@@ -116,6 +116,21 @@ def test_answer_turns_counts_an_acknowledgement_apart_from_the_answer() -> None:
     assert row["agent_text"] == "One moment. It shipped."
 
 
+def test_model_words_before_a_tool_result_are_an_acknowledgement_not_the_answer() -> None:
+    fed = Fed(started=0.0, speed=1.0)
+    fed.events = [
+        (2.0, 2.0, {"kind": "caller_turn_ended", "text": "Where is order 4567?", "t": 2.0}),
+        (2.1, 2.1, {"kind": "agent_said", "part": "reply", "text": "Let me check that."}),
+        (2.9, 2.9, {"kind": "loop.tool_result", "call": {"name": "lookup_order"}}),
+        (3.0, 3.0, {"kind": "agent_said", "part": "reply", "text": "It shipped to Lisbon."}),
+    ]
+    sink = BenchSink()
+    sink.sent_at = [2.1, 3.0]
+    (row,) = answer_turns(fed, sink, [(1.0, 1.5)], [])
+    assert row["ack_first"] == 1 and row["first_audio_ms"] == pytest.approx(600.0)
+    assert row["voice_to_voice_ms"] == pytest.approx(1500.0)
+
+
 def test_real_models_skip_the_script_only_calls() -> None:
     every = {p.stem for p in bench_paths("script")}
     real = {p.stem for p in bench_paths("local")}

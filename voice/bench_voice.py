@@ -8,9 +8,10 @@ it, on the schedule the audio is fed at) to the moment the first frame of the an
 (`BenchSink.send`). The bench feeds the audio itself, one 32 ms frame when that frame has fully "happened", and
 never waits for the session to catch up: a session that holds up intake pays for it.
 
-Each turn that the agent answered (a reply, or a question such as a confirmation) is one row of the CSV. If the
-agent speaks something else first (an acknowledgement while a tool runs), the row has its first audio separately
-and the answer's audio is what counts as voice-to-voice. The session's own breakdown (endpointing, STT wait, model
+Each turn that the agent answered (a reply, or a question such as a confirmation) is one row of the CSV. The answer
+is what the agent says after the turn's last tool result; if it says something before that (an acknowledgement
+while a tool runs, from the session or the model), the row has that first audio separately and only the answer's
+audio counts as voice-to-voice. The session's own breakdown (endpointing, STT wait, model
 first token, first clause, TTS first audio) is copied from its `TurnRecord.latency_ms` when it has one.
 
 Every call is also checked for quality: what the fixture expects (`expect`, or `expect_llm` with a real model) and
@@ -173,7 +174,12 @@ def answer_turns(fed: Fed, sink: BenchSink, spans: Sequence[tuple[float, float]]
         w_next = ended[k + 1][0] if k + 1 < len(ended) else float("inf")
         window = [(w, ev) for w, _, ev in fed.events if w_end <= w < w_next]
         said = [(w, ev) for w, ev in window if ev["kind"] == "agent_said" and ev.get("part") != "greeting"]
-        answer = next(((w, ev) for w, ev in said if ev.get("part") in ANSWER_PARTS), None)
+        # The answer is what follows the turn's last tool result: words said before it ("Let me check that.")
+        # are an acknowledgement, whether the session or the model said them.
+        results = [w for w, ev in window if ev["kind"] == "loop.tool_result"]
+        answers = [(w, ev) for w, ev in said if ev.get("part") in ANSWER_PARTS]
+        after = [(w, ev) for w, ev in answers if results and w >= max(results)]
+        answer = (after or answers or [None])[0]
         speech = [end for _, end in spans if prev_end < end <= call_s + 1e-9]
         prev_end = max([prev_end, *speech])
         if answer is None or not speech:
@@ -194,7 +200,7 @@ def answer_turns(fed: Fed, sink: BenchSink, spans: Sequence[tuple[float, float]]
             "speech_end_s": round(max(speech), 3),
             "voice_to_voice_ms": round((ans - due) * 1000, 1),
             "first_audio_ms": round(((first or ans) - due) * 1000, 1),
-            "ack_first": int(said[0][1].get("part") not in ANSWER_PARTS),
+            "ack_first": int(said[0][0] < answer[0]),
             "turn_detected_ms": round((w_end - due) * 1000, 1),
             "answer_after_turn_ms": round((ans - w_end) * 1000, 1),
             "_call_s": call_s,
