@@ -130,7 +130,7 @@ async def feed(session: Any, sink: BenchSink, caller: np.ndarray, speed: float =
         await asyncio.sleep(max(0.0, fed.wall((i + 1) * FRAME_S) - time.perf_counter()))
         if i * FRAME_S >= speech_over_s:
             last = max([fed.started, *sink.sent_at[-1:], *(w for w, _, _ in fed.events[-1:])])
-            if (time.perf_counter() - last >= quiet_s and _agent_done(session, sink, fed)) \
+            if (time.perf_counter() - last >= quiet_s and _agent_done(session, sink, fed, speech_over_s - 0.5)) \
                     or (i - n_frames) * FRAME_S >= max_tail_s * speed:
                 break
         sink.play_tick(session)
@@ -142,10 +142,14 @@ async def feed(session: Any, sink: BenchSink, caller: np.ndarray, speed: float =
     return fed
 
 
-def _agent_done(session: Any, sink: BenchSink, fed: Fed) -> bool:
+def _agent_done(session: Any, sink: BenchSink, fed: Fed, last_speech_s: float) -> bool:
     """Nothing left to say: every turn has an outcome (none waits for a yes), the last answer was spoken to its
     end, and the transport played it all. Session internals are looked at only if they are there."""
     if sink.queued or not all(t.outcome for t in session.turns):
+        return False
+    # the caller's last words must have been taken as a turn (or as noise): a session that holds up intake
+    # (a model call inside `hear`) has not seen them yet, however quiet it has been
+    if not any(e["kind"] == "caller_turn_ended" and c >= last_speech_s for _, c, e in fed.events):
         return False
     speech = getattr(session, "speech", None)
     queue = getattr(speech, "queue", None)
