@@ -9,6 +9,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
@@ -129,6 +130,25 @@ def test_model_words_before_a_tool_result_are_an_acknowledgement_not_the_answer(
     (row,) = answer_turns(fed, sink, [(1.0, 1.5)], [])
     assert row["ack_first"] == 1 and row["first_audio_ms"] == pytest.approx(600.0)
     assert row["voice_to_voice_ms"] == pytest.approx(1500.0)
+
+
+def test_a_caller_who_answers_the_agent_waits_until_it_has_spoken() -> None:
+    from voice.bench_voice import Caller
+    from voice.fixtures import Fixture
+    from voice.vad import SileroVAD
+
+    caller = Caller(Fixture.load(FIXTURES / "refund_yes.yaml"), SileroVAD())  # "yes" is scheduled at 12.0 s
+    assert caller.static is None and [ln.waits for ln in caller.lines] == [False, True]
+    quiet = {"now": False}
+    frames = [caller.frame(i, lambda: quiet["now"]) for i in range(500)]  # 16 s: the agent is still talking
+    assert caller.lines[1].start is None and caller.last_speech_s() is None
+    assert not np.any(np.concatenate(frames[400:]))  # silence while the caller waits
+    quiet["now"] = True
+    frames += [caller.frame(500, lambda: quiet["now"])]
+    assert caller.lines[1].start == pytest.approx(16.0) and np.any(frames[-1])
+    spans = caller.spans()
+    assert spans[0][0] >= 0.5 and spans[-1][0] >= 16.0 and caller.last_speech_s() == spans[-1][1]
+    assert Caller(Fixture.load(FIXTURES / "barge_in.yaml"), SileroVAD()).static is not None  # talks over the agent
 
 
 def test_real_models_skip_the_script_only_calls() -> None:

@@ -44,6 +44,8 @@ FRAME_S = FRAME / 16000
 DEFAULT_CSV = Path("out") / "bench" / "voice_turns.csv"
 # Their expectations hang on the scripted reply's length (a long reply to cut into, to backchannel over).
 SCRIPT_ONLY = frozenset({"backchannel", "barge_in", "noise_no_interrupt"})
+REPLY_GAP_S = 6.0  # a caller line this long after the previous one answers the agent (see Caller)
+MAX_WAIT_S = 40.0  # ... and waits at most this long past its scheduled time for the agent to finish
 ANSWER_PARTS = frozenset({"reply", "prompt"})  # what the caller waits for; anything else said first is an ack
 BREAKDOWN = ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio")
 COLUMNS = ("call", "turn", "caller_text", "answer_part", "agent_text", "tools", "with_tools", "speech_end_s",
@@ -85,18 +87,100 @@ def speech_frames(fixture: Fixture, vad: Any, threshold: float | None = None) ->
     """(start, end) in call time of every 32 ms frame in which the caller speaks: the VAD over each clean
     source recording (gain applied, no noise) placed where the fixture puts it."""
     threshold = threshold if threshold is not None else TurnConfig(**fixture.data.get("turns", {})).threshold
-    spans: list[tuple[float, float]] = []
-    for u in fixture.data["caller"]:
-        audio = load_audio(fixture.audio_path(u["audio"])).astype(np.float64) * 10 ** (u.get("gain_db", 0) / 20)
-        audio = np.clip(audio, -32768, 32767).astype(np.int16)
-        vad.reset()
-        at = float(u["at"])
-        for j in range(-(-len(audio) // FRAME)):
-            frame = audio[j * FRAME:(j + 1) * FRAME]
-            if vad.prob(np.pad(frame, (0, FRAME - len(frame)))) >= threshold:
-                spans.append((at + j * FRAME_S, at + (j + 1) * FRAME_S))
+    return sorted((float(u["at"]) + a, float(u["at"]) + b)
+                  for u in fixture.data["caller"] for a, b in _line_spans(_line_audio(fixture, u), vad, threshold))
+
+
+def _line_audio(fixture: Fixture, u: dict[str, Any]) -> np.ndarray:
+    audio = load_audio(fixture.audio_path(u["audio"])).astype(np.float64) * 10 ** (u.get("gain_db", 0) / 20)
+    return np.clip(audio, -32768, 32767).astype(np.int16)
+
+
+def _line_spans(audio: np.ndarray, vad: Any, threshold: float) -> list[tuple[float, float]]:
+    """Speech frames of one recording, relative to its start."""
     vad.reset()
-    return sorted(spans)
+    spans = []
+    for j in range(-(-len(audio) // FRAME)):
+        frame = audio[j * FRAME:(j + 1) * FRAME]
+        if vad.prob(np.pad(frame, (0, FRAME - len(frame)))) >= threshold:
+            spans.append((j * FRAME_S, (j + 1) * FRAME_S))
+    vad.reset()
+    return spans
+
+
+@dataclass
+class Line:
+    audio: np.ndarray
+    at: float  # earliest start, as the fixture schedules it
+    waits: bool  # answers the agent: held until the agent has finished speaking
+    spans: list[tuple[float, float]]  # speech frames, relative to the line's start
+    start: float | None = None  # when it was actually spoken, in call time
+
+
+class Caller:
+    """The caller's side of a call, frame by frame.
+
+    A line that answers the agent (it starts `REPLY_GAP_S` or more after the previous one, or says
+    `waits_for_agent: true`) is held until the agent has finished speaking, and never starts before the
+    fixture's time: a slow agent is not talked over by a caller who has not heard the question yet. Lines meant
+    to overlap the agent (barge-in, backchannels) keep their place. With background noise, or with no line that
+    waits, the fixture's own mix is fed unchanged."""
+
+    def __init__(self, fixture: Fixture, vad: Any) -> None:
+        threshold = TurnConfig(**fixture.data.get("turns", {})).threshold
+        self.lines: list[Line] = []
+        prev = None
+        for u in fixture.data["caller"]:
+            audio = _line_audio(fixture, u)
+            at = float(u["at"])
+            waits = bool(u.get("waits_for_agent", prev is not None and at - prev >= REPLY_GAP_S))
+            self.lines.append(Line(audio, at, waits, _line_spans(audio, vad, threshold)))
+            prev = at
+        self.static = fixture.caller_audio() if fixture.data.get("noise") or not any(
+            ln.waits for ln in self.lines) else None
+        if self.static is not None:
+            for ln in self.lines:
+                ln.start = ln.at
+        self.tail_s = float(fixture.data.get("tail_s", 4))
+
+    def frame(self, i: int, agent_quiet: Callable[[], bool]) -> np.ndarray:
+        if self.static is not None:
+            chunk = self.static[i * FRAME:(i + 1) * FRAME]
+            return np.pad(chunk, (0, FRAME - len(chunk)))
+        t = i * FRAME_S
+        for k, ln in enumerate(self.lines):
+            due = ln.start is None and t >= ln.at and (k == 0 or self.lines[k - 1].start is not None)
+            if due and (not ln.waits or t - ln.at >= MAX_WAIT_S or agent_quiet()):
+                ln.start = t
+        out = np.zeros(FRAME, np.int32)
+        for ln in self.lines:
+            if ln.start is not None:
+                off = i * FRAME - round(ln.start / FRAME_S) * FRAME
+                if 0 <= off < len(ln.audio):
+                    chunk = ln.audio[off:off + FRAME]
+                    out[:len(chunk)] += chunk
+        return np.clip(out, -32768, 32767).astype(np.int16)
+
+    def spans(self) -> list[tuple[float, float]]:
+        return sorted((ln.start + a, ln.start + b) for ln in self.lines if ln.start is not None for a, b in ln.spans)
+
+    def waiting_for(self) -> Line | None:
+        """The next line that has not been spoken yet."""
+        return next((ln for ln in self.lines if ln.start is None), None)
+
+    def last_speech_s(self) -> float | None:
+        """The end of the caller's last word, once every line has been spoken."""
+        if self.waiting_for() is not None:
+            return None
+        return max((end for _, end in self.spans()), default=0.0)
+
+    def end_s(self) -> float | None:
+        """Where the recording (with its silent tail) ends, once every line has been spoken."""
+        if self.waiting_for() is not None:
+            return None
+        if self.static is not None:
+            return len(self.static) / 16000
+        return max(ln.start + len(ln.audio) / 16000 for ln in self.lines) + self.tail_s
 
 
 @dataclass
@@ -113,33 +197,47 @@ class Fed:
         return self.started + call_s / self.speed
 
 
-async def feed(session: Any, sink: BenchSink, caller: np.ndarray, speed: float = 1.0, speech_over_s: float = 0.0,
-               quiet_s: float = 1.5, max_tail_s: float = 30.0) -> Fed:
-    """Feed `caller` on the wall clock: frame i is handed over when it has been spoken, at
-    start + (i + 1) x 32 ms / speed, whatever the session is doing. From call time `speech_over_s` (after the
-    caller's last word) on, stop as soon as the agent is done: every turn finished, its answer spoken and played,
-    nothing new for `quiet_s`; feed silence past the recording if needed, for at most `max_tail_s`."""
+async def feed(session: Any, sink: BenchSink, caller: Caller, speed: float = 1.0, quiet_s: float = 1.5,
+               max_tail_s: float = 60.0) -> Fed:
+    """Feed the caller on the wall clock: frame i is handed over when it has been spoken, at
+    start + (i + 1) x 32 ms / speed, whatever the session is doing. Half a second after the caller's last word,
+    stop as soon as the agent is done: every turn finished, its answer spoken and played, nothing new for
+    `quiet_s`; feed silence past the recording if needed, for at most `max_tail_s` (call time)."""
     fed = Fed(speed=speed)
     session.observers.append(lambda e: fed.events.append((time.perf_counter(), fed.frames * FRAME_S, e)))
     await session.start()
     fed.started = time.perf_counter()
-    n_frames = -(-len(caller) // FRAME)
-    silence = np.zeros(FRAME, np.int16)
     i = 0
     while True:
         await asyncio.sleep(max(0.0, fed.wall((i + 1) * FRAME_S) - time.perf_counter()))
-        if i * FRAME_S >= speech_over_s:
+        last_word, end = caller.last_speech_s(), caller.end_s()
+        if last_word is not None and end is not None and i * FRAME_S >= last_word + 0.5:
             last = max([fed.started, *sink.sent_at[-1:], *(w for w, _, _ in fed.events[-1:])])
-            if (time.perf_counter() - last >= quiet_s and _agent_done(session, sink, fed, speech_over_s - 0.5)) \
-                    or (i - n_frames) * FRAME_S >= max_tail_s * speed:
+            if (time.perf_counter() - last >= quiet_s and _agent_done(session, sink, fed, last_word)) \
+                    or i * FRAME_S >= end + max_tail_s:
                 break
         sink.play_tick(session)
-        frame = caller[i * FRAME:(i + 1) * FRAME] if i < n_frames else silence
+        frame = caller.frame(i, lambda: _agent_quiet(session, sink, fed, caller))
         fed.frames = i + 1
-        await session.hear(np.pad(frame, (0, FRAME - len(frame))))
+        await session.hear(frame)
         i += 1
     await session.close()
     return fed
+
+
+def _agent_quiet(session: Any, sink: BenchSink, fed: Fed, caller: Caller) -> bool:
+    """The caller's previous line was taken as a turn, the agent answered it and has finished speaking."""
+    spoken = [ln for ln in caller.lines if ln.start is not None]
+    if not spoken:
+        return True
+    prev_end = spoken[-1].start + max((b for _, b in spoken[-1].spans), default=0.0)
+    ended = [w for w, c, e in fed.events if e["kind"] == "caller_turn_ended" and c >= prev_end]
+    if not ended or not any(e["kind"] == "agent_said" and w >= ended[0] for w, _, e in fed.events):
+        return False
+    if sink.queued or (sink.sent_at and time.perf_counter() - sink.sent_at[-1] < 0.6):
+        return False
+    queue = getattr(getattr(session, "speech", None), "queue", None)
+    return not getattr(getattr(session, "playout", None), "speaking", False) and (queue is None or queue.empty())
 
 
 def _agent_done(session: Any, sink: BenchSink, fed: Fed, last_speech_s: float) -> bool:
@@ -247,14 +345,15 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
                      workdir: Path | None = None) -> CallOutcome:
     """One scripted call on the wall clock through the bench's own feeder and transport."""
     t0 = time.perf_counter()
-    spans = speech_frames(fixture, stack.vad)
+    caller = Caller(fixture, stack.vad)
     sink = BenchSink()
     session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True)
-    over = max((end for _, end in spans), default=0.0) + 0.5
-    fed = await feed(session, sink, fixture.caller_audio(), speed, speech_over_s=over)
+    fed = await feed(session, sink, caller, speed)
     result = finish_call(fixture, session, desk, sink.sent, model)
-    rows = answer_turns(fed, sink, spans, session.turns)
+    rows = answer_turns(fed, sink, caller.spans(), session.turns)
     problems = list(result.failures)
+    if not rows:
+        problems.append("the agent never answered the caller")
     for r in rows:
         r["call"] = fixture.path.stem
         r["call_passed"] = int(not problems)
