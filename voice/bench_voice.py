@@ -197,7 +197,7 @@ class Fed:
         return self.started + call_s / self.speed
 
 
-async def feed(session: Any, sink: BenchSink, caller: Caller, speed: float = 1.0, quiet_s: float = 1.5,
+async def feed(session: Any, sink: BenchSink, caller: Caller, speed: float = 1.0, quiet_s: float = 3.0,
                max_tail_s: float = 60.0) -> Fed:
     """Feed the caller on the wall clock: frame i is handed over when it has been spoken, at
     start + (i + 1) x 32 ms / speed, whatever the session is doing. Half a second after the caller's last word,
