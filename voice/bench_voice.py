@@ -351,7 +351,7 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
     fed = await feed(session, sink, caller, speed)
     result = finish_call(fixture, session, desk, sink.sent, model)
     rows = answer_turns(fed, sink, caller.spans(), session.turns)
-    problems = list(result.failures)
+    problems = list(dict.fromkeys([*result.failures, *result.reply_problems]))
     if not rows:
         problems.append("the agent never answered the caller")
     for r in rows:
