@@ -87,40 +87,6 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_bench_voice(args: argparse.Namespace) -> int:
-    """Voice-to-voice latency over the fixtures on the wall clock, its breakdown, and barge-in stop latency."""
-    from voice.fixtures import FIXTURES, Fixture, run_call
-    from voice.stack import load_stack
-    from voice.trace import TraceKind
-
-    stack = load_stack(args.stt, tts=args.tts)
-    model = _model_for(args.llm)
-    parts: dict[str, list[float]] = {}
-    paths = sorted(FIXTURES.glob("*.yaml"))
-    for i, path in enumerate(paths):
-        print(f"[{i + 1}/{len(paths)}] {path.stem} (real time)", file=sys.stderr)
-        result = asyncio.run(run_call(Fixture.load(path), stack, realtime=True, speed=args.speed, model=model))
-        for t in result.turns:
-            for k, v in t.latency_ms.items():
-                if k != "first_audio_s":
-                    parts.setdefault(k, []).append(v)
-        for e in result.trace:
-            if e["kind"] == TraceKind.AGENT_PAUSED:
-                parts.setdefault("barge_in_stop", []).append(e.get("stop_latency_wall_ms", e["stop_latency_ms"]))
-    report = {k: _p50_p95(v) for k, v in parts.items()}
-    print(json.dumps(report, indent=2) if args.json else "\n".join(
-        f"{k:>24}: p50 {v['p50']:8.1f} ms   p95 {v['p95']:8.1f} ms   (n={v['n']})" for k, v in report.items()))
-    return 0
-
-
-def _p50_p95(values: list[float]) -> dict[str, float]:
-    from loop.report import percentile  # the one nearest-rank definition every report uses
-
-    if not values:
-        return {"p50": float("nan"), "p95": float("nan"), "n": 0}
-    return {"p50": percentile(values, 50), "p95": percentile(values, 95), "n": len(values)}
-
-
 def _order_desk() -> Any:
     from voice.orders import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
 
@@ -135,11 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     from loop.brain_bench import add_brain_arguments, brain_command
+    from voice.bench_voice import add_bench_voice_arguments, cmd_bench_voice
 
     parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk)})
     add_brain_arguments(parsers["bench"])
-    parsers["bench"].add_argument("--speed", type=float, default=1.0,
-                                  help="voice: feed the recordings at this multiple of real time")
+    add_bench_voice_arguments(parsers["bench"])
     add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")

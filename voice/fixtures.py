@@ -16,6 +16,7 @@ from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.orders import OrderDesk, demo_config, order_policy
 from voice.pacer import PacedSink, drive_realtime
+from voice.reply_checks import check_call
 from voice.session import CallSession, SessionConfig, TurnRecord
 from voice.turns import TurnConfig
 
@@ -80,7 +81,8 @@ class CallResult:
     trace: list[dict[str, Any]]
     agent_audio: np.ndarray
     desk: OrderDesk
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # every unmet expectation (a scripted call's replies included)
+    reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
 
     def summary(self) -> dict[str, Any]:
         outcome = next((t.outcome for t in reversed(self.turns) if t.outcome), "NO_TURN")
@@ -92,6 +94,21 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
     """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
     virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it. `model`
     replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one)."""
+    if realtime:
+        sink = PacedSink()
+        session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True)
+        await drive_realtime(session, sink, fixture.caller_audio(), speed)
+        out = sink.sent
+    else:
+        session, desk = new_session(fixture, stack, workdir, model)
+        await session.run_file(fixture.caller_audio())
+        out = session.out
+    return finish_call(fixture, session, desk, out, model)
+
+
+def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
+                sink: Any = None, realtime: bool = False) -> tuple[CallSession, OrderDesk]:
+    """A fresh order desk (seeded orders) and a call session for `fixture`, ready to be driven."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "orders.db").unlink(missing_ok=True)  # every call starts from the seeded orders
@@ -105,23 +122,35 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
         journal_path=str(workdir / "journal.db"),
         system_prompt=SYSTEM,
     )
-    config = SessionConfig(greeting=agent_cfg.get("greeting", ""), turns=TurnConfig(**fixture.data.get("turns", {})))
+    config = SessionConfig(**{"greeting": agent_cfg.get("greeting", ""), **fixture.data.get("session", {}),
+                              "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
     if realtime:
-        sink = PacedSink()
-        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True)
-        await drive_realtime(session, sink, fixture.caller_audio(), speed)
-        out = sink.sent
-    else:
-        session = CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config)
-        await session.run_file(fixture.caller_audio())
-        out = session.out
+        return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True), desk
+    return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config), desk
+
+
+def finish_call(fixture: Fixture, session: CallSession, desk: OrderDesk, out: list[np.ndarray],
+                model: Any = None) -> CallResult:
+    """The call's record, held to the fixture's expectations."""
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
     result = CallResult(session.turns, session.trace, audio, desk)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
     result.failures = check_expectations(expect, result)
+    # What was said: held to the script's `reply:` section, and a real model always to the default leak list
+    # and length limit (a scripted reply in an old fixture may be long on purpose, e.g. to be cut off). A scripted
+    # reply that fails is a broken fixture; a real model's is a quality figure, kept apart (bench voice counts both).
+    if "reply" in fixture.data or model is not None:
+        result.reply_problems = check_replies(fixture, result)
+        if model is None:
+            result.failures += result.reply_problems
     return result
+
+
+def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
+    """The agent's spoken replies against the fixture's `reply:` section (see voice/reply_checks.py)."""
+    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns])
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
@@ -152,6 +181,12 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
         got = result.desk.db.execute("SELECT order_id, amount FROM refunds").fetchall()
         if [list(r) for r in got] != expect["refunds"]:
             fails.append(f"refunds in the database should be {expect['refunds']}, got {got}")
+    for order_id, fragment in expect.get("addresses", {}).items():  # order id: words of its new address, or null
+        row = result.desk.db.execute("SELECT address FROM orders WHERE id=?", (str(order_id),)).fetchone()
+        got = (row[0] if row else "") or ""
+        if (got != "") if fragment is None else fragment.lower() not in got.lower():
+            want = "stay unchanged" if fragment is None else f"contain {fragment!r}"
+            fails.append(f"order {order_id}'s address should {want}, got {got!r}")
     return fails
 
 

@@ -1,0 +1,157 @@
+"""The conversation scripts (audio_fixtures/*.yaml described as "conversation: ...") and the reply checks they carry.
+
+Each script runs through the real VAD, Whisper and Piper on the virtual clock with its scripted model; what the
+agent says must state the tool's facts and must never leak tool names, JSON, markdown or its instructions."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import csv
+from pathlib import Path
+
+import pytest
+
+from voice.audio import read_wav
+from voice.fixtures import FIXTURES, Fixture, run_call
+from voice.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
+from voice.stack import SpeechStack, load_stack
+
+CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
+                 if str(Fixture.load(p).data.get("description", "")).startswith("conversation:")]
+
+
+# ---- the checks themselves (no audio) ------------------------------------------------------------
+
+@pytest.mark.parametrize("leak", [
+    'No tool; say: "Sorry, I can only help with your orders."',
+    "No tool; ask for it, for example: Sure, what is the order number?",
+    'Deliveries are looking in Phoenix by using the "delivery_status" function.',
+    '{"name": "lookup_order", "arguments": {"order_id": "4567"}}',
+    "**Order 4567** has shipped.",
+    "TypeError",
+    "A tool is needed but the order number, amount or address is missing.",
+    "Pick the tool by what the caller wants.",
+    "Denied by policy (refund.over_limit): refunds above $500 must be approved by a supervisor.",
+    "Answer in one or two short spoken sentences.",
+])
+def test_leaks_are_caught(leak: str) -> None:
+    assert check_reply(leak), leak
+
+
+@pytest.mark.parametrize("fine", [
+    "Sorry, I can only help with your orders.",  # a quoted example of the prompt is meant to be said
+    "Sure, what is the order number?",
+    "Order 4567 has shipped to Lisbon and cost $59.90.",
+    "There are none going to Paris right now.",
+    "Refunds above $500 need a supervisor. Shall I transfer you?",
+    "Let me get a person to help you with that. Please hold.",
+])
+def test_good_replies_pass(fine: str) -> None:
+    assert check_reply(fine) == []
+
+
+def test_contains_alternatives_regex_and_word_boundaries() -> None:
+    assert check_reply("Refunded $20.00 on order 4567.", {"contains": [["20", "twenty"], "re:refund"]}) == []
+    assert check_reply("Order 2020 is delayed.", {"contains": [["20", "twenty"]]})  # "20" is not in "2020"
+    problems = check_reply("It shipped.", {"contains": ["Lisbon"], "never": ["shipped"]})
+    assert any("missing 'Lisbon'" in p for p in problems) and any("must not say 'shipped'" in p for p in problems)
+
+
+def test_voice_length_limit_counts_spoken_sentences() -> None:
+    assert count_sentences("It cost $59.90. It shipped! Anything else?") == 3
+    assert check_reply("One. Two. Three.")[0].startswith("too long for voice: 3 sentences")
+    assert check_reply("One. Two. Three.", {"max_sentences": None}) == []
+    assert check_reply("One. Two. Three.", {"max_sentences": 3}) == []
+
+
+def test_instructions_can_be_given() -> None:
+    assert find_leaks("always call the weather service first please", instructions=[
+        'You must always call the weather service first please. Say "hello".']) != []
+    assert find_leaks("hello", instructions=['Say "hello".']) == []
+
+
+def _trace(*items: tuple[float, str, str, str]) -> list[dict]:
+    out = []
+    for t, kind, part, text in items:
+        out.append({"t": t, "kind": kind, "text": text, **({"part": part} if part else {})})
+    return out
+
+
+def test_check_call_per_turn_and_every_answer() -> None:
+    trace = _trace((0.0, "agent_said", "greeting", "Hello, order desk."),
+                   (2.0, "caller_turn_ended", "", "Where is my order?"),
+                   (2.0, "agent_said", "reply", "Sure, what is the order number?"),
+                   (6.0, "caller_turn_ended", "", "It's 4567."),
+                   (6.0, "agent_said", "reply", "Order 4567 has shipped to Lisbon."))
+    assert [a["caller"] for a in spoken_turns(trace)] == ["Where is my order?", "It's 4567."]
+    spec = {"turns": [{"contains": ["number"]}, {"contains": ["shipped", "Lisbon"]}]}
+    assert check_call(spec, trace, [2.0, 6.0]) == []
+    assert check_call({"contains": ["Lisbon"]}, trace, [2.0, 6.0]) == []  # top-level contains: the last turn
+    assert check_call({"contains": ["Leeds"]}, trace, [2.0, 6.0]) == [
+        "turn 1: missing 'Leeds' in 'Order 4567 has shipped to Lisbon.'"]
+    assert "expects replies to 2 turn(s)" in check_call(spec, trace, [2.0])[0]
+    leaky = _trace((1.0, "caller_turn_ended", "", "No, don't."),
+                   (1.0, "agent_said", "reply", 'No tool; say: "Okay."'))
+    assert any("No tool" in p for p in check_call(None, leaky, [1.0]))
+
+
+# ---- the scripts ----------------------------------------------------------------------------------
+
+def test_there_are_enough_conversations_and_each_states_facts() -> None:
+    assert len(CONVERSATIONS) >= 15
+    for path in CONVERSATIONS:
+        data = Fixture.load(path).data
+        reply = data.get("reply") or {}
+        assert reply.get("contains") or any(t.get("contains") for t in reply.get("turns", [])), path.stem
+        assert data.get("model") and data.get("expect") and "expect_llm" in data, path.stem
+
+
+def _manifest(path: Path) -> dict[str, dict[str, str]]:
+    with path.open() as fh:
+        return {row["path"]: row for row in csv.DictReader(fh, delimiter="\t")}
+
+
+def test_every_caller_line_is_in_a_manifest_with_source_and_licence() -> None:
+    synthetic = _manifest(FIXTURES / "synthetic" / "manifest.tsv")
+    recordings = _manifest(FIXTURES / "recordings" / "manifest.tsv")
+    for path in CONVERSATIONS:
+        for u in Fixture.load(path).data["caller"]:
+            folder, _, rel = u["audio"].partition("/")
+            row = synthetic.get(u["audio"]) if folder == "synthetic" else recordings.get(rel)
+            assert row and row["source"] and row["licence"], f"{path.stem}: {u['audio']} not in a manifest"
+            if folder == "synthetic" and u["audio"] != "synthetic/vocal_burst.wav":
+                assert row["source"].startswith("SYNTHETIC"), u["audio"]
+            samples, rate, channels = read_wav(FIXTURES / u["audio"])
+            if folder == "synthetic":
+                assert (rate, channels) == (16000, 1) and len(samples) / rate < 8, u["audio"]
+
+
+@pytest.fixture(scope="module")
+def stack() -> SpeechStack:
+    return load_stack("tiny.en", tts="piper")
+
+
+@pytest.mark.parametrize("path", CONVERSATIONS, ids=[p.stem for p in CONVERSATIONS])
+def test_conversation_with_the_scripted_model(path: Path, stack: SpeechStack, tmp_path: Path) -> None:
+    result = asyncio.run(run_call(Fixture.load(path), stack, tmp_path))
+    said = [e["text"] for e in result.trace if e["kind"] == "agent_said"]
+    assert result.reply_problems == [], "\n".join(result.reply_problems + said)
+    assert result.failures == [], "\n".join(result.failures + said)
+
+
+def test_a_leaked_instruction_fails_the_call(stack: SpeechStack, tmp_path: Path) -> None:
+    fixture = Fixture.load(FIXTURES / "out_of_scope_weather.yaml")
+    fixture.data = copy.deepcopy(fixture.data)
+    fixture.data["model"] = [{"text": 'No tool; say: "Sorry, I can only help with your orders."'}]
+    result = asyncio.run(run_call(fixture, stack, tmp_path))
+    assert any("No tool" in p for p in result.reply_problems) and result.failures
+
+
+@pytest.mark.xfail(strict=True, reason="a speculative transfer_to_human is reused without its escalation "
+                                       "(loop/act.py), so the run goes on; ask_for_person.yaml turns speculation off")
+def test_asking_for_a_person_escalates_with_speculation_on(stack: SpeechStack, tmp_path: Path) -> None:
+    fixture = Fixture.load(FIXTURES / "ask_for_person.yaml")
+    fixture.data = {k: v for k, v in fixture.data.items() if k != "session"}
+    result = asyncio.run(run_call(fixture, stack, tmp_path))
+    assert result.failures == [], "\n".join(result.failures)
