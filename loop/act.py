@@ -128,7 +128,8 @@ class ToolRunner:
             return self.recorded[call.id]
         if not tool.mutates and (early := self.speculative.pop(call.signature, None)) is not None:
             # Ran while the caller was still speaking; same signature, so the same read: reuse it.
-            return Observation(call, early.content, True, early.status, early.cost_usd, extra={"speculative": True})
+            return Observation(call, early.content, True, early.status, early.cost_usd, escalation=early.escalation,
+                               extra={"speculative": True})
         if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
             return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart and its effect is "
                                 "unknown. Check the current state before calling it again.")

@@ -148,8 +148,6 @@ def test_a_leaked_instruction_fails_the_call(stack: SpeechStack, tmp_path: Path)
     assert any("No tool" in p for p in result.reply_problems) and result.failures
 
 
-@pytest.mark.xfail(strict=True, reason="a speculative transfer_to_human is reused without its escalation "
-                                       "(loop/act.py), so the run goes on; ask_for_person.yaml turns speculation off")
 def test_asking_for_a_person_escalates_with_speculation_on(stack: SpeechStack, tmp_path: Path) -> None:
     fixture = Fixture.load(FIXTURES / "ask_for_person.yaml")
     fixture.data = {k: v for k, v in fixture.data.items() if k != "session"}

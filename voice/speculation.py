@@ -33,7 +33,7 @@ async def speculate_reads(agent: Agent, history: list[Message], partial: str,
             obs = await ToolRunner(default_timeout_s=agent.config.default_tool_timeout_s).invoke(call, tool)
             ran += 1
             trace(TraceKind.SPECULATIVE_READ, partial=partial, call=call.signature, status=obs.status)
-        if obs.status == ObservationStatus.OK:
+        if obs.status == ObservationStatus.OK and obs.escalation is None:  # a hand-over is no read to reuse
             agent.speculative[call.signature] = obs
             results.append(Message("tool", obs.content, tool_call_id=call.id, name=call.name))
     if answer_too and response and response.tool_calls and len(results) == len(response.tool_calls) \
