@@ -340,9 +340,9 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     stack = load_stack(getattr(args, "stt", None) or "tiny.en", tts=getattr(args, "tts", None) or "piper")
     factory = None
     if llm != "script":
-        from voice.cli import _model_for
+        from voice.engines import load_llm
 
-        factory = lambda: _model_for(llm)  # noqa: E731
+        factory = lambda: load_llm(llm)  # noqa: E731
     speed = float(getattr(args, "speed", 1.0))
     calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True))
     summary = summarise(calls)
