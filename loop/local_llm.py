@@ -9,6 +9,10 @@ ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = 
 - Output: a GBNF grammar admits either a plain-text reply or tool calls whose name is one of the request's
   tools and whose arguments fit that tool's schema. The first character tells which: text streams token by
   token, each tool call comes out as one ToolCallDelta when its JSON closes.
+- Speech: a text reply goes out through `loop.spoken.ReplyGuard`: a clause at a time, ended after two sentences
+  or at a line break, capped at `max_reply_tokens`; a clause that would read out a tool name, JSON or the prompt
+  ends the reply (replaced by the tool's own result or a request to repeat when nothing was said yet). Every
+  firing is logged and counted in `guard_fired`; `guard=False` lets the raw text through.
 - Threads: generation runs in a worker thread with 1 thread to generate and 2 for the prompt (the machine's two
   cores are shared with STT and TTS); the consumer stopping (barge-in) stops generation at the next token.
 """
@@ -20,10 +24,12 @@ import asyncio
 import codecs
 import ctypes
 import hashlib
+import logging
 import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +41,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
 from loop.qwen_format import OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
-from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, Usage
+from loop.spoken import ReplyGuard, leaks, sentences
+from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
+
+log = logging.getLogger("voiceloop.local_llm")
+REPEAT_PLEASE = "Sorry, could you say that again?"
 
 _MAX_CACHED_COUNTS = 4096
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
@@ -109,6 +119,7 @@ class GenStats:
     ttft_s: float = 0.0
     total_s: float = 0.0
     finish: str = ""
+    guard: str | None = None  # what the spoken-reply guard caught in this reply, if anything
 
     @property
     def evaluated_tokens(self) -> int:
@@ -125,7 +136,8 @@ class LlamaModel:
 
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
-                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default") -> None:
+                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
+                 guard: bool = True, max_reply_tokens: int = 64) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, ensure_gguf
@@ -134,6 +146,9 @@ class LlamaModel:
         self.pricing = Pricing()  # local: free
         self.use_grammar = grammar
         self.ground = ground  # narrow tool arguments to values heard in the conversation (loop.grounding)
+        self.guard = guard  # text replies through loop.spoken.ReplyGuard
+        self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
+        self.guard_fired: Counter[str] = Counter()
         self.path = Path(model_path) if model_path else ensure_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -304,6 +319,7 @@ class LlamaModel:
         threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
                          args=(prompt, request, min(request.max_output_tokens, room), emit, cancel)).start()
         splitter = OutputSplitter()
+        guard = self.reply_guard(request) if self.guard else None
         try:
             while True:
                 kind, value = await queue.get()
@@ -311,22 +327,51 @@ class LlamaModel:
                     splitter = OutputSplitter()
                 elif kind == "piece":
                     for event in splitter.feed(value):
-                        yield event
-                    if splitter.done_at:
-                        cancel.set()  # the model started repeating itself: what it meant is complete
+                        if guard is None or not isinstance(event, TextDelta):
+                            yield event
+                        elif text := guard.feed(event.text):
+                            yield TextDelta(text)
+                    if splitter.done_at or (guard is not None and guard.done):
+                        cancel.set()  # a repeated call, or a whole spoken reply: what the model meant is complete
                 elif kind == "error":
                     raise ModelError(f"{self.name}: generation failed: {value}") from value
                 else:
-                    yield self._response(splitter, value)
+                    if guard is not None and splitter.mode == "text":
+                        if tail := guard.finish(cut=value.finish in ("length", "cancelled")):
+                            yield TextDelta(tail)
+                        self._guarded(guard, value, splitter.raw)
+                    yield self._response(splitter, value, guard)
                     return
         finally:
             cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
 
-    def _response(self, splitter: OutputSplitter, stats: GenStats) -> ModelResponse:
+    def reply_guard(self, request: ModelRequest) -> ReplyGuard:
+        """The guard for this request's spoken reply. Its fallback, for a reply that leaks before it said anything,
+        is the last tool result when that is itself speakable (the facts, as the tool put them), else a request
+        to repeat: honest, never an invented answer."""
+        names = [tool_name(t) for t in request.tools]
+        system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+        last = request.messages[-1] if request.messages else None
+        fallback = REPEAT_PLEASE
+        if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
+            fallback = last.content.strip()
+        return ReplyGuard(names, system, fallback)
+
+    def _guarded(self, guard: ReplyGuard, stats: GenStats, raw: str) -> None:
+        stats.guard = guard.fired
+        if guard.fired is None:
+            return
+        self.guard_fired[guard.fired.split(" ")[0]] += 1
+        log.warning("%s: spoken-reply guard caught %s in %r; said %r instead", self.name, guard.fired,
+                    raw.strip()[:200], guard.said.strip()[:200])
+
+    def _response(self, splitter: OutputSplitter, stats: GenStats, guard: ReplyGuard | None = None) -> ModelResponse:
         text, calls = splitter.finish()
         usage = Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens,
                       cached_input_tokens=stats.reused_tokens, cost_usd=0.0)
         finish = "tool_calls" if calls and (stats.finish == "stop" or splitter.done_at) else stats.finish
+        if guard is not None and splitter.mode == "text":
+            text, finish = guard.said.strip(), "stop"  # what the caller hears is the reply, ended where it ended
         return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
 
     def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: _Emit,
@@ -381,6 +426,9 @@ class LlamaModel:
                 self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
                 continue
             emit(("piece", piece))
+            if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()
+                    and raw.lstrip()[:1] not in "{<"):
+                break  # a spoken reply this long is over: the guard ends it at its last whole clause
             if stats.output_tokens < max_tokens:
                 self.llm.eval([token])
         emit(("piece", decoder.decode(b"", final=True)))
