@@ -23,6 +23,8 @@ _TOOLS_TAIL = ("\n</tools>\n\nFor each function call, return a json object with 
                "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
                "\"arguments\": <args-json-object>}\n</tool_call>")
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"]*)"')
+_UNSPEAKABLE = r'<>{}\[\]`"_*#|\\'  # GBNF character-class escapes
+TEXT_RULE = f"text ::= [^{_UNSPEAKABLE}\\x00-\\x20] [^{_UNSPEAKABLE}\\x00-\\x09\\x0B-\\x1F]*"
 
 
 # ---- prompt rendering (the GGUF's chat template, written out) --------------------------------
@@ -105,12 +107,13 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
     """GBNF: a plain-text reply, or tool calls `{"name": <a tool>, "arguments": <per its schema>}`.
 
     A call may come inside `<tool_call>` tags as the template asks, or bare (what the 0.5B prefers). A text reply
-    is meant to be spoken: it holds no `<>{}` or backticks and starts with a visible character, so the first
-    character tells a reply from a call.
+    is meant to be spoken: it starts with a visible character, so the first character tells a reply from a call,
+    and holds nothing a voice cannot say: no brackets, backticks, quotes, underscores (tool names), markdown
+    (`*#|`), backslashes or control characters other than a line break (which ends a spoken reply).
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
-    text = "text ::= [^<>{}`\\x00-\\x20] [^<>{}`\\x00-\\x08]*"
+    text = TEXT_RULE
     if not tools:
         return "root ::= text\n" + text
     conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
