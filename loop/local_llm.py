@@ -137,7 +137,7 @@ class LlamaModel:
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
-                 guard: bool = True, max_reply_tokens: int = 64) -> None:
+                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = True) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, ensure_gguf
@@ -149,6 +149,7 @@ class LlamaModel:
         self.guard = guard  # text replies through loop.spoken.ReplyGuard
         self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
         self.guard_fired: Counter[str] = Counter()
+        self.tag_calls = tag_calls  # bare tool calls get the template's <tool_call> tags (see _decode)
         self.path = Path(model_path) if model_path else ensure_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -163,6 +164,8 @@ class LlamaModel:
         self._samplers: dict[str, _GrammarSampler] = {}
         self._candidates: Any = None
         self._stop = {self.llm.token_eos(), *self._tok("<|im_end|>"), *self._tok("<|endoftext|>")}
+        self._tag = self._tok("<tool_call>\n")
+        self._braces: dict[int, bool] = {}
 
     # ---- tokens and the KV cache ----
 
@@ -386,6 +389,11 @@ class LlamaModel:
             self.last = stats
             emit(("done", stats))
 
+    def _is_brace(self, token: int) -> bool:
+        if token not in self._braces:
+            self._braces[token] = self.llm.detokenize([token], special=True).lstrip().startswith(b"{")
+        return self._braces[token]
+
     def _pick(self, sampler: _GrammarSampler | None) -> int:
         import numpy as np
 
@@ -410,6 +418,16 @@ class LlamaModel:
             if token in self._stop:
                 stats.finish = "stop"
                 break
+            if self.tag_calls and sampler is plan.sampler is not None and not raw and self._is_brace(token):
+                # a bare call: write the template's <tool_call> tag first, so the call in the KV cache is the one
+                # the next turn's prompt renders, and the answer after the result reuses it instead of re-reading
+                for tag in self._tag:
+                    sampler.accept(tag)
+                stats.output_tokens += len(self._tag)
+                raw = "<tool_call>\n"
+                emit(("piece", raw))
+                self.llm.eval(self._tag)
+                continue
             if sampler is not None:
                 sampler.accept(token)
             stats.output_tokens += 1

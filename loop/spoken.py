@@ -21,6 +21,7 @@ _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*•]\s|\|", re.MULTILINE)
 _DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\bassistant\s*:|\buser\s*:", re.I)
 _CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
 _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
+_META = re.compile(r"\bthe (?:caller|user)\b|\bhere'?s (?:a|the|my) (?:response|reply|answer)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
 _DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -68,6 +69,10 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append("an identifier with '_'")
     if strict and (m := _TOOL_WORDS.search(text)):
         found.append(f"talks about tools: {m.group()!r}")
+    if strict and (m := _META.search(text)):
+        found.append(f"talks about the conversation: {m.group()!r}")
+    if strict and "\n" in text.strip():
+        found.append("a line break")
     grams = prompt_ngrams(prompt) if isinstance(prompt, str) else prompt
     if grams:
         w = words(text)

@@ -61,6 +61,8 @@ def test_check_reply_wants_the_facts_and_nothing_else() -> None:
     assert check_reply("I used the lookup tool.", []) == ["talks about tools: 'tool'"]
     assert check_reply("One. Two. Three.", []) == ["3 sentences"]
     assert check_reply("", []) == ["nothing was said"]
+    assert check_reply("Here's a response:\nNo order 9931 exists. Ask the caller to repeat it.", ["9931"]) == [
+        "talks about the conversation: \"Here's a response\"", "a line break"]
 
 
 def _guarded(pieces: list[str], fallback: str = "FALLBACK") -> tuple[list[str], ReplyGuard]:
