@@ -40,7 +40,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
-from loop.qwen_format import OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
+from loop.qwen_format import CONTINUATION, OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
 from loop.spoken import ReplyGuard, leaks, sentences
 from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
@@ -137,7 +137,8 @@ class LlamaModel:
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
-                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = True) -> None:
+                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = True,
+                 lead_words: int = 2) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, ensure_gguf
@@ -150,6 +151,7 @@ class LlamaModel:
         self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
         self.guard_fired: Counter[str] = Counter()
         self.tag_calls = tag_calls  # bare tool calls get the template's <tool_call> tags (see _decode)
+        self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
         self.path = Path(model_path) if model_path else ensure_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -303,8 +305,24 @@ class LlamaModel:
 
     # ---- stream ----
 
+    def lead_in(self, request: ModelRequest) -> str:
+        """The first words of the reply to a tool result that is itself speakable ("Order 4567 ..."), or "".
+
+        Small models read a tool result in the user turn as a task ("Mark the order as shipped ..."); started on
+        the result's own first words, they go on telling it. Only for one result with nothing unspeakable in it,
+        so a refusal or an error (which names tools and rules) is still answered in the model's own words."""
+        if not self.lead_words or not request.messages or request.messages[-1].role != "tool":
+            return ""
+        if len(request.messages) > 1 and request.messages[-2].role == "tool":
+            return ""
+        content = request.messages[-1].content.strip()
+        if leaks(content, [tool_name(t) for t in request.tools]) or sentences(content) > 2:
+            return ""
+        return " ".join(content.split()[: self.lead_words])
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        prompt = self._tok(render_prompt(request))
+        lead = self.lead_in(request) if self.use_grammar else ""
+        prompt = self._tok(render_prompt(request) + lead)
         room = self.n_ctx - len(prompt)
         if room < 8:
             raise ModelRequestError(f"The prompt has {len(prompt)} tokens; {self.name} holds {self.n_ctx}. "
@@ -320,7 +338,7 @@ class LlamaModel:
                 cancel.set()
 
         threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
-                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel)).start()
+                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead)).start()
         splitter = OutputSplitter()
         guard = self.reply_guard(request) if self.guard else None
         try:
@@ -378,11 +396,14 @@ class LlamaModel:
         return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
 
     def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: _Emit,
-                  cancel: threading.Event) -> None:
+                  cancel: threading.Event, lead: str = "") -> None:
         """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token."""
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
             try:
-                stats = self._decode(prompt, self._plan(request), max_tokens, emit, cancel)
+                plan = _Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                if lead:
+                    emit(("piece", lead))
+                stats = self._decode(prompt, plan, max_tokens, emit, cancel, lead)
             except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
                 emit(("error", exc))
                 return
@@ -401,12 +422,12 @@ class LlamaModel:
         return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
 
     def _decode(self, prompt: list[int], plan: _Plan, max_tokens: int, emit: _Emit,
-                cancel: threading.Event) -> GenStats:
+                cancel: threading.Event, lead: str = "") -> GenStats:
         started = time.perf_counter()
         stats = GenStats(prompt_tokens=len(prompt), finish="length")
         stats.reused_tokens = self._eval_from_cache(prompt, keep_last=True)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        sampler, raw = plan.sampler, ""
+        sampler, raw = plan.sampler, lead
         if sampler is not None:
             sampler.reset()
         while stats.output_tokens < max_tokens:

@@ -23,8 +23,29 @@ _TOOLS_TAIL = ("\n</tools>\n\nFor each function call, return a json object with 
                "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
                "\"arguments\": <args-json-object>}\n</tool_call>")
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"]*)"')
-_UNSPEAKABLE = r'<>{}\[\]`"_*#|\\'  # GBNF character-class escapes
-TEXT_RULE = f"text ::= [^{_UNSPEAKABLE}\\x00-\\x20] [^{_UNSPEAKABLE}\\x00-\\x09\\x0B-\\x1F]*"
+UNSPEAKABLE = set('<>{}[]`"_*#|\\')
+
+
+def _char_class(first: bool) -> str:
+    """What a spoken reply may hold: printable ASCII but UNSPEAKABLE, Latin letters with accents ("São Paulo"),
+    typographic apostrophes and dashes; a line break (it ends the reply) but not first, nor a space first.
+    Anything else (another script, an emoji, a control character) the voice cannot say."""
+    ascii_ok = [c for c in map(chr, range(0x21 if first else 0x20, 0x7F)) if c not in UNSPEAKABLE]
+    ranges, start, prev = [], None, None
+    for c in ascii_ok:
+        if start is not None and ord(c) == ord(prev) + 1:
+            prev = c
+            continue
+        if start is not None:
+            ranges.append((start, prev))
+        start = prev = c
+    ranges.append((start, prev))
+    body = "".join(f"\\x{ord(a):02X}" if a == b else f"\\x{ord(a):02X}-\\x{ord(b):02X}" for a, b in ranges)
+    return "[" + body + "\\u00C0-\\u024F\\u2013\\u2014\\u2018\\u2019" + ("" if first else "\\x0A") + "]"
+
+
+TEXT_RULE = f"text ::= {_char_class(True)} {_char_class(False)}*"
+CONTINUATION = f"root ::= {_char_class(False)}*"  # the rest of a reply whose start is given
 
 
 # ---- prompt rendering (the GGUF's chat template, written out) --------------------------------

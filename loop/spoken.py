@@ -73,6 +73,8 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append(f"talks about the conversation: {m.group()!r}")
     if strict and "\n" in text.strip():
         found.append("a line break")
+    if strict and (m := re.search(r"[^\x00-\u024F\u2010-\u2027]", text)):
+        found.append(f"not English: {m.group()!r}")
     grams = prompt_ngrams(prompt) if isinstance(prompt, str) else prompt
     if grams:
         w = words(text)

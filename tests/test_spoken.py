@@ -12,7 +12,7 @@ import yaml
 
 from loop import ScriptedModel, ToolCall
 from loop.local_llm import REPEAT_PLEASE, GenStats, LlamaModel
-from loop.qwen_format import TEXT_RULE
+from loop.qwen_format import CONTINUATION, TEXT_RULE
 from loop.spoken import ReplyGuard, check_reply, leaks, sentences
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta
 from voice.orders import DEMO_CONFIG, OrderDesk, demo_config
@@ -61,6 +61,7 @@ def test_check_reply_wants_the_facts_and_nothing_else() -> None:
     assert check_reply("I used the lookup tool.", []) == ["talks about tools: 'tool'"]
     assert check_reply("One. Two. Three.", []) == ["3 sentences"]
     assert check_reply("", []) == ["nothing was said"]
+    assert check_reply("抱歉, I can't assist with that.", []) == ["not English: '抱'"]
     assert check_reply("Here's a response:\nNo order 9931 exists. Ask the caller to repeat it.", ["9931"]) == [
         "talks about the conversation: \"Here's a response\"", "a line break"]
 
@@ -107,9 +108,13 @@ def test_guard_says_the_fallback_for_an_empty_reply() -> None:
 
 
 def test_text_grammar_forbids_what_a_voice_cannot_say() -> None:
-    body = TEXT_RULE.split("::=")[1]
-    for char in ('"', "_", "{", "[", "<", "`", "*", "#", "|"):
-        assert re.escape(char) in body or char in body
+    first, rest = (re.compile(c) for c in re.findall(r"\[[^\]]*\]", TEXT_RULE.split("::=")[1]))  # GBNF ~ re
+    for char in '"_{}[]<>`*#|\\\t' + "抱歉😀":
+        assert not first.fullmatch(char) and not rest.fullmatch(char), char
+    for char in "Aa0$.,?!'-:;São–’":
+        assert first.fullmatch(char) and rest.fullmatch(char), char
+    assert rest.fullmatch(" ") and rest.fullmatch("\n") and not first.fullmatch(" ") and not first.fullmatch("\n")
+    assert CONTINUATION.endswith(rest.pattern + "*")
 
 
 class _FakeLlama(LlamaModel):
@@ -124,7 +129,8 @@ class _FakeLlama(LlamaModel):
     def _tok(self, text: str, special: bool = True) -> list[int]:
         return [0] * 10
 
-    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Any, cancel: Any) -> None:
+    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Any, cancel: Any,
+                  lead: str = "") -> None:
         for piece in self.pieces:
             if cancel.is_set():
                 break
