@@ -217,3 +217,21 @@ def test_eval_follows_approvals_and_escalations() -> None:
     assert human["ok"] and human["turns"][0]["outcome"] == "ESCALATED"
     summary = summarize("scripted", [declined, wrong, human])
     assert summary["passed"] == 2 and summary["cases"] == 3 and len(summary["failures"]) == 1
+
+
+def test_a_reply_to_a_speakable_result_starts_on_its_first_words() -> None:
+    model = _FakeLlama([])
+    model.use_grammar, model.lead_words = True, 2
+    tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    call = ToolCall("lookup_order", {"order_id": "4567"}, "c1")
+
+    def lead(result: str, *more: Message) -> str:
+        history = [Message("system", SYSTEM), Message("user", "Where is order 4567?"), Message("assistant", "", [call]),
+                   Message("tool", result, tool_call_id="c1", name="lookup_order"), *more]
+        return model.lead_in(ModelRequest(history, tools, 96))
+
+    assert lead("Order 4567 has shipped and is on its way to Lisbon. The total was $59.90.") == "Order 4567"
+    assert lead("The user declined issue_refund: refunds need the caller's spoken yes. It was not done.") == ""
+    assert lead('{"status": "shipped"}') == ""
+    assert lead("Order 4567 has shipped.", Message("tool", "Order 1234 is delayed.", tool_call_id="c2")) == ""
+    assert lead("Order 4567 has shipped.", Message("user", "thanks")) == ""
