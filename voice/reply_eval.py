@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from loop import Agent, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
+from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
 from loop.report import percentile
 from loop.spoken import check_reply
 from loop.types import Model, ModelEvent, ModelRequest, ModelResponse
@@ -36,6 +36,9 @@ from voice.orders import OrderDesk, demo_config, order_policy
 EVAL_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "reply_eval.yaml"
 HANDOVER = "Let me get a person to help you with that. Please hold."  # what the session says on ESCALATED
 COULD_NOT = "Sorry, I couldn't finish that just now."  # ... and on any other outcome but COMPLETED
+# the voice profile, with time enough that a busy machine shows up in the timings, not as failed calls
+EVAL_CONFIG = LoopConfig.profile("voice", model_timeout_s=30.0, budget=Budget.of(
+    turns=4, tokens=16_000, wall_clock_s=120, cost_usd=0.10, tool_calls=8))
 _CALL = re.compile(r"^(\w+)(?:\((.*)\))?$")
 
 
@@ -110,8 +113,7 @@ async def run_case(model: Timed, case: dict[str, Any], system: str, tool_names: 
                 return bool(turn.get("approve", False))
 
             agent = Agent(model=model, tools=desk.tools(), policy=order_policy(),  # type: ignore[arg-type]
-                          config=LoopConfig.profile("voice", model_timeout_s=12.0), system_prompt=system,
-                          approver=approver)
+                          config=EVAL_CONFIG, system_prompt=system, approver=approver)
             model.calls = []
             model.turn_started = time.perf_counter()
             result = await agent.run(turn["say"], history=history)
