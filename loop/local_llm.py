@@ -31,7 +31,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +42,28 @@ from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
 from loop.qwen_format import CONTINUATION, OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
 from loop.spoken import ReplyGuard, leaks, sentences
-from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
+from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
 log = logging.getLogger("voiceloop.local_llm")
 REPEAT_PLEASE = "Sorry, could you say that again?"
+# the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
+_DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
+_DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
+
+
+def present(messages: Sequence[Message]) -> list[Message]:
+    """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
+    tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
+    0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
+    out = []
+    for msg in messages:
+        if msg.role == "tool" and _DECLINED.match(msg.content):
+            msg = replace(msg, content="Okay, I have not done that, as you said no.")
+        elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
+            reason = m.group("reason").strip()
+            msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")
+        out.append(msg)
+    return out
 
 _MAX_CACHED_COUNTS = 4096
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
@@ -321,6 +339,7 @@ class LlamaModel:
         return " ".join(content.split()[: self.lead_words])
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        request = replace(request, messages=present(request.messages))
         lead = self.lead_in(request) if self.use_grammar else ""
         prompt = self._tok(render_prompt(request) + lead)
         room = self.n_ctx - len(prompt)

@@ -235,3 +235,30 @@ def test_a_reply_to_a_speakable_result_starts_on_its_first_words() -> None:
     assert lead('{"status": "shipped"}') == ""
     assert lead("Order 4567 has shipped.", Message("tool", "Order 1234 is delayed.", tool_call_id="c2")) == ""
     assert lead("Order 4567 has shipped.", Message("user", "thanks")) == ""
+
+
+def test_refusals_are_shown_to_the_model_as_what_to_tell_the_caller() -> None:
+    from loop.local_llm import present
+
+    declined = Message("tool", "The user declined issue_refund: a refund needs your yes. It was not done.",
+                       tool_call_id="c1", name="issue_refund")
+    denied = Message("tool", "Denied by policy (refund.over_limit): refunds above $500 need a supervisor's approval. "
+                     "Do not retry; tell the user or try another way.", tool_call_id="c2", name="issue_refund")
+    ok = Message("tool", "Done: $20 has been refunded on order 4567.", tool_call_id="c3")
+    shown = present([Message("user", "hi"), declined, denied, ok])
+    assert [m.content for m in shown[1:]] == ["Okay, I have not done that, as you said no.",
+                                             "Sorry, I can't do that: refunds above $500 need a supervisor's approval.",
+                                             ok.content]
+    assert shown[1].tool_call_id == "c1" and declined.content.startswith("The user")  # the history is not touched
+    assert all(not leaks(m.content, NAMES) for m in shown)
+
+
+def test_a_corrected_order_number_is_not_offered() -> None:
+    from loop.grounding import ground, retracted_ids
+
+    assert retracted_ids("Where is order 1234, sorry, no, I mean order 7788?") == {"1234"}
+    assert retracted_ids("Order 1234, I mean it, where is it?") == set()
+    tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    grounded, _ = ground(tools, [Message("user", "Where is order 1234, sorry, no, I mean order 7788?")])
+    lookup = next(t for t in grounded if t["function"]["name"] == "lookup_order")
+    assert lookup["function"]["parameters"]["properties"]["order_id"]["enum"] == ["7788"]
