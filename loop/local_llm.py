@@ -40,7 +40,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
-from loop.qwen_format import CONTINUATION, OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
+from loop.qwen_format import (
+    CONTINUATION,
+    OutputSplitter,
+    build_grammar,
+    call_texts,
+    forced,
+    render_prefix,
+    render_prompt,
+    tool_name,
+)
 from loop.spoken import ReplyGuard, leaks, sentences
 from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
@@ -121,6 +130,7 @@ class _Plan:
     sampler: _GrammarSampler | None
     missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
     fallback: _GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
+    calls: list[str] = field(default_factory=list)  # every bare call the grammar admits, or its fixed start
 
     def blocked(self, raw: str) -> str | None:
         """The first tool named in `raw` that cannot be called, if any."""
@@ -155,8 +165,8 @@ class LlamaModel:
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
-                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = True,
-                 lead_words: int = 2) -> None:
+                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = False,
+                 lead_words: int = 2, force_fixed: bool = True) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, ensure_gguf
@@ -168,8 +178,9 @@ class LlamaModel:
         self.guard = guard  # text replies through loop.spoken.ReplyGuard
         self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
         self.guard_fired: Counter[str] = Counter()
-        self.tag_calls = tag_calls  # bare tool calls get the template's <tool_call> tags (see _decode)
+        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
         self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
+        self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
         self.path = Path(model_path) if model_path else ensure_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -319,7 +330,8 @@ class LlamaModel:
         grounded = {tool_name(t): t for t in tools}
         mixed = [grounded.get(tool_name(t), t) for t in request.tools]
         fallback = self._compiled(build_grammar([])) if missing else None
-        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback)
+        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback,
+                     call_texts(mixed) if self.force_fixed else [])
 
     # ---- stream ----
 
@@ -473,6 +485,17 @@ class LlamaModel:
             stats.output_tokens += 1
             piece = decoder.decode(self.llm.detokenize([token], special=True))
             raw += piece
+            batch = [token]
+            if plan.calls and sampler is plan.sampler and raw.startswith("{") and (more := forced(plan.calls, raw)):
+                # what the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have
+                # one possible value) is read in one batch instead of decoded a token at a time
+                extra = self._tok(more, special=False)
+                for t in extra:
+                    sampler.accept(t)
+                stats.output_tokens += len(extra)
+                batch += extra
+                piece += more
+                raw += more
             if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
                 emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
                 if plan.missing[blocked]:
@@ -488,7 +511,7 @@ class LlamaModel:
                     and raw.lstrip()[:1] not in "{<"):
                 break  # a spoken reply this long is over: the guard ends it at its last whole clause
             if stats.output_tokens < max_tokens:
-                self.llm.eval([token])
+                self.llm.eval(batch)
         emit(("piece", decoder.decode(b"", final=True)))
         stats.total_s = time.perf_counter() - started
         return stats

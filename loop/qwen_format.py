@@ -153,6 +153,45 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
         'body ::= "{\\"name\\": " ( ' + " | ".join(alts) + ' ) "}"', text, *rules])
 
 
+def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64) -> list[str]:
+    """Every bare call `build_grammar(tools)` admits, as text, for tools whose arguments are all required and
+    each one of a few values (grounded ids, amounts, names); for any other tool, the start every call to it has
+    (`{"name": "lookup_order", "arguments": `). Written as the grammar writes JSON (`", "` and `": "`)."""
+    import itertools as it
+
+    out: list[str] = []
+    for tool in tools:
+        head = '{"name": ' + json.dumps(tool_name(tool)) + ', "arguments": '
+        params = _tool_params(tool)
+        props = params.get("properties") or {}
+        enums = [p.get("enum") if set(p) == {"enum"} else None for p in props.values()]
+        finite = props and set(params.get("required") or []) == set(props) and all(enums) \
+            and not params.get("additionalProperties", False)
+        combos = list(it.islice(it.product(*enums), limit + 1)) if finite else []
+        if finite and len(combos) <= limit:
+            out += [head + json.dumps(dict(zip(props, values, strict=True)), ensure_ascii=False) + "}"
+                    for values in combos]
+        else:
+            out.append(head)
+    return out
+
+
+def forced(calls: Sequence[str], raw: str) -> str:
+    """What must follow `raw` whatever the model picks: the common rest of the calls that start with it."""
+    rests = [c[len(raw):] for c in calls if c.startswith(raw)]
+    if not rests:
+        return ""
+    common = rests[0]
+    for rest in rests[1:]:
+        n = 0
+        for a, b in zip(common, rest, strict=False):
+            if a != b:
+                break
+            n += 1
+        common = common[:n]
+    return common
+
+
 # ---- parsing the output ----------------------------------------------------------------------
 
 
