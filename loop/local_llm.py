@@ -330,8 +330,8 @@ class LlamaModel:
         grounded = {tool_name(t): t for t in tools}
         mixed = [grounded.get(tool_name(t), t) for t in request.tools]
         fallback = self._compiled(build_grammar([])) if missing else None
-        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback,
-                     call_texts(mixed) if self.force_fixed else [])
+        calls = call_texts(mixed, tagged=self.tag_calls) if self.force_fixed else []
+        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback, calls)
 
     # ---- stream ----
 
@@ -486,10 +486,10 @@ class LlamaModel:
             piece = decoder.decode(self.llm.detokenize([token], special=True))
             raw += piece
             batch = [token]
-            if plan.calls and sampler is plan.sampler and raw.startswith("{") and (more := forced(plan.calls, raw)):
+            if plan.calls and sampler is plan.sampler and raw[:1] in "{<" and (more := forced(plan.calls, raw)):
                 # what the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have
                 # one possible value) is read in one batch instead of decoded a token at a time
-                extra = self._tok(more, special=False)
+                extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
                 for t in extra:
                     sampler.accept(t)
                 stats.output_tokens += len(extra)

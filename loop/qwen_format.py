@@ -153,10 +153,13 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
         'body ::= "{\\"name\\": " ( ' + " | ".join(alts) + ' ) "}"', text, *rules])
 
 
-def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64) -> list[str]:
+def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64, tagged: bool = False) -> list[str]:
     """Every bare call `build_grammar(tools)` admits, as text, for tools whose arguments are all required and
     each one of a few values (grounded ids, amounts, names); for any other tool, the start every call to it has
-    (`{"name": "lookup_order", "arguments": `). Written as the grammar writes JSON (`", "` and `": "`)."""
+    (`{"name": "lookup_order", "arguments": `). Written as the grammar writes JSON (`", "` and `": "`).
+    `tagged`: the same inside `<tool_call>` tags (a whole call with its closing tag)."""
+    if tagged:
+        return ["<tool_call>\n" + c + ("\n</tool_call>" if c.endswith("}") else "") for c in call_texts(tools, limit)]
     import itertools as it
 
     out: list[str] = []

@@ -262,3 +262,22 @@ def test_a_corrected_order_number_is_not_offered() -> None:
     grounded, _ = ground(tools, [Message("user", "Where is order 1234, sorry, no, I mean order 7788?")])
     lookup = next(t for t in grounded if t["function"]["name"] == "lookup_order")
     assert lookup["function"]["parameters"]["properties"]["order_id"]["enum"] == ["7788"]
+
+
+def test_the_fixed_parts_of_a_tool_call_are_known_before_decoding() -> None:
+    from loop.grounding import ground
+    from loop.qwen_format import call_texts, forced
+
+    tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    grounded, _ = ground(tools, [Message("user", "Please refund twenty dollars on order 4567.")])
+    by_name = {t["function"]["name"]: t for t in grounded}
+    calls = call_texts([by_name.get(t["function"]["name"], t) for t in tools])
+    assert '{"name": "issue_refund", "arguments": {"order_id": "4567", "amount": 20}}' in calls
+    assert '{"name": "update_address", "arguments": ' in calls  # a free-text argument: only the start is fixed
+    assert forced(calls, '{"') == 'name": "'
+    assert forced(calls, '{"name": "issue') == '_refund", "arguments": {"order_id": "4567", "amount": 20}}'
+    assert forced(calls, '{"name": "update') == '_address", "arguments": '
+    assert forced(calls, '{"name": "update_address", "arguments": {') == ""
+    assert forced(calls, '{"name": "lookup_order", "arguments": {"order_id": "4567"}}') == ""
+    tagged = call_texts([by_name["lookup_order"]], tagged=True)
+    assert tagged == ['<tool_call>\n{"name": "lookup_order", "arguments": {"order_id": "4567"}}\n</tool_call>']
