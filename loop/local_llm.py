@@ -490,6 +490,9 @@ class LlamaModel:
                 # what the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have
                 # one possible value) is read in one batch instead of decoded a token at a time
                 extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
+                if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
+                    extra = extra[: max(0, max_tokens - stats.output_tokens)]
+                    more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
                 for t in extra:
                     sampler.accept(t)
                 stats.output_tokens += len(extra)
