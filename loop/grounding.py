@@ -7,7 +7,8 @@ else impossible to emit:
 - numbers (`number`/`integer`): an amount the caller said, in digits or spoken ("$15", "35.50", "twenty dollars",
   "twelve dollars and fifty cents"); a bare number of 4+ digits ("order 4567") is an identifier, not an amount;
 - identifiers (string properties named `id` / `*_id`, or described as digits): a token with a digit, or a run of
-  spoken digits ("four five six seven" -> "4567"), from the caller's words or the tools' results;
+  spoken digits ("four five six seven" -> "4567"), from the caller's words or the tools' results, but not one the
+  caller just took back ("order 1234, sorry, I mean 7788");
 - names (properties called city, country, name, `*_name`, ...): a run of capitalised words the caller said since
   the agent last spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin");
 - other free strings: a span of at most 8 consecutive words the caller said since the agent last spoke.
@@ -24,7 +25,7 @@ import copy
 import itertools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from loop.types import Message, ToolCall
@@ -40,6 +41,8 @@ _NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollar
                      re.IGNORECASE)
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
 _MAX_SPAN_WORDS = 8
+_CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b",
+                         re.IGNORECASE)
 _NAME_PROPS = {"city", "town", "country", "state", "region", "name", "company", "person"}
 _PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
 
@@ -110,6 +113,17 @@ def id_candidates(text: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if f))
 
 
+def retracted_ids(text: str) -> set[str]:
+    """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
+    before the last correction, when another id follows it)."""
+    marks = list(_CORRECTION.finditer(text))
+    if not marks:
+        return set()
+    before, after = text[: marks[-1].start()], text[marks[-1].end():]
+    later = set(id_candidates(after))
+    return set(id_candidates(before)) - later if later else set()
+
+
 def _span_words(text: str) -> list[str]:
     """Words with the characters a span may hold; a trailing comma is kept (it may join two words)."""
     return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
@@ -172,6 +186,7 @@ class Evidence:
     heard: str  # the caller's words and the tools' results: identifiers come from here
     fresh: str  # what the caller said since the agent last spoke: free text comes from here
     done: set[str]  # signatures of calls already made: never offered again
+    retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
@@ -179,7 +194,8 @@ class Evidence:
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
                    fresh="\n".join(m.content for m in messages[last_agent + 1:] if m.role == "user"),
-                   done={c.signature for m in messages for c in m.tool_calls})
+                   done={c.signature for m in messages for c in m.tool_calls},
+                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")))
 
 
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] | None:
@@ -190,7 +206,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] |
         values = [v for v in values if kind == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if kind == "id":
-        ids = id_candidates(ev.heard)
+        ids = [i for i in id_candidates(ev.heard) if i not in ev.retracted]
         return {"enum": ids} if ids else None
     if kind == "name":
         names = proper_names(ev.fresh)

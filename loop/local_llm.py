@@ -9,6 +9,10 @@ ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = 
 - Output: a GBNF grammar admits either a plain-text reply or tool calls whose name is one of the request's
   tools and whose arguments fit that tool's schema. The first character tells which: text streams token by
   token, each tool call comes out as one ToolCallDelta when its JSON closes.
+- Speech: a text reply goes out through `loop.speakable.ReplyGuard`: a clause at a time, ended after two sentences
+  or at a line break, capped at `max_reply_tokens`; a clause that would read out a tool name, JSON or the prompt
+  ends the reply (replaced by the tool's own result or a request to repeat when nothing was said yet). Every
+  firing is logged and counted in `guard_fired`; `guard=False` lets the raw text through.
 - Threads: generation runs in a worker thread with 1 thread to generate and 2 for the prompt (the machine's two
   cores are shared with STT and TTS); the consumer stopping (barge-in) stops generation at the next token.
 """
@@ -20,12 +24,14 @@ import asyncio
 import codecs
 import ctypes
 import hashlib
+import logging
 import os
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +40,39 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
-from loop.qwen_format import OutputSplitter, build_grammar, render_prefix, render_prompt, tool_name
-from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, Usage
+from loop.qwen_format import (
+    CONTINUATION,
+    OutputSplitter,
+    build_grammar,
+    call_texts,
+    forced,
+    render_prefix,
+    render_prompt,
+    tool_name,
+)
+from loop.speakable import ReplyGuard, leaks, sentences
+from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
+
+log = logging.getLogger("voiceloop.local_llm")
+REPEAT_PLEASE = "Sorry, could you say that again?"
+# the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
+_DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
+_DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
+
+
+def present(messages: Sequence[Message]) -> list[Message]:
+    """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
+    tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
+    0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
+    out = []
+    for msg in messages:
+        if msg.role == "tool" and _DECLINED.match(msg.content):
+            msg = replace(msg, content="Okay, I have not done that, as you said no.")
+        elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
+            reason = m.group("reason").strip()
+            msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")
+        out.append(msg)
+    return out
 
 _MAX_CACHED_COUNTS = 4096
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
@@ -93,6 +130,7 @@ class _Plan:
     sampler: _GrammarSampler | None
     missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
     fallback: _GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
+    calls: list[str] = field(default_factory=list)  # every bare call the grammar admits, or its fixed start
 
     def blocked(self, raw: str) -> str | None:
         """The first tool named in `raw` that cannot be called, if any."""
@@ -109,6 +147,7 @@ class GenStats:
     ttft_s: float = 0.0
     total_s: float = 0.0
     finish: str = ""
+    guard: str | None = None  # what the spoken-reply guard caught in this reply, if anything
 
     @property
     def evaluated_tokens(self) -> int:
@@ -125,7 +164,9 @@ class LlamaModel:
 
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
-                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default") -> None:
+                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
+                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = False,
+                 lead_words: int = 2, force_fixed: bool = True) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, ensure_gguf
@@ -134,6 +175,12 @@ class LlamaModel:
         self.pricing = Pricing()  # local: free
         self.use_grammar = grammar
         self.ground = ground  # narrow tool arguments to values heard in the conversation (loop.grounding)
+        self.guard = guard  # text replies through loop.speakable.ReplyGuard
+        self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
+        self.guard_fired: Counter[str] = Counter()
+        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
+        self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
+        self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
         self.path = Path(model_path) if model_path else ensure_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -148,6 +195,8 @@ class LlamaModel:
         self._samplers: dict[str, _GrammarSampler] = {}
         self._candidates: Any = None
         self._stop = {self.llm.token_eos(), *self._tok("<|im_end|>"), *self._tok("<|endoftext|>")}
+        self._tag = self._tok("<tool_call>\n")
+        self._braces: dict[int, bool] = {}
 
     # ---- tokens and the KV cache ----
 
@@ -281,12 +330,30 @@ class LlamaModel:
         grounded = {tool_name(t): t for t in tools}
         mixed = [grounded.get(tool_name(t), t) for t in request.tools]
         fallback = self._compiled(build_grammar([])) if missing else None
-        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback)
+        calls = call_texts(mixed, tagged=self.tag_calls) if self.force_fixed else []
+        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback, calls)
 
     # ---- stream ----
 
+    def lead_in(self, request: ModelRequest) -> str:
+        """The first words of the reply to a tool result that is itself speakable ("Order 4567 ..."), or "".
+
+        Small models read a tool result in the user turn as a task ("Mark the order as shipped ..."); started on
+        the result's own first words, they go on telling it. Only for one result with nothing unspeakable in it,
+        so a refusal or an error (which names tools and rules) is still answered in the model's own words."""
+        if not self.lead_words or not request.messages or request.messages[-1].role != "tool":
+            return ""
+        if len(request.messages) > 1 and request.messages[-2].role == "tool":
+            return ""
+        content = request.messages[-1].content.strip()
+        if leaks(content, [tool_name(t) for t in request.tools]) or sentences(content) > 2:
+            return ""
+        return " ".join(content.split()[: self.lead_words])
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        prompt = self._tok(render_prompt(request))
+        request = replace(request, messages=present(request.messages))
+        lead = self.lead_in(request) if self.use_grammar else ""
+        prompt = self._tok(render_prompt(request) + lead)
         room = self.n_ctx - len(prompt)
         if room < 8:
             raise ModelRequestError(f"The prompt has {len(prompt)} tokens; {self.name} holds {self.n_ctx}. "
@@ -302,8 +369,9 @@ class LlamaModel:
                 cancel.set()
 
         threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
-                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel)).start()
+                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead)).start()
         splitter = OutputSplitter()
+        guard = self.reply_guard(request) if self.guard else None
         try:
             while True:
                 kind, value = await queue.get()
@@ -311,35 +379,72 @@ class LlamaModel:
                     splitter = OutputSplitter()
                 elif kind == "piece":
                     for event in splitter.feed(value):
-                        yield event
-                    if splitter.done_at:
-                        cancel.set()  # the model started repeating itself: what it meant is complete
+                        if guard is None or not isinstance(event, TextDelta):
+                            yield event
+                        elif text := guard.feed(event.text):
+                            yield TextDelta(text)
+                    if splitter.done_at or (guard is not None and guard.done):
+                        cancel.set()  # a repeated call, or a whole spoken reply: what the model meant is complete
                 elif kind == "error":
                     raise ModelError(f"{self.name}: generation failed: {value}") from value
                 else:
-                    yield self._response(splitter, value)
+                    if guard is not None and splitter.mode == "text":
+                        if tail := guard.finish(cut=value.finish in ("length", "cancelled")):
+                            yield TextDelta(tail)
+                        self._guarded(guard, value, splitter.raw)
+                    yield self._response(splitter, value, guard)
                     return
         finally:
             cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
 
-    def _response(self, splitter: OutputSplitter, stats: GenStats) -> ModelResponse:
+    def reply_guard(self, request: ModelRequest) -> ReplyGuard:
+        """The guard for this request's spoken reply. Its fallback, for a reply that leaks before it said anything,
+        is the last tool result when that is itself speakable (the facts, as the tool put them), else a request
+        to repeat: honest, never an invented answer."""
+        names = [tool_name(t) for t in request.tools]
+        system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+        last = request.messages[-1] if request.messages else None
+        fallback = REPEAT_PLEASE
+        if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
+            fallback = last.content.strip()
+        return ReplyGuard(names, system, fallback)
+
+    def _guarded(self, guard: ReplyGuard, stats: GenStats, raw: str) -> None:
+        stats.guard = guard.fired
+        if guard.fired is None:
+            return
+        self.guard_fired[guard.fired.split(" ")[0]] += 1
+        log.warning("%s: spoken-reply guard caught %s in %r; said %r instead", self.name, guard.fired,
+                    raw.strip()[:200], guard.said.strip()[:200])
+
+    def _response(self, splitter: OutputSplitter, stats: GenStats, guard: ReplyGuard | None = None) -> ModelResponse:
         text, calls = splitter.finish()
         usage = Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens,
                       cached_input_tokens=stats.reused_tokens, cost_usd=0.0)
         finish = "tool_calls" if calls and (stats.finish == "stop" or splitter.done_at) else stats.finish
+        if guard is not None and splitter.mode == "text":
+            text, finish = guard.said.strip(), "stop"  # what the caller hears is the reply, ended where it ended
         return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
 
     def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: _Emit,
-                  cancel: threading.Event) -> None:
+                  cancel: threading.Event, lead: str = "") -> None:
         """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token."""
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
             try:
-                stats = self._decode(prompt, self._plan(request), max_tokens, emit, cancel)
+                plan = _Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                if lead:
+                    emit(("piece", lead))
+                stats = self._decode(prompt, plan, max_tokens, emit, cancel, lead)
             except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
                 emit(("error", exc))
                 return
             self.last = stats
             emit(("done", stats))
+
+    def _is_brace(self, token: int) -> bool:
+        if token not in self._braces:
+            self._braces[token] = self.llm.detokenize([token], special=True).lstrip().startswith(b"{")
+        return self._braces[token]
 
     def _pick(self, sampler: _GrammarSampler | None) -> int:
         import numpy as np
@@ -348,12 +453,12 @@ class LlamaModel:
         return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
 
     def _decode(self, prompt: list[int], plan: _Plan, max_tokens: int, emit: _Emit,
-                cancel: threading.Event) -> GenStats:
+                cancel: threading.Event, lead: str = "") -> GenStats:
         started = time.perf_counter()
         stats = GenStats(prompt_tokens=len(prompt), finish="length")
         stats.reused_tokens = self._eval_from_cache(prompt, keep_last=True)
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        sampler, raw = plan.sampler, ""
+        sampler, raw = plan.sampler, lead
         if sampler is not None:
             sampler.reset()
         while stats.output_tokens < max_tokens:
@@ -365,11 +470,35 @@ class LlamaModel:
             if token in self._stop:
                 stats.finish = "stop"
                 break
+            if self.tag_calls and sampler is plan.sampler is not None and not raw and self._is_brace(token):
+                # a bare call: write the template's <tool_call> tag first, so the call in the KV cache is the one
+                # the next turn's prompt renders, and the answer after the result reuses it instead of re-reading
+                for tag in self._tag:
+                    sampler.accept(tag)
+                stats.output_tokens += len(self._tag)
+                raw = "<tool_call>\n"
+                emit(("piece", raw))
+                self.llm.eval(self._tag)
+                continue
             if sampler is not None:
                 sampler.accept(token)
             stats.output_tokens += 1
             piece = decoder.decode(self.llm.detokenize([token], special=True))
             raw += piece
+            batch = [token]
+            if plan.calls and sampler is plan.sampler and raw[:1] in "{<" and (more := forced(plan.calls, raw)):
+                # what the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have
+                # one possible value) is read in one batch instead of decoded a token at a time
+                extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
+                if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
+                    extra = extra[: max(0, max_tokens - stats.output_tokens)]
+                    more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
+                for t in extra:
+                    sampler.accept(t)
+                stats.output_tokens += len(extra)
+                batch += extra
+                piece += more
+                raw += more
             if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
                 emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
                 if plan.missing[blocked]:
@@ -381,8 +510,11 @@ class LlamaModel:
                 self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
                 continue
             emit(("piece", piece))
+            if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()
+                    and raw.lstrip()[:1] not in "{<"):
+                break  # a spoken reply this long is over: the guard ends it at its last whole clause
             if stats.output_tokens < max_tokens:
-                self.llm.eval([token])
+                self.llm.eval(batch)
         emit(("piece", decoder.decode(b"", final=True)))
         stats.total_s = time.perf_counter() - started
         return stats

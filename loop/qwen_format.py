@@ -23,6 +23,29 @@ _TOOLS_TAIL = ("\n</tools>\n\nFor each function call, return a json object with 
                "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
                "\"arguments\": <args-json-object>}\n</tool_call>")
 _NAME_RE = re.compile(r'"name"\s*:\s*"([^"]*)"')
+UNSPEAKABLE = set('<>{}[]`"_*#|\\')
+
+
+def _char_class(first: bool) -> str:
+    """What a spoken reply may hold: printable ASCII but UNSPEAKABLE, Latin letters with accents ("São Paulo"),
+    typographic apostrophes and dashes; a line break (it ends the reply) but not first, nor a space first.
+    Anything else (another script, an emoji, a control character) the voice cannot say."""
+    ascii_ok = [c for c in map(chr, range(0x21 if first else 0x20, 0x7F)) if c not in UNSPEAKABLE]
+    ranges, start, prev = [], None, None
+    for c in ascii_ok:
+        if start is not None and ord(c) == ord(prev) + 1:
+            prev = c
+            continue
+        if start is not None:
+            ranges.append((start, prev))
+        start = prev = c
+    ranges.append((start, prev))
+    body = "".join(f"\\x{ord(a):02X}" if a == b else f"\\x{ord(a):02X}-\\x{ord(b):02X}" for a, b in ranges)
+    return "[" + body + "\\u00C0-\\u024F\\u2013\\u2014\\u2018\\u2019" + ("" if first else "\\x0A") + "]"
+
+
+TEXT_RULE = f"text ::= {_char_class(True)} {_char_class(False)}*"
+CONTINUATION = f"root ::= {_char_class(False)}*"  # the rest of a reply whose start is given
 
 
 # ---- prompt rendering (the GGUF's chat template, written out) --------------------------------
@@ -105,12 +128,13 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
     """GBNF: a plain-text reply, or tool calls `{"name": <a tool>, "arguments": <per its schema>}`.
 
     A call may come inside `<tool_call>` tags as the template asks, or bare (what the 0.5B prefers). A text reply
-    is meant to be spoken: it holds no `<>{}` or backticks and starts with a visible character, so the first
-    character tells a reply from a call.
+    is meant to be spoken: it starts with a visible character, so the first character tells a reply from a call,
+    and holds nothing a voice cannot say: no brackets, backticks, quotes, underscores (tool names), markdown
+    (`*#|`), backslashes or control characters other than a line break (which ends a spoken reply).
     """
     from llama_cpp.llama_grammar import SchemaConverter
 
-    text = "text ::= [^<>{}`\\x00-\\x20] [^<>{}`\\x00-\\x08]*"
+    text = TEXT_RULE
     if not tools:
         return "root ::= text\n" + text
     conv = SchemaConverter(prop_order={}, allow_fetch=False, dotall=False, raw_pattern=False)
@@ -127,6 +151,48 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
         "root ::= text | calls", 'calls ::= call ("\\n" call)*',
         'call ::= "<tool_call>\\n" body "\\n</tool_call>" | body',
         'body ::= "{\\"name\\": " ( ' + " | ".join(alts) + ' ) "}"', text, *rules])
+
+
+def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64, tagged: bool = False) -> list[str]:
+    """Every bare call `build_grammar(tools)` admits, as text, for tools whose arguments are all required and
+    each one of a few values (grounded ids, amounts, names); for any other tool, the start every call to it has
+    (`{"name": "lookup_order", "arguments": `). Written as the grammar writes JSON (`", "` and `": "`).
+    `tagged`: the same inside `<tool_call>` tags (a whole call with its closing tag)."""
+    if tagged:
+        return ["<tool_call>\n" + c + ("\n</tool_call>" if c.endswith("}") else "") for c in call_texts(tools, limit)]
+    import itertools as it
+
+    out: list[str] = []
+    for tool in tools:
+        head = '{"name": ' + json.dumps(tool_name(tool)) + ', "arguments": '
+        params = _tool_params(tool)
+        props = params.get("properties") or {}
+        enums = [p.get("enum") if set(p) == {"enum"} else None for p in props.values()]
+        finite = props and set(params.get("required") or []) == set(props) and all(enums) \
+            and not params.get("additionalProperties", False)
+        combos = list(it.islice(it.product(*enums), limit + 1)) if finite else []
+        if finite and len(combos) <= limit:
+            out += [head + json.dumps(dict(zip(props, values, strict=True)), ensure_ascii=False) + "}"
+                    for values in combos]
+        else:
+            out.append(head)
+    return out
+
+
+def forced(calls: Sequence[str], raw: str) -> str:
+    """What must follow `raw` whatever the model picks: the common rest of the calls that start with it."""
+    rests = [c[len(raw):] for c in calls if c.startswith(raw)]
+    if not rests:
+        return ""
+    common = rests[0]
+    for rest in rests[1:]:
+        n = 0
+        for a, b in zip(common, rest, strict=False):
+            if a != b:
+                break
+            n += 1
+        common = common[:n]
+    return common
 
 
 # ---- parsing the output ----------------------------------------------------------------------

@@ -49,4 +49,4 @@ def test_reads_are_never_blocked(tmp_path) -> None:
     desk = OrderDesk(tmp_path / "orders.db")
     model = ScriptedModel([ToolCall("lookup_order", {"order_id": "9999"}), "No such order."])
     result = agent(model, desk.tools(), guardrails=[GroundedArguments()]).run_sync("hi")
-    assert result.messages[2].content.startswith("No order 9999 exists")
+    assert result.messages[2].content.startswith("I can't find an order 9999")

@@ -1,4 +1,10 @@
-"""The demo order-support toolset on a real SQLite database, seeded on first use."""
+"""The demo order-support toolset on a real SQLite database, seeded on first use.
+
+What a tool returns is what the model reads, and a small model copies it into its reply: so every result is one
+or two short sentences a person would say ("Order 4567 has shipped and is on its way to Lisbon. The total was
+$59.90."), with the facts a caller asks for and nothing else (no customer name, no JSON, no instructions).
+`OrderDesk.order()` gives the same order as data; `say_order` / `say_deliveries` turn data into those sentences.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, Field
@@ -21,6 +28,38 @@ SEED = [
     ("7788", "Chen Li", "Denver", "delivered", 820.00),
     ("2020", "Dara Singh", "Austin", "delayed", 35.50),
 ]
+
+
+_STATUS = {
+    "shipped": "has shipped and is on its way to {city}",
+    "processing": "is still being processed; it will go to {city}",
+    "delivered": "was delivered in {city}",
+    "delayed": "is delayed on its way to {city}",
+}
+
+
+def money(amount: float) -> str:
+    """$59.90, $20, $1,200.50."""
+    return f"${amount:,.2f}".removesuffix(".00")
+
+
+def say_order(order_id: str, order: dict[str, Any] | None) -> str:
+    """An order as the caller should hear it, or how to ask again when there is no such order."""
+    if order is None:
+        return f"I can't find an order {order_id}. Could you say the order number again, digit by digit?"
+    status = _STATUS.get(order["status"], "is " + order["status"] + ", going to {city}").format(city=order["city"])
+    text = f"Order {order['order_id']} {status}. The total was {money(order['total'])}"
+    if order.get("refunded"):
+        text += f", and {money(order['refunded'])} of it has been refunded"
+    return text + "."
+
+
+def say_deliveries(city: str, rows: list[dict[str, Any]]) -> str:
+    """The orders going to a city, as a sentence."""
+    if not rows:
+        return f"There are no deliveries going to {city}."
+    each = "; ".join(f"order {r['order_id']} is {r['status']}" for r in rows)
+    return f"{'One order is' if len(rows) == 1 else f'{len(rows)} orders are'} going to {city}: {each}."
 
 
 class OrderArgs(BaseModel):
@@ -59,24 +98,24 @@ class OrderDesk:
         if not self.db.execute("SELECT count(*) FROM orders").fetchone()[0]:
             self.db.executemany("INSERT INTO orders (id, customer, city, status, total) VALUES (?,?,?,?,?)", SEED)
 
-    def lookup_order(self, order_id: str) -> str:
+    def order(self, order_id: str) -> dict[str, Any] | None:
+        """One order as data (None: there is no such order)."""
         with self.lock:
             row = self.db.execute(
                 "SELECT id, customer, city, status, total FROM orders WHERE id=?", (order_id,)
             ).fetchone()
         if row is None:
-            return f"No order {order_id} exists. Ask the caller to repeat the order number."
-        refunded = self.refunded(order_id)
-        return (
-            f"Order {row[0]} for {row[1]} to {row[2]}: {row[3]}, total ${row[4]:.2f}"
-            + (f", already refunded ${refunded:.2f}" if refunded else "")
-            + "."
-        )
+            return None
+        return {"order_id": row[0], "customer": row[1], "city": row[2], "status": row[3], "total": row[4],
+                "refunded": self.refunded(order_id)}
+
+    def lookup_order(self, order_id: str) -> str:
+        return say_order(order_id, self.order(order_id))
 
     def delivery_status(self, city: str) -> str:
         with self.lock:
             rows = self.db.execute("SELECT id, status FROM orders WHERE lower(city)=lower(?)", (city,)).fetchall()
-        return "; ".join(f"order {i} is {s}" for i, s in rows) or f"No deliveries are going to {city}."
+        return say_deliveries(city, [{"order_id": i, "status": s} for i, s in rows])
 
     def refunded(self, order_id: str) -> float:
         with self.lock:
@@ -87,19 +126,19 @@ class OrderDesk:
     def issue_refund(self, order_id: str, amount: float, idempotency_key: str) -> str:
         with self.lock:
             if self.db.execute("SELECT 1 FROM orders WHERE id=?", (order_id,)).fetchone() is None:
-                raise ValueError(f"order {order_id} does not exist")
+                return f"There is no order {order_id}, so nothing was refunded."
             # The call id is the key: a replayed or retried call never pays twice.
             cur = self.db.execute("INSERT OR IGNORE INTO refunds VALUES (?,?,?)", (idempotency_key, order_id, amount))
         if cur.rowcount == 0:
-            return f"Refund of ${amount:.2f} for order {order_id} was already issued."
-        return f"Refunded ${amount:.2f} for order {order_id}."
+            return f"That refund of {money(amount)} on order {order_id} was already made."
+        return f"Done: {money(amount)} has been refunded on order {order_id}."
 
     def update_address(self, order_id: str, address: str) -> str:
         with self.lock:
             cur = self.db.execute("UPDATE orders SET address=? WHERE id=?", (address, order_id))
         if cur.rowcount == 0:
-            raise ValueError(f"order {order_id} does not exist")
-        return f"Order {order_id} will now go to {address}."
+            return f"There is no order {order_id}, so no address was changed."
+        return f"Done: order {order_id} will now be delivered to {address}."
 
     def tools(self) -> list[Tool]:
         def transfer_to_human(reason: str) -> str:
