@@ -42,6 +42,8 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"outcome: {result.summary()['outcome']}; agent audio, transcript and trace in {out}")
     for fail in result.failures:
         print(f"expectation not met: {fail}", file=sys.stderr)
+    for problem in getattr(result, "reply_problems", []):  # what was said, checked by machine (reply_checks)
+        print(f"reply check: {problem}", file=sys.stderr)
     return 1 if result.failures else 0
 
 
