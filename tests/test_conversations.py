@@ -33,7 +33,7 @@ CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
     "A tool is needed but the order number, amount or address is missing.",
     "Pick the tool by what the caller wants.",
     "Denied by policy (refund.over_limit): refunds above $500 must be approved by a supervisor.",
-    "Answer in one or two short spoken sentences.",
+    "Talk like a friendly person: one or two short sentences, plain words.",  # the prompt, word for word
 ])
 def test_leaks_are_caught(leak: str) -> None:
     assert check_reply(leak), leak
