@@ -255,6 +255,7 @@ class RealtimeDriver(CallDriver):
         self.speech_queue: asyncio.Queue[Synthesize] = asyncio.Queue()
         self.tasks: set[asyncio.Task] = set()
         self.speculation: asyncio.Task | None = None
+        self.speculation_in_pause = False
 
     async def start(self) -> None:
         self._spawn(self._speak_forever())
@@ -333,10 +334,12 @@ class RealtimeDriver(CallDriver):
             self.speculation.cancel()  # the caller paused: these words matter more than the older ones
         self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
                                       answer_too=command.in_pause))
+        self.speculation_in_pause = command.in_pause
 
     def start_run(self, command: StartRun) -> None:
-        if self.speculation is not None and not self.speculation.done():
-            self.speculation.cancel()  # the real turn needs the model now
+        if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
+            self.speculation.cancel()  # older words: the real turn needs the model now
+        # a decision started in the pause goes on: it is this turn's, and it primes the answer after its reads
         super().start_run(command)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
