@@ -19,19 +19,15 @@ ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = 
 
 from __future__ import annotations
 
-import array
 import asyncio
 import codecs
-import ctypes
-import hashlib
 import logging
 import os
-import re
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,123 +36,25 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding import ask_for, ground
+from loop.llama_decoding import Emit, GenStats, GrammarSampler, Plan
+from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
     CONTINUATION,
     OutputSplitter,
     build_grammar,
     call_texts,
     forced,
+    present,
     render_prefix,
     render_prompt,
     tool_name,
 )
 from loop.speakable import ReplyGuard, leaks, sentences
-from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
+from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
 log = logging.getLogger("voiceloop.local_llm")
 REPEAT_PLEASE = "Sorry, could you say that again?"
-# the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
-_DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
-_DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
-
-
-def present(messages: Sequence[Message]) -> list[Message]:
-    """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
-    tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
-    0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
-    out = []
-    for msg in messages:
-        if msg.role == "tool" and _DECLINED.match(msg.content):
-            msg = replace(msg, content="Okay, I have not done that, as you said no.")
-        elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
-            reason = m.group("reason").strip()
-            msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")
-        out.append(msg)
-    return out
-
 _MAX_CACHED_COUNTS = 4096
-_NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
-_Emit = Callable[[tuple[str, Any]], None]
-
-
-class _GrammarSampler:
-    """Greedy decoding under a GBNF grammar, fast: the model's top token is checked alone first, and the grammar
-    is applied to the whole vocabulary only when that token is not allowed (llama.cpp's common sampler does the
-    same). Applying it to all 151k tokens every step would cost ~25 ms a token on this CPU."""
-
-    def __init__(self, llm: Any, gbnf: str, candidates: Any) -> None:
-        import llama_cpp
-
-        self._c = llama_cpp
-        self.ptr = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode(), b"root")
-        if not self.ptr:
-            raise ModelRequestError("llama.cpp could not parse the tool-call grammar")
-        self._one = (llama_cpp.llama_token_data * 1)()
-        self._all, self._view = candidates  # one token-data array per model, shared by its samplers
-
-    def _apply(self, data: Any, size: int) -> None:
-        arr = self._c.llama_token_data_array(data, size, -1, False)
-        self._c.llama_sampler_apply(self.ptr, ctypes.byref(arr))
-
-    def pick(self, logits: Any) -> int:
-        import numpy as np
-
-        token = int(np.argmax(logits))
-        self._one[0].id, self._one[0].logit = token, float(logits[token])
-        self._apply(self._one, 1)
-        if self._one[0].logit != float("-inf"):
-            return token
-        self._view["id"] = np.arange(len(self._view), dtype=np.int32)  # samplers may reorder the array
-        self._view["logit"] = logits
-        self._apply(self._all, len(self._view))
-        return int(self._view["id"][np.argmax(self._view["logit"])])
-
-    def accept(self, token: int) -> None:
-        self._c.llama_sampler_accept(self.ptr, token)
-
-    def reset(self) -> None:
-        self._c.llama_sampler_reset(self.ptr)
-
-    def __del__(self) -> None:
-        if getattr(self, "ptr", None):
-            self._c.llama_sampler_free(self.ptr)
-            self.ptr = None
-
-
-@dataclass
-class _Plan:
-    """How one request is decoded: its grammar and, with grounding, the fallback to a spoken reply."""
-
-    sampler: _GrammarSampler | None
-    missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
-    fallback: _GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
-    calls: list[str] = field(default_factory=list)  # every bare call the grammar admits, or its fixed start
-
-    def blocked(self, raw: str) -> str | None:
-        """The first tool named in `raw` that cannot be called, if any."""
-        return next((name for name in _NAMED.findall(raw) if name in self.missing), None) if self.missing else None
-
-
-@dataclass
-class GenStats:
-    """What the last generation did: prompt tokens reused from the KV cache vs evaluated, and timings."""
-
-    prompt_tokens: int = 0
-    reused_tokens: int = 0
-    output_tokens: int = 0
-    ttft_s: float = 0.0
-    total_s: float = 0.0
-    finish: str = ""
-    guard: str | None = None  # what the spoken-reply guard caught in this reply, if anything
-
-    @property
-    def evaluated_tokens(self) -> int:
-        return self.prompt_tokens - self.reused_tokens
-
-    @property
-    def tokens_per_s(self) -> float:
-        gen = self.total_s - self.ttft_s
-        return (self.output_tokens - 1) / gen if self.output_tokens > 1 and gen > 0 else 0.0
 
 
 class LlamaModel:
@@ -192,7 +90,7 @@ class LlamaModel:
         self.last = GenStats()
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
-        self._samplers: dict[str, _GrammarSampler] = {}
+        self._samplers: dict[str, GrammarSampler] = {}
         self._candidates: Any = None
         self._stop = {self.llm.token_eos(), *self._tok("<|im_end|>"), *self._tok("<|endoftext|>")}
         self._tag = self._tok("<tool_call>\n")
@@ -261,52 +159,19 @@ class LlamaModel:
     def _state_path(self, tokens: list[int]) -> Path | None:
         if self.state_dir is None:
             return None
-        import llama_cpp
-
-        st = self.path.stat()
-        key = hashlib.sha256(f"{self.path.name}:{st.st_size}:{llama_cpp.__version__}:{self.n_ctx}:".encode()
-                             + array.array("i", tokens).tobytes()).hexdigest()[:24]
-        return self.state_dir / f"{self.name}-{key}.kv"
+        return kv_state_path(self.state_dir, self.path, self.name, self.n_ctx, tokens)
 
     def _load_state(self, tokens: list[int]) -> bool:
         """Restore the KV cache for exactly `tokens` from disk (~10 ms instead of seconds of prompt eval)."""
-        import llama_cpp
-
         path = self._state_path(tokens)
-        if path is None or not path.is_file():
-            return False
-        data = path.read_bytes()
-        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-        if llama_cpp.llama_state_set_data(self.llm._ctx.ctx, buf, len(data)) != len(data):
-            self.llm.reset()
-            self.llm._ctx.kv_cache_clear()
-            return False
-        self.llm.input_ids[: len(tokens)] = tokens
-        self.llm.n_tokens = len(tokens)
-        return True
+        return path is not None and load_kv_state(self.llm, path, tokens)
 
     def _save_state(self, tokens: list[int]) -> None:
-        import llama_cpp
-
         path = self._state_path(tokens)
-        if path is None or self.llm.n_tokens != len(tokens):
-            return
-        try:
-            ctx = self.llm._ctx.ctx
-            size = llama_cpp.llama_state_get_size(ctx)
-            buf = (ctypes.c_uint8 * size)()
-            written = llama_cpp.llama_state_get_data(ctx, buf, size)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            old = sorted(path.parent.glob(f"{self.name}-*.kv"), key=lambda p: p.stat().st_mtime)
-            for stale in old[:-7]:  # keep the 8 newest prefixes per model
-                stale.unlink(missing_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(ctypes.string_at(buf, written))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only cache only costs the next process a cold start
+        if path is not None and self.llm.n_tokens == len(tokens):
+            save_kv_state(self.llm, path, self.name)
 
-    def _compiled(self, gbnf: str) -> _GrammarSampler:
+    def _compiled(self, gbnf: str) -> GrammarSampler:
         import llama_cpp
         import numpy as np
 
@@ -316,22 +181,22 @@ class LlamaModel:
                 self._candidates = (array, np.ctypeslib.as_array(array))
             if len(self._samplers) >= 32:
                 self._samplers.pop(next(iter(self._samplers)))
-            self._samplers[gbnf] = _GrammarSampler(self.llm, gbnf, self._candidates)
+            self._samplers[gbnf] = GrammarSampler(self.llm, gbnf, self._candidates)
         return self._samplers[gbnf]
 
-    def _plan(self, request: ModelRequest) -> _Plan:
+    def _plan(self, request: ModelRequest) -> Plan:
         """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
         model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks."""
         if not self.use_grammar:
-            return _Plan(None)
+            return Plan(None)
         if not self.ground:
-            return _Plan(self._compiled(build_grammar(request.tools)))
+            return Plan(self._compiled(build_grammar(request.tools)))
         tools, missing = ground(request.tools, request.messages)
         grounded = {tool_name(t): t for t in tools}
         mixed = [grounded.get(tool_name(t), t) for t in request.tools]
         fallback = self._compiled(build_grammar([])) if missing else None
         calls = call_texts(mixed, tagged=self.tag_calls) if self.force_fixed else []
-        return _Plan(self._compiled(build_grammar(mixed)), missing, fallback, calls)
+        return Plan(self._compiled(build_grammar(mixed)), missing, fallback, calls)
 
     # ---- stream ----
 
@@ -426,12 +291,12 @@ class LlamaModel:
             text, finish = guard.said.strip(), "stop"  # what the caller hears is the reply, ended where it ended
         return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
 
-    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: _Emit,
+    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Emit,
                   cancel: threading.Event, lead: str = "") -> None:
         """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token."""
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
             try:
-                plan = _Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                plan = Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
                 if lead:
                     emit(("piece", lead))
                 stats = self._decode(prompt, plan, max_tokens, emit, cancel, lead)
@@ -446,13 +311,26 @@ class LlamaModel:
             self._braces[token] = self.llm.detokenize([token], special=True).lstrip().startswith(b"{")
         return self._braces[token]
 
-    def _pick(self, sampler: _GrammarSampler | None) -> int:
+    def _pick(self, sampler: GrammarSampler | None) -> int:
         import numpy as np
 
         logits = np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.llm.n_vocab(),))
         return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
 
-    def _decode(self, prompt: list[int], plan: _Plan, max_tokens: int, emit: _Emit,
+    def _read_forced(self, more: str, sampler: GrammarSampler, stats: GenStats, max_tokens: int
+                     ) -> tuple[list[int], str]:
+        """What the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have one
+        possible value) is read in one batch instead of decoded a token at a time. Returns its tokens and text."""
+        extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
+        if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
+            extra = extra[: max(0, max_tokens - stats.output_tokens)]
+            more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
+        for t in extra:
+            sampler.accept(t)
+        stats.output_tokens += len(extra)
+        return extra, more
+
+    def _decode(self, prompt: list[int], plan: Plan, max_tokens: int, emit: Emit,
                 cancel: threading.Event, lead: str = "") -> GenStats:
         started = time.perf_counter()
         stats = GenStats(prompt_tokens=len(prompt), finish="length")
@@ -487,15 +365,7 @@ class LlamaModel:
             raw += piece
             batch = [token]
             if plan.calls and sampler is plan.sampler and raw[:1] in "{<" and (more := forced(plan.calls, raw)):
-                # what the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have
-                # one possible value) is read in one batch instead of decoded a token at a time
-                extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
-                if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
-                    extra = extra[: max(0, max_tokens - stats.output_tokens)]
-                    more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
-                for t in extra:
-                    sampler.accept(t)
-                stats.output_tokens += len(extra)
+                extra, more = self._read_forced(more, sampler, stats, max_tokens)
                 batch += extra
                 piece += more
                 raw += more

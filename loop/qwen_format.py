@@ -12,6 +12,7 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from loop.types import Message, ModelEvent, ModelRequest, TextDelta, ToolCall, ToolCallDelta
@@ -294,3 +295,23 @@ class OutputSplitter:
         for call in calls:
             call.id = self.ids.get(call.signature, call.id)  # keep the ids the deltas announced
         return text, calls
+
+
+# the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
+_DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
+_DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
+
+
+def present(messages: Sequence[Message]) -> list[Message]:
+    """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
+    tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
+    0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
+    out = []
+    for msg in messages:
+        if msg.role == "tool" and _DECLINED.match(msg.content):
+            msg = replace(msg, content="Okay, I have not done that, as you said no.")
+        elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
+            reason = m.group("reason").strip()
+            msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")
+        out.append(msg)
+    return out
