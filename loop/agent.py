@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -36,7 +37,7 @@ from loop.repetition import detect_repetition, turn_signature
 from loop.replay import Tape
 from loop.tools import Tool
 from loop.tracing import agent_span, annotate, chat_span
-from loop.types import Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall
+from loop.types import TOOL_ANSWER, Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.vet import Approver, BatchVetter
 
 
@@ -62,6 +63,7 @@ class RunState:
     turn_observations: list[list[str]] = field(default_factory=list)  # what each turn's calls returned
     trajectory: list[Observation] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
+    spoken: str = ""  # the last batch's results, already said to the caller as the answer (Tool.answers)
 
 
 class Agent:
@@ -148,10 +150,15 @@ class Agent:
         started = self.clock()
         # 1. assemble
         request, dropped = self.assembler.build(s.messages, s.turn, cfg.max_output_tokens, cfg.model_timeout_s)
+        request.words_spoken = bool(s.spoken)
         # 2. decide
         response = await self._decide(request, log, tape)
         ledger.settle_model(response.usage)
         s.turn += 1
+        if s.spoken and not response.tool_calls:  # nothing to do but talk: the tools' words were the answer
+            self._append(s, Message("assistant", s.spoken, name=TOOL_ANSWER))
+            self._finish_turn(s, log, ledger, started)
+            raise Completed("the tools' results were the answer", answer=s.spoken)
         self._append(s, Message("assistant", response.text, tool_calls=response.tool_calls))
         if response.refused:  # a refusal is not an answer: "content or action refused" (seed's outcome table)
             self._close_batch(s, log, response.tool_calls, {}, "not run: the model refused")
@@ -173,6 +180,9 @@ class Agent:
         s.turn_observations.append([o.content for o in observations])
         self._finish_turn(s, log, ledger, started)
         self._after_batch(s, observations)
+        s.spoken = self._tool_answer(observations)
+        if s.spoken:  # said now; the model is still asked whether anything else needs doing
+            log.emit(EventKind.TOOL_ANSWER, turn=s.turn - 1, text=s.spoken)
 
     async def _vet_act_observe(self, s: RunState, log: EventLog, ledger: BudgetLedger, tape: Tape,
                                calls: list[ToolCall]) -> list[Observation]:
@@ -212,10 +222,13 @@ class Agent:
         response: ModelResponse | None = None
         with chat_span(self.model.name, request.turn, request.max_output_tokens) as span:
             try:
-                async with asyncio.timeout(self.config.model_timeout_s):
-                    async for ev in source:
+                async with asyncio.timeout(self.config.model_timeout_s), aclosing(source) as events:
+                    async for ev in events:
                         if isinstance(ev, ModelResponse):
                             response = ev
+                        elif isinstance(ev, TextDelta) and request.words_spoken:
+                            response = _words_after_answer(request, self.model)  # unsaid: stop generating
+                            break
                         elif isinstance(ev, TextDelta):
                             log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="text", text=ev.text)
                         else:
@@ -257,6 +270,15 @@ class Agent:
             raise ApprovalDenied(f"{', '.join(o.call.name for o in unapproved)} needed approval and no approver "
                                  "is configured, so nobody was asked")
 
+    def _tool_answer(self, observations: list[Observation]) -> str:
+        """The spoken answer when every call ran fine on a tool whose result is meant for the caller as is."""
+        if not observations or not all(
+            o.status == ObservationStatus.OK and o.executed and o.escalation is None
+            and getattr(self.tools.get(o.call.name), "answers", False) for o in observations
+        ):
+            return ""
+        return " ".join(o.content.strip() for o in observations if o.content.strip())
+
     def _finish_turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, started: float) -> None:
         # Timings live in `meta`: they differ on replay, while the payload must not.
         took, ceiling = self.clock() - started, self.config.turn_wall_clock_s
@@ -282,6 +304,14 @@ def _log_finish(log: EventLog, obs: Observation) -> None:
 def _catch_up(ledger: BudgetLedger, event: Event) -> None:
     if "elapsed_s" in event.meta:  # resume: time consumed before the interruption still counts
         ledger.resume_at(float(event.meta["elapsed_s"]))
+
+
+def _words_after_answer(request: ModelRequest, model: Model) -> ModelResponse:
+    """The response recorded when a model starts to talk after the tools' words were the answer: no text (it is
+    never said), the prompt's tokens as usage."""
+    tokens = sum(model.count_tokens(m.content) for m in request.messages)
+    return ModelResponse(text="", usage=Usage(input_tokens=tokens, output_tokens=1), finish_reason="stop",
+                         model=model.name)
 
 
 def _refusal_reason(model: str, response: ModelResponse) -> str:

@@ -26,6 +26,7 @@ class EventKind(StrEnum):
     TOOL_FINISHED = "tool_finished"  # a write's result, journaled the moment it is known (replayed on resume)
     TOOL_RESULT = "tool_result"  # the one observation of one proposed call
     TURN_FINISHED = "turn_finished"
+    TOOL_ANSWER = "tool_answer"  # the batch's results, spoken as they are, are the run's answer (Tool.answers)
     RUN_FINISHED = "run_finished"  # the run ended with a RunOutcome
     RUN_CANCELLED = "run_cancelled"  # the run's caller withdrew it (a barge-in): not an outcome
 

@@ -217,7 +217,9 @@ class LlamaModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         request = replace(request, messages=present(request.messages))
-        lead = self.lead_in(request) if self.use_grammar else ""
+        # After the tools' own words were the answer only a further call matters: no lead-in, no guard, and the
+        # loop hangs up at the first word of text
+        lead = self.lead_in(request) if self.use_grammar and not request.words_spoken else ""
         prompt = self._tok(render_prompt(request) + lead)
         room = self.n_ctx - len(prompt)
         if room < 8:
@@ -236,7 +238,7 @@ class LlamaModel:
         threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
                          args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead)).start()
         splitter = OutputSplitter()
-        guard = self.reply_guard(request) if self.guard else None
+        guard = self.reply_guard(request) if self.guard and not request.words_spoken else None
         try:
             while True:
                 kind, value = await queue.get()

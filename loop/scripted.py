@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loop.types import (
+    TOOL_ANSWER,
     Message,
     ModelEvent,
     ModelRequest,
@@ -79,7 +80,8 @@ class ScriptedModel:
         for msg in messages:
             if msg.role != "assistant" or line >= len(self.turns):
                 continue
-            if not msg.content.strip() and not msg.tool_calls:  # a reply nobody heard still took its line
+            if msg.name == TOOL_ANSWER or (not msg.content.strip() and not msg.tool_calls):
+                # a reply nobody heard, or one left unsaid because the tools' words were the answer, took its line
                 line += 0 if self.turns[line].tool_calls else 1
                 continue
             line = next((j + 1 for j in range(line, len(self.turns)) if self._wrote(j, msg)), line)

@@ -69,7 +69,7 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append("an identifier with '_'")
     if strict and (m := _TOOL_WORDS.search(text)):
         found.append(f"talks about tools: {m.group()!r}")
-    if strict and (m := _META.search(text)):
+    if m := _META.search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
         found.append(f"talks about the conversation: {m.group()!r}")
     if strict and "\n" in text.strip():
         found.append("a line break")

@@ -38,6 +38,10 @@ class Tool:
     # How to ask a caller before running it, e.g. "refund {amount} on order {order_id}" (arguments by name);
     # empty: voice.approval derives the question from the description and the arguments.
     confirm: str = ""
+    # Its result is already what a person would say to the caller ("Order 4567 has shipped..."): when every call
+    # of a batch is such a tool and all ran fine, the results are the run's answer and the model is not asked
+    # to rephrase them (one model call less per tool turn; the OpenAI Agents SDK calls this stop-on-tool).
+    answers: bool = False
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

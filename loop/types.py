@@ -44,6 +44,10 @@ class ToolCall:
         return cls(name=data["name"], arguments=dict(data.get("arguments") or {}), id=data.get("id", ""))
 
 
+#: The `name` of an assistant message that holds the tools' own words, spoken as the turn's answer (`Tool.answers`).
+TOOL_ANSWER = "tool_answer"
+
+
 @dataclass
 class Message:
     """One chat message. Tool results use role "tool" and name the call they answer."""
@@ -179,6 +183,9 @@ class ModelRequest:
     turn: int = 0
     stable_prefix: int = 1  # number of leading messages that never change within a session
     timeout_s: float | None = None
+    # The caller has already heard this turn's answer (the tools' own words, `Tool.answers`): only a further
+    # tool call matters, and the loop stops reading at the first word of text. A model may stop there itself.
+    words_spoken: bool = False
 
 
 @runtime_checkable

@@ -255,3 +255,25 @@ def test_a_late_transcript_still_ends_the_turn_where_the_silence_did_and_new_spe
     assert [c.text for c in out if isinstance(c, StartRun)] == ["where is my order"]
     assert core.turns[0].latency_ms["endpointing"] == 1216.0 and core.turns[0].latency_ms["stt"] > 0
     assert core.detector.in_turn and core.barge is not None  # the new words are speech over a thinking agent
+
+
+def test_a_number_dictated_in_pieces_reaches_the_preemptive_decision_and_the_run_joined() -> None:
+    h = Harness()
+    h.say("It's 4 5 6 7.", 1.0)
+    h.frames(0.6, speech=False)
+    assert [c.text for c in h.log if isinstance(c, Speculate) and c.in_pause] == ["It's 4567."]
+    assert [c.text for c in h.log if isinstance(c, StartRun)] == ["It's 4567."]
+    off = Harness(join_digits=False)
+    assert run_started(off, "It's 4 5 6 7.").text == "It's 4 5 6 7."
+
+
+def test_words_without_punctuation_that_do_not_trail_off_end_the_turn_before_the_long_hold() -> None:
+    h = Harness()
+    h.say("My order number is 7788", 1.0)
+    h.frames(0.9, speech=False)  # past 0.75 s, short of the 1.2 s hold for words that trail off
+    assert [c.text for c in h.log if isinstance(c, StartRun)] == ["My order number is 7788"]
+    assert h.core.turns[0].latency_ms["endpointing"] == 768.0  # 0.75 s on the frame grid
+    trailing = Harness()
+    trailing.say("I would like to check my order and", 1.0)
+    trailing.frames(0.9, speech=False)
+    assert not any(isinstance(c, StartRun) for c in trailing.log)

@@ -12,7 +12,7 @@ from voice.orders import OrderDesk
 
 def test_seeded_on_first_use_and_kept_after(tmp_path: Path) -> None:
     desk = OrderDesk(tmp_path / "orders.db")
-    assert desk.lookup_order("4567") == "Order 4567 has shipped and is on its way to Lisbon. The total was $59.90."
+    assert desk.lookup_order("4567") == "Order 4567 has shipped, and it is on its way to Lisbon. The total was $59.90."
     desk.update_address("4567", "1 Rua Nova, Lisbon")
     again = OrderDesk(tmp_path / "orders.db")  # a restart does not reseed over changes
     assert again.db.execute("SELECT address FROM orders WHERE id='4567'").fetchone()[0] == "1 Rua Nova, Lisbon"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from loop import Agent, LoopConfig, Message, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
@@ -59,7 +60,8 @@ def test_a_read_and_the_answer_after_it_are_ready_when_the_turn_ends(tmp_path: P
     """On the virtual clock: the pause primes the lookup and the answer; the run makes no model call of its own."""
     inner = CountingModel()
     desk = OrderDesk(tmp_path / "orders.db")
-    agent = Agent(model=inner, tools=desk.tools(), policy=order_policy(), config=LoopConfig.profile("voice"),
+    tools = [replace(t, answers=False) for t in desk.tools()]  # the model words the answer after the read
+    agent = Agent(model=inner, tools=tools, policy=order_policy(), config=LoopConfig.profile("voice"),
                   journal_path=str(tmp_path / "j.db"))
     session = CallSession(agent, LoudnessVAD(), ScriptedSTT({40: "where is my order 4567?"}), ToneTTS(),
                           WordChunker, SessionConfig(turns={"speculate_every_s": 10.0}))
@@ -67,5 +69,23 @@ def test_a_read_and_the_answer_after_it_are_ready_when_the_turn_ends(tmp_path: P
     assert session.turns[0].agent_text == "It shipped."
     assert isinstance(agent.model, PrimedModel) and agent.model.hits == 2 and agent.model.misses == 0
     assert inner.calls == ["user", "user", "tool"]  # while speaking, in the pause, the answer: none after the end
+    reads = [e for e in session.trace if e["kind"] == "speculative_read"]
+    assert len(reads) == 1  # the lookup ran once, while the caller spoke, and was reused
+
+
+def test_a_read_whose_words_are_the_answer_is_said_without_waiting_for_the_model(tmp_path: Path) -> None:
+    inner = CountingModel()
+    desk = OrderDesk(tmp_path / "orders.db")
+    agent = Agent(model=inner, tools=desk.tools(), policy=order_policy(), config=LoopConfig.profile("voice"),
+                  journal_path=str(tmp_path / "j.db"))
+    session = CallSession(agent, LoudnessVAD(), ScriptedSTT({40: "where is my order 4567?"}), ToneTTS(),
+                          WordChunker, SessionConfig(turns={"speculate_every_s": 10.0}))
+    asyncio.run(session.run_file(track((0.2, 40), total_s=4.0)))
+    assert session.turns[0].agent_text.startswith("Order 4567 has shipped")
+    said = [e["text"] for e in session.trace if e["kind"] == "agent_said"]
+    assert said and "It shipped." not in said  # the model's own words after the read are never said
+    # the decision was primed in the pause; the answer after the read was not (nobody will say it)
+    assert isinstance(agent.model, PrimedModel) and agent.model.hits == 1
+    assert inner.calls == ["user", "user", "tool"]
     reads = [e for e in session.trace if e["kind"] == "speculative_read"]
     assert len(reads) == 1  # the lookup ran once, while the caller spoke, and was reused

@@ -40,7 +40,7 @@ def test_leaks_are_found(text: str) -> None:
 
 def test_prompt_read_aloud_is_found() -> None:
     assert leaks("Pick the tool by what the caller wants.", NAMES, SYSTEM)
-    assert not leaks("Order 4567 has shipped and is on its way to Lisbon. The total was $59.90.", NAMES, SYSTEM)
+    assert not leaks("Order 4567 has shipped, and it is on its way to Lisbon. The total was $59.90.", NAMES, SYSTEM)
     assert not leaks("Sorry, I can only help with questions about your orders.", NAMES, SYSTEM)
 
 
@@ -151,7 +151,7 @@ def _stream(model: LlamaModel, *messages: Message) -> tuple[str, ModelResponse]:
 
 
 def test_local_model_speaks_the_tool_result_instead_of_a_leak(caplog: pytest.LogCaptureFixture) -> None:
-    result = "Order 4567 has shipped and is on its way to Lisbon. The total was $59.90."
+    result = "Order 4567 has shipped, and it is on its way to Lisbon. The total was $59.90."
     call = ToolCall("lookup_order", {"order_id": "4567"}, "c1")
     history = [Message("user", "Where is order 4567?"), Message("assistant", "", [call]),
                Message("tool", result, tool_call_id="c1", name="lookup_order")]
@@ -196,14 +196,20 @@ def test_eval_cases_load_and_name_real_tools() -> None:
 
 
 def test_eval_passes_a_right_reply_and_fails_a_leak() -> None:
-    case = next(c for c in load_cases(EVAL_SET) if c["id"] == "status-shipped")
-    lookup = ToolCall("lookup_order", {"order_id": "4567"})
-    good = _run([lookup, "Order 4567 has shipped and is on its way to Lisbon."], case)
+    case = next(c for c in load_cases(EVAL_SET) if c["id"] == "out-of-scope-weather")
+    good = _run(["Sorry, I can only help with your orders."], case)
     assert good["ok"], good
-    bad = _run([lookup, 'No tool; say: "Sorry, I can only help with your orders."'], case)
+    bad = _run(['No tool; say: "Sorry, I can help with that."'], case)
     assert not bad["ok"]
     assert any("No tool" in p for p in bad["turns"][0]["problems"])
-    assert any("missing 'shipped'" in p for p in bad["turns"][0]["problems"])
+    assert any("missing 'only help'" in p for p in bad["turns"][0]["problems"])
+
+
+def test_a_read_that_answers_is_the_reply_whatever_the_model_would_have_said() -> None:
+    case = next(c for c in load_cases(EVAL_SET) if c["id"] == "status-shipped")
+    lookup = ToolCall("lookup_order", {"order_id": "4567"})
+    result = _run([lookup, 'No tool; say: "never spoken"'], case)
+    assert result["ok"], result  # lookup_order's own sentence ends the run (loop.Tool.answers)
 
 
 def test_eval_follows_approvals_and_escalations() -> None:
@@ -230,7 +236,7 @@ def test_a_reply_to_a_speakable_result_starts_on_its_first_words() -> None:
                    Message("tool", result, tool_call_id="c1", name="lookup_order"), *more]
         return model.lead_in(ModelRequest(history, tools, 96))
 
-    assert lead("Order 4567 has shipped and is on its way to Lisbon. The total was $59.90.") == "Order 4567"
+    assert lead("Order 4567 has shipped, and it is on its way to Lisbon. The total was $59.90.") == "Order 4567"
     assert lead("The user declined issue_refund: refunds need the caller's spoken yes. It was not done.") == ""
     assert lead('{"status": "shipped"}') == ""
     assert lead("Order 4567 has shipped.", Message("tool", "Order 1234 is delayed.", tool_call_id="c2")) == ""

@@ -141,3 +141,13 @@ def test_per_frame_cost(vad: SileroVAD, capsys: pytest.CaptureFixture[str]) -> N
     with capsys.disabled():
         print(f"\n[vad] Silero v6 streaming: {per_frame_ms:.3f} ms per 32 ms frame (1 thread)")
     assert per_frame_ms < 5.0
+
+
+def test_how_long_a_silence_ends_the_turn_depends_on_how_the_words_end() -> None:
+    from voice.turns import TurnConfig, needed_silence
+
+    cfg = TurnConfig()
+    assert needed_silence("Where is my order?", cfg) == cfg.endpoint_silence_s
+    assert needed_silence("My order number is 4567", cfg) == cfg.open_silence_s
+    for unfinished in ["so what i wanted", "God bless him,", "I want to", "refund it for", "um", "I'd like the..."]:
+        assert needed_silence(unfinished, cfg) == cfg.hold_silence_s, unfinished

@@ -104,6 +104,10 @@ class AgentSide:
         elif kind == EventKind.MODEL_RESPONSE:
             for clause in self.reply.chunker.flush():
                 self._say(clause, SpeechKind.REPLY)
+        elif kind == EventKind.TOOL_ANSWER:  # a tool's result is the reply as it stands (loop.Tool.answers)
+            self.reply.mark("first_token", self.clock())
+            for clause in [*self.reply.chunker.push(payload["text"]), *self.reply.chunker.flush()]:
+                self._say(clause, SpeechKind.REPLY)
         elif kind in FORWARDED_LOOP_EVENTS:
             self._trace(loop_trace_kind(kind), **{k: v for k, v in payload.items() if k != "content"})
             if kind == EventKind.TOOL_RESULT and self.reply.record is not None:

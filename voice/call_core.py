@@ -16,6 +16,7 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,10 @@ from voice.audio import FRAME_S
 from voice.call_agent_side import AgentSide
 from voice.call_events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call_state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord
+from voice.caller_digits import join_spoken_digits
 from voice.reply import Chunker, Reply
 from voice.trace import TraceKind
-from voice.turns import TurnDetector, is_interruption, looks_finished
+from voice.turns import TurnDetector, is_interruption, needed_silence
 
 
 class CallCore(AgentSide):
@@ -74,6 +76,8 @@ class CallCore(AgentSide):
             case ce.CallerFrame():
                 self._on_frame(event)
             case ce.TranscriptReady():
+                if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
+                    event = replace(event, text=join_spoken_digits(event.text))
                 self._on_transcript(event)
             case ce.TranscriptSkipped(key=key):
                 self.asked.pop(key, None)
@@ -224,7 +228,7 @@ class CallCore(AgentSide):
         if key not in self.partials:
             return
         text, ready_at = self.partials[key]
-        needed = turns.endpoint_silence_s if looks_finished(text) else turns.hold_silence_s
+        needed = needed_silence(text, turns)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
             self._end_of_turn(text, needed, ready_at)

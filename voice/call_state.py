@@ -26,6 +26,9 @@ class SessionConfig(BaseModel):
     preempt: bool = True
     """Start the model's decision in the caller's pause, on the words so far; the run reuses it if the words
     are the same when the turn ends (`voice/priming.py`). Needs `speculate`."""
+    join_digits: bool = True
+    """Join a number the caller dictated in pieces ("4 5 6 7", "12, 34") before anything reads the words
+    (`voice/caller_digits.py`)."""
     max_tail_s: float = 30.0
     """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
 

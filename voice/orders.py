@@ -31,10 +31,10 @@ SEED = [
 
 
 _STATUS = {
-    "shipped": "has shipped and is on its way to {city}",
+    "shipped": "has shipped, and it is on its way to {city}",
     "processing": "is still being processed; it will go to {city}",
     "delivered": "was delivered in {city}",
-    "delayed": "is delayed on its way to {city}",
+    "delayed": "is delayed, on its way to {city}",
 }
 
 
@@ -149,8 +149,10 @@ class OrderDesk:
                 self.lookup_order,
                 description="Look up an order's status and total by its number",
                 args=OrderArgs,
+                answers=True,
             ),
-            Tool(self.delivery_status, description="Delivery status of orders going to a city", args=CityArgs),
+            Tool(self.delivery_status, description="Delivery status of orders going to a city", args=CityArgs,
+                 answers=True),
             Tool(
                 self.issue_refund,
                 description="Refund money for an order",
@@ -158,6 +160,7 @@ class OrderDesk:
                 confirm="refund {amount} on order {order_id}",
                 mutates=True,
                 reversible=False,
+                answers=True,
             ),
             Tool(
                 self.update_address,
@@ -166,6 +169,7 @@ class OrderDesk:
                 confirm="send order {order_id} to {address}",
                 mutates=True,
                 reversible=True,
+                answers=True,
             ),
             Tool(transfer_to_human, description="Hand the call to a human agent", args=TransferArgs),
         ]

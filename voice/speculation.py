@@ -37,8 +37,10 @@ async def speculate_reads(agent: Agent, history: list[Message], partial: str,
             agent.speculative[call.signature] = obs
             results.append(Message("tool", obs.content, tool_call_id=call.id, name=call.name))
     if answer_too and response and response.tool_calls and len(results) == len(response.tool_calls) \
-            and isinstance(agent.model, PrimedModel):
-        # every proposed call was a read that is ready: the answer after them can be started too
+            and isinstance(agent.model, PrimedModel) and not all(agent.tools[c.name].answers
+                                                                 for c in response.tool_calls):
+        # every proposed call was a read that is ready: the answer after them can be started too (unless the
+        # reads' own results are the answer: then no model call follows them)
         asked = Message("assistant", response.text, tool_calls=response.tool_calls)
         agent.model.prime(_request(agent, [*messages, asked, *results]))
     return ran

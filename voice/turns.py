@@ -46,7 +46,10 @@ class TurnConfig(BaseModel):
     early_stt_s: float = 0.2
     """Real time: silence after which transcription starts, so it is ready when the turn ends."""
     hold_silence_s: float = 1.2
-    """Silence needed when the words so far look unfinished (no closing punctuation)."""
+    """Silence needed when the words so far trail off: a comma, "and", "the", "I want", "um" (see `trails_off`)."""
+    open_silence_s: float = 0.75
+    """Silence needed when the words have no closing punctuation but end on something a request can end on ("my
+    order number is 4567", "order 7788 been delivered"): Whisper often leaves a short request unpunctuated."""
     min_interrupt_s: float = 0.45
     """Speech over the agent shorter than this never interrupts (coughs, clicks)."""
     min_interrupt_words: int = 2
@@ -60,6 +63,36 @@ class TurnConfig(BaseModel):
 def looks_finished(text: str) -> bool:
     """Whisper closes finished sentences with . ? or !; a comma or nothing means the caller paused mid-thought."""
     return bool(re.search(r"[.?!][\"')\]]*$", text.strip()))
+
+
+# Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
+# for what follows ("I want"), possessives and fillers.
+TRAILING = frozenset({
+    "a", "an", "the", "and", "or", "but", "so", "because", "if", "then", "than", "that", "which", "who", "whose",
+    "to", "of", "for", "from", "with", "without", "about", "into", "onto", "at", "in", "on", "by", "as", "like",
+    "my", "your", "our", "their", "his", "her", "its", "this", "these", "those", "some", "any", "no", "not", "is",
+    "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do", "does", "did", "can", "could",
+    "will", "would", "should", "shall", "may", "might", "must", "i", "we", "you", "he", "she", "they", "it's",
+    "i'm", "want", "wanted", "need", "needed", "wanna", "gonna", "going", "trying", "try", "tried", "mean",
+    "meant", "think", "wondering", "hoping", "hope", "said", "um", "uh", "er", "erm", "hmm", "well", "also",
+    "just", "really", "actually", "maybe",
+})
+
+
+def trails_off(text: str) -> bool:
+    """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in `TRAILING`."""
+    text = text.strip()
+    if not text or re.search(r"(,|-|\.\.\.|…)[\"')\]]*$", text):
+        return True
+    last = re.findall(r"[a-z']+|\d+", text.lower())
+    return not last or last[-1] in TRAILING
+
+
+def needed_silence(text: str, cfg: TurnConfig) -> float:
+    """How long a silence ends the turn after these words."""
+    if looks_finished(text) and not re.search(r"(\.\.\.|…)[\"')\]]*$", text.strip()):
+        return cfg.endpoint_silence_s
+    return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 
 
 def content_words(text: str) -> list[str]:

@@ -1,0 +1,30 @@
+"""Numbers dictated in pieces are joined before the model reads them; amounts, times and prose are left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from voice.caller_digits import join_spoken_digits
+
+
+@pytest.mark.parametrize(("heard", "joined"), [
+    ("Where is my order 4 5 6 7?", "Where is my order 4567?"),
+    ("It's 4 5 6 7", "It's 4567"),
+    ("Can you check 12, 34 for me?", "Can you check 1234 for me?"),  # tiny.en on "one two three four"
+    ("order 45-67 please", "order 4567 please"),
+    ("It is 7 7 8 8.", "It is 7788."),
+    ("order 20 20", "order 2020"),
+    ("four five six seven", "4567"),
+    ("my order is seven seven eight eight", "my order is 7788"),
+    ("I want $20 for order 4567.", "I want $20 for order 4567."),
+    ("refund 20 30 dollars", "refund 20 30 dollars"),
+    ("Order 2020, 10 dollars", "Order 2020, 10 dollars"),
+    ("at 3 30 pm", "at 3 30 pm"),
+    ("I have 2 kids", "I have 2 kids"),
+    ("one two", "one two"),
+    ("version 1.2.3", "version 1.2.3"),
+    ("I was born in 1980, 12 years ago", "I was born in 1980, 12 years ago"),
+    ("Order 4567. 3 more", "Order 4567. 3 more"),
+])
+def test_join_spoken_digits(heard: str, joined: str) -> None:
+    assert join_spoken_digits(heard) == joined
