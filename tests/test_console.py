@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import yaml
 
+from voice.agent_source import load_agent
 from voice.audio import load_audio
-from voice.calls import CallFactory, model_source, order_desk_agents
+from voice.calls import CallFactory, model_source
 from voice.console import BLOCK, Console, SpeakerSink, import_sounddevice
 from voice.fixtures import FIXTURES
 from voice.stack import SpeechStack, load_stack
@@ -82,7 +83,7 @@ def test_console_hears_the_mic_and_plays_the_reply(stack: SpeechStack, tmp_path:
     console = Console(sd)
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"text": REPLY}]))
-    factory = CallFactory(stack, order_desk_agents(model_source(str(script)), tmp_path), tmp_path)
+    factory = CallFactory(stack, load_agent().maker(tmp_path, model_source(str(script))), tmp_path)
     session = factory.new_call(console.sink, "console").session
 
     async def talk() -> None:
@@ -125,4 +126,5 @@ def test_speaker_sink_plays_in_order_and_clear_drops_the_rest() -> None:
 def test_missing_sounddevice_is_explained(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "sounddevice", None)
     assert import_sounddevice() is None
-    assert "pip install sounddevice" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "voiceloop[console]" in err and "libportaudio2" in err

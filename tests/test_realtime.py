@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import load_audio
 from voice.fixtures import FIXTURES, SYSTEM
-from voice.orders import OrderDesk, order_policy
 from voice.pacer import PacedSink, drive_realtime
 from voice.session import CallSession, SessionConfig
 from voice.stack import SpeechStack, load_stack

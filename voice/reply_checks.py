@@ -119,7 +119,7 @@ def _instruction_ngrams(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def _demo_instruction_ngrams() -> frozenset[tuple[str, ...]]:
-    from voice.orders import demo_config
+    from examples.order_desk.desk import demo_config
 
     cfg = demo_config()
     policy = cfg.get("policy", {})
