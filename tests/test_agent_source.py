@@ -1,0 +1,174 @@
+"""`--agent`: an agent file validated before anything loads, a user's factory with its own model (or the
+command's), and every command that runs calls accepting it."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loop import ScriptedModel, ToolCall
+from loop.testing import Conversation
+from voice.agent_source import DEFAULT_AGENT, load_agent
+from voice.agent_spec import AgentConfigError, AgentSpec, resolve_ref
+from voice.audio import load_audio, write_wav
+from voice.cli import build_parser, main
+from voice.fixtures import FIXTURES
+from voice.looping_script import LoopingScript
+
+FACTORY = '''
+from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
+
+BUILT = []
+
+
+def count_wheels(kind: str) -> str:
+    """How many wheels a vehicle has"""
+    return f"A {kind} has {2 if kind == 'bike' else 4} wheels."
+
+
+def build(call_id: str, data_dir):
+    BUILT.append((call_id, str(data_dir)))
+    model = ScriptedModel([ToolCall("count_wheels", {"kind": "bike"}), "A bike has two wheels."])
+    return Agent(model=model, tools=[Tool(count_wheels)], config=LoopConfig.profile("voice"),
+                 system_prompt="You know vehicles.")
+'''
+
+
+def write_agent_file(folder: Path, body: str) -> Path:
+    path = folder / "agent.yaml"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_an_agent_file_with_a_tool_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "weather_tools.py").write_text("def forecast(city: str) -> str:\n"
+                                               "    '''Tomorrow's weather'''\n    return f'Sun in {city}.'\n")
+    path = write_agent_file(tmp_path, """
+        name: weather
+        prompt_file: prompt.md
+        tools: [weather_tools:forecast]
+        policy: {default: ALLOW, rules: [{name: no.mars, tool: forecast, decision: DENY, when: {city: {eq: Mars}}}]}
+        loop: {max_output_tokens: 99}
+        greeting: Weather line.
+        stt: base
+    """)
+    (tmp_path / "prompt.md").write_text("You tell the weather.\n")
+    source = load_agent(str(path))
+    assert source.greeting == "Weather line." and source.engine("stt", None, "tiny.en") == "base"
+    assert source.engine("stt", "tiny.en", "x") == "tiny.en"  # the command's choice wins
+    script = [ToolCall("forecast", {"city": "Mars"}), ToolCall("forecast", {"city": "Oslo"}), "Sunny in Oslo."]
+    agent = source.maker(tmp_path / "data", lambda _id: ScriptedModel(script))("c1")
+    assert agent.config.max_output_tokens == 99 and agent.assembler.system == "You tell the weather."
+    assert agent.tools["forecast"].schema["required"] == ["city"]
+    turn = Conversation(agent).say_sync("Weather on Mars, then Oslo?")
+    turn.expect.verdict("no.mars", "DENY").executed("forecast").called("forecast", city="oslo").said("Oslo")
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("profile: spaceship", "unknown loop profile 'spaceship'"),
+    ("loop: {max_output_tokenz: 5}", "max_output_tokenz"),
+    ("model: gpt-9", "unknown --llm 'gpt-9'"),
+    ("tts: robot", "unknown --tts 'robot'"),
+    ("promt: hi", "promt"),
+    ("system_prompt: a\nprompt_file: b.md", "not both"),
+    ("policy: {rules: [{name: r, tool: x, decision: MAYBE}]}", "policy.rules.0.decision"),
+])
+def test_a_bad_agent_file_names_the_file_and_the_field(tmp_path: Path, body: str, message: str) -> None:
+    path = write_agent_file(tmp_path, body)
+    with pytest.raises(AgentConfigError, match=re.escape(str(path))) as err:
+        AgentSpec.load(path)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("tools", "message"), [
+    ("[nosuchmodule_xyz:f]", "cannot import nosuchmodule_xyz"),
+    ("[json:nothing_here]", "json has no attribute 'nothing_here'"),
+    ("[json]", "not an import path"),
+    ("[json:__doc__]", "expected a function, a loop.Tool or a list of Tools"),
+    ("[json:dumps, json:dumps]", "two tools are named dumps"),
+])
+def test_bad_tool_import_paths_are_clear_errors(tmp_path: Path, tools: str, message: str) -> None:
+    source = load_agent(str(write_agent_file(tmp_path, f"tools: {tools}")))
+    with pytest.raises(AgentConfigError, match=re.escape(message)):
+        source.maker(tmp_path)
+
+
+def test_a_factory_gets_the_call_id_and_keeps_its_own_model_unless_told(tmp_path: Path) -> None:
+    (tmp_path / "wheels_agent.py").write_text(FACTORY)
+    source = load_agent(str(tmp_path / "wheels_agent.py") + ":build")
+    agent = source.maker(tmp_path / "data")("call-7")
+    assert isinstance(agent.model, ScriptedModel)
+    Conversation(agent).say_sync("How many wheels on a bike?").expect.executed("count_wheels").said("two wheels")
+    other = source.maker(tmp_path / "data", lambda _id: ScriptedModel(["Hi."]))("call-8")  # --llm over its own
+    Conversation(other).say_sync("Hello?").expect.not_called().said("Hi.")
+    built = resolve_ref(f"{tmp_path / 'wheels_agent.py'}:BUILT")
+    assert built == [("call-7", str(tmp_path / "data")), ("call-8", str(tmp_path / "data"))]
+
+
+def test_a_factory_must_return_an_agent(tmp_path: Path) -> None:
+    (tmp_path / "not_agent.py").write_text("def build():\n    return 42\n")
+    maker = load_agent(f"{tmp_path / 'not_agent.py'}:build").maker(tmp_path)
+    with pytest.raises(AgentConfigError, match=r"returned int, not a loop\.Agent"):
+        maker("c")
+
+
+def test_the_default_agent_is_the_order_desk_from_its_file(tmp_path: Path) -> None:
+    source = load_agent(None)
+    assert source.ref == DEFAULT_AGENT and source.name == "order_support"
+    maker = source.maker(tmp_path)
+    agent = maker("c1")
+    assert {"lookup_order", "issue_refund"} <= set(agent.tools) and maker.state.order("4567")["city"] == "Lisbon"
+    assert isinstance(agent.model, LoopingScript)  # no model chosen: the looping acknowledgement
+
+
+@pytest.mark.parametrize("command", [["call", "x.wav"], ["serve"], ["console"], ["livekit"], ["bench", "voice"]])
+def test_every_command_that_runs_calls_takes_agent(command: list[str]) -> None:
+    args = build_parser().parse_args([*command, "--agent", "mypkg.agent:build"])
+    assert args.agent == "mypkg.agent:build"
+
+
+def test_call_with_a_factory_and_a_bare_recording_of_two_turns(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's factory module in the working directory; two caller turns on one recording both complete."""
+    (tmp_path / "wheels_agent.py").write_text(FACTORY.replace(
+        'ScriptedModel([ToolCall("count_wheels", {"kind": "bike"}), "A bike has two wheels."])',
+        'ScriptedModel([ToolCall("count_wheels", {"kind": "bike"}), "A bike has two wheels.", "Goodbye!"])'))
+    monkeypatch.chdir(tmp_path)
+    speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
+    gap = np.zeros(16000 * 6, np.int16)
+    write_wav(tmp_path / "two.wav", np.concatenate([speech, gap, speech]))
+    code = main(["call", str(tmp_path / "two.wav"), "--agent", "wheels_agent:build", "--tts", "espeak",
+                 "--out", str(tmp_path / "out"), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and len(summary["turns"]) == 2
+    assert [t["outcome"] for t in summary["turns"]] == ["COMPLETED", "COMPLETED"]
+    transcript = (tmp_path / "out" / "transcript.txt").read_text()
+    assert "count_wheels" in transcript and "Goodbye!" in transcript
+
+
+def test_a_bare_recording_with_the_default_agent_never_runs_out_of_script(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
+    write_wav(tmp_path / "two.wav", np.concatenate([speech, np.zeros(16000 * 6, np.int16), speech]))
+    code = main(["call", str(tmp_path / "two.wav"), "--tts", "espeak", "--out", str(tmp_path / "out"), "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and [t["outcome"] for t in summary["turns"]] == ["COMPLETED", "COMPLETED"]
+    assert "couldn't finish" not in (tmp_path / "out" / "transcript.txt").read_text()
+
+
+def test_the_llm_option_replaces_a_factorys_model(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "wheels_agent_llm.py").write_text(FACTORY)
+    monkeypatch.chdir(tmp_path)
+    speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
+    write_wav(tmp_path / "one.wav", speech)
+    code = main(["call", str(tmp_path / "one.wav"), "--agent", "wheels_agent_llm:build", "--llm", "script",
+                 "--tts", "espeak", "--out", str(tmp_path / "out"), "--json"])
+    assert code == 0
+    transcript = (tmp_path / "out" / "transcript.txt").read_text()
+    assert "count_wheels" not in transcript and "Thanks, I heard you" in transcript
