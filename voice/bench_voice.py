@@ -345,13 +345,13 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
 
         factory = lambda: load_llm(llm)  # noqa: E731
     speed = float(getattr(args, "speed", 1.0))
-    agent = None
+    chosen: dict[str, Any] = {}
     if getattr(args, "agent", None):  # every call script with this agent instead of the one it names
         from voice.agent_source import load_agent
 
-        agent = load_agent(args.agent)
+        chosen["agent"] = load_agent(args.agent)
     calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
-                      agent=agent)
+                      **chosen)
     summary = summarise(calls)
     csv_path = Path(getattr(args, "csv", DEFAULT_CSV))
     write_csv(csv_path, calls)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from loop.cli_commands import add_loop_commands
-from voice.engines import add_engine_options
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -112,6 +111,7 @@ def _order_desk() -> Any:
 def build_parser() -> argparse.ArgumentParser:
     from voice.agent_source import add_agent_option
     from voice.console import add_console_command
+    from voice.engines import add_engine_options
     from voice.livekit_worker import add_livekit_command
     from voice.server import add_serve_command
 
@@ -144,9 +144,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# A missing import here means an extra was not installed: say which one instead of a traceback.
+EXTRA_FOR = {"numpy": "voice", "starlette": "voice", "uvicorn": "voice", "soxr": "voice", "onnxruntime": "voice",
+             "faster_whisper": "voice", "ctranslate2": "voice", "tokenizers": "voice", "piper": "voice",
+             "websockets": "voice", "sounddevice": "console", "livekit": "livekit", "llama_cpp": "llm"}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_FOR:
+            raise
+        print(f"voiceloop: {top} is not installed; it comes with the {EXTRA_FOR[top]} extra: "
+              f"pip install 'voiceloop[{EXTRA_FOR[top]}]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
