@@ -172,3 +172,17 @@ def test_the_llm_option_replaces_a_factorys_model(tmp_path: Path, capsys: pytest
     assert code == 0
     transcript = (tmp_path / "out" / "transcript.txt").read_text()
     assert "count_wheels" not in transcript and "Thanks, I heard you" in transcript
+
+
+def test_the_reply_checks_hold_each_agent_to_its_own_instructions() -> None:
+    """A reply that reads the appointment line's prompt aloud is a leak for that agent, not for the order desk."""
+    from examples.appointments import AGENT_FILE
+    from voice.reply_checks import check_call
+
+    spec = AgentSpec.load(AGENT_FILE)
+    trace = [{"kind": "caller_turn_ended", "t": 1.0, "text": "Anything on Friday?"},
+             {"kind": "agent_said", "t": 2.0, "part": "reply",
+              "text": "Never make up a free time or a booking, so let me look."}]
+    own = check_call(None, trace, [0.5], instructions=(spec.prompt(), spec.policy.text))
+    assert any("leaked instruction" in p for p in own), own
+    assert not check_call(None, trace, [0.5])  # the demo's instructions say nothing like it

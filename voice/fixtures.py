@@ -94,6 +94,7 @@ class CallResult:
     state: Any  # the agent's toolset object (the order desk's database), None for a factory's agent
     failures: list[str] = field(default_factory=list)  # every unmet expectation (a scripted call's replies included)
     reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
+    instructions: tuple[str, ...] = ()  # the agent's prompt and policy text: never to be read aloud
 
     @property
     def desk(self) -> Any:  # the order desk's name for its state
@@ -152,6 +153,7 @@ def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np
     """The call's record, held to the fixture's expectations."""
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
     result = CallResult(session.turns, session.trace, audio, state)
+    result.instructions = (session.agent.assembler.system, session.agent.policy.text)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
     result.failures = check_expectations(expect, result)
@@ -167,7 +169,8 @@ def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np
 
 def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
     """The agent's spoken replies against the fixture's `reply:` section (see voice/reply_checks.py)."""
-    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns])
+    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns],
+                      instructions=result.instructions or None)
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
