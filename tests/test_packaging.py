@@ -100,6 +100,26 @@ def test_a_missing_extra_is_named_not_a_traceback(tmp_path: Path) -> None:
     assert "pip install 'voiceloop[voice]'" in done.stderr
 
 
+def test_the_scripted_model_needs_no_compiled_binding(tmp_path: Path) -> None:
+    """`voiceloop call --llm script` with llama_cpp unimportable (as on a machine that never built it)."""
+    blocked = textwrap.dedent(f"""
+        import sys
+        from importlib.abc import MetaPathFinder
+        class Block(MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "llama_cpp":
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        sys.meta_path.insert(0, Block())
+        from voice.cli import main
+        sys.exit(main(["call", {str(ROOT / "audio_fixtures" / "refund_approved.yaml")!r}, "--llm", "script",
+                       "--tts", "espeak", "--out", {str(tmp_path)!r}]))
+    """)
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**ENV, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "outcome: COMPLETED" in done.stdout
+
+
 def test_run_demo_with_the_scripted_model_skips_the_llama_build() -> None:
     function = (ROOT / "run").read_text().split("needs_llm() {", 1)[1].split("\n}\n", 1)[0]
     probe = f"needs_llm() {{{function}\n}}\n" + "".join(
