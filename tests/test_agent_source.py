@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -186,3 +187,28 @@ def test_the_reply_checks_hold_each_agent_to_its_own_instructions() -> None:
     own = check_call(None, trace, [0.5], instructions=(spec.prompt(), spec.policy.text))
     assert any("leaked instruction" in p for p in own), own
     assert not check_call(None, trace, [0.5])  # the demo's instructions say nothing like it
+
+
+def test_livekit_jobs_get_the_agent_through_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`voiceloop livekit --agent ...` hands the choice to its job processes, which build their calls from it."""
+    pytest.importorskip("livekit.agents")
+    import livekit.agents
+
+    from examples.appointments import AGENT_FILE
+    from voice import livekit_worker
+
+    ran: list[object] = []
+    monkeypatch.setattr(livekit.agents.cli, "run_app", ran.append)
+    monkeypatch.setenv("LIVEKIT_URL", "ws://127.0.0.1:1")
+    monkeypatch.setattr("sys.argv", list(sys.argv))  # the command hands LiveKit its own argv
+    for name in ("VOICELOOP_AGENT", "VOICELOOP_DATA", "VOICELOOP_STT", "VOICELOOP_TTS", "VOICELOOP_GREETING",
+                 "VOICELOOP_SCRIPT", "VOICELOOP_LLM", "VOICELOOP_MAX_CALLS"):
+        monkeypatch.setenv(name, "")  # recorded, so what the command sets is undone after the test
+        monkeypatch.delenv(name)
+    args = build_parser().parse_args(["livekit", "--agent", str(AGENT_FILE), "--tts", "espeak", "--data-dir",
+                                      str(tmp_path), "start"])
+    assert livekit_worker.cmd_livekit(args) == 0 and len(ran) == 1
+    ctx = livekit_worker.shared_context.__wrapped__()  # what a job process builds (uncached here)
+    assert ctx.factory.session_config.greeting == "Hello, Smile Dental, how can I help?"
+    agent = ctx.factory.make_agent("job-1")
+    assert "book_appointment" in agent.tools and (tmp_path / "appointments.db").exists()
