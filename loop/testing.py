@@ -9,7 +9,9 @@
     turn = Conversation(agent).say_sync("Anything free on Friday?")
     turn.expect.called("free_slots", day="friday").executed("free_slots").outcome("COMPLETED").said("ten")
 
-`voice.testing` runs the same assertions over a whole audio call (`run_audio_call(...).expect`).
+`TestModel` (loop/testing_model.py) needs no script at all: it calls every tool once with arguments made from
+its schema, then answers with what the tools said. `voice.testing` runs the same assertions over a whole
+audio call (`run_audio_call(...).expect`).
 Every failed assertion raises `AssertionError` with what did happen, so a test failure reads as a story.
 """
 
@@ -22,7 +24,10 @@ from typing import Any
 
 from loop.agent import Agent, RunResult
 from loop.journal import Event
+from loop.testing_model import TestModel
 from loop.types import Message
+
+__all__ = ["Conversation", "Expect", "Record", "TestModel", "Turn"]
 
 Fragments = str | Sequence[str]  # a fragment, or alternatives of which one must appear
 

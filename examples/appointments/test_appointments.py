@@ -9,7 +9,7 @@ import pytest
 
 from examples.appointments import AGENT_FILE
 from loop import ScriptedModel, ToolCall
-from loop.testing import Conversation
+from loop.testing import Conversation, TestModel
 from voice.agent_source import load_agent
 from voice.testing import check_call_script, run_audio_call
 
@@ -70,3 +70,13 @@ def test_free_times_over_audio_with_the_agents_own_greeting(tmp_path: Path) -> N
                           script=[{"tool_calls": [{"name": "free_slots", "arguments": {"day": "friday"}}]},
                                   "On Friday we have room at ten."])
     call.expect.heard("friday").executed("free_slots").said("Smile Dental", "room at ten").outcome("COMPLETED")
+
+
+def test_every_tool_runs_with_the_test_model(tmp_path: Path) -> None:
+    """No script: TestModel calls each tool once with arguments from its schema (a monday booking for "a")."""
+    maker = load_agent(str(AGENT_FILE)).maker(tmp_path, lambda _id: TestModel(args={"book_appointment": {
+        "time": "3 p.m."}, "cancel_appointment": {"day": "tuesday", "time": "10 a.m.", "name": "Priya Shah"}}))
+    turn = Conversation(maker("c1"), approve=True).say_sync("Test everything.")
+    turn.expect.executed("free_slots", "book_appointment", "cancel_appointment", "opening_hours")
+    turn.expect.verdict("cancel.confirm", "ASK").said("On Monday we have openings", "Priya Shah's appointment")
+    assert maker.state.booked("monday") == {"3 p.m.": "a"} and "10 a.m." not in maker.state.booked("tuesday")
