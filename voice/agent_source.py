@@ -65,6 +65,7 @@ class AgentMaker:
         self.tools: list[Any] = []
         if source.spec is not None:
             self.tools, self.state = source.spec.build_tools(data_dir)
+            self.prompt, self.config = source.spec.prompt(), source.spec.loop_config()  # read once, not per call
         self.model_for = model_for or self._own_models()
 
     @property
@@ -88,7 +89,7 @@ class AgentMaker:
         if spec is not None:
             assert self.model_for is not None
             return Agent(model=self.model_for(call_id), tools=self.tools, policy=spec.policy.to_policy(),
-                         config=spec.loop_config(), system_prompt=spec.prompt())
+                         config=self.config, system_prompt=self.prompt)
         assert self.source.factory is not None
         agent = call_with_accepted(self.source.factory, call_id=call_id, data_dir=self.data_dir)
         if not isinstance(agent, Agent):

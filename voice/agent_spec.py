@@ -4,10 +4,10 @@
     system_prompt: |                      # or prompt_file: prompt.md (relative to this file)
       You answer the phone for a dental practice. One or two short sentences.
     greeting: Hello, Smile Dental, how can I help?
-    toolset: calendar:open_calendar       # optional: called once with data_dir, gives Tools or an object with .tools()
+    toolset: dental_book:open_book        # optional: called once with data_dir, gives Tools or an object with .tools()
     tools:                                # import paths: a loop.Tool, a list of Tools, or a plain function
-      - calendar:free_slots
-      - {use: calendar:book, mutates: true, confirm: "book {day} at {time}"}
+      - dental_book:free_slots
+      - {use: dental_book:book, mutates: true, confirm: "book {day} at {time}"}
     policy: {default: ALLOW, rules: [...]} # as in loop/policy_config.py
     profile: voice                        # a LoopConfig profile ...
     loop: {max_output_tokens: 120}        # ... and overrides of its fields
@@ -16,8 +16,9 @@
     stt: tiny.en                          # and the engines the commands load unless told otherwise
     tts: piper
 
-Import paths are `module:attribute` (the file's own folder and the working directory are importable, so a
-`calendar.py` beside the YAML is `calendar:...`) or `path/to/file.py:attribute`.
+Import paths are `module:attribute` or `path/to/file.py:attribute`. The working directory and the file's own
+folder are searched after the installed packages, so a `dental_book.py` beside the YAML is `dental_book:...`
+(a module named like a standard one, e.g. `calendar.py`, is not: give it its own name or use the file path).
 """
 
 from __future__ import annotations
@@ -161,9 +162,9 @@ def resolve_ref(ref: str, base_dir: Path | None = None) -> Any:
     target, sep, attr = ref.partition(":")
     if not sep or not target or not attr:
         raise AgentConfigError(f"{ref!r} is not an import path: write module:attribute (mypkg.agent:build)")
-    for folder in (Path.cwd(), base_dir):
+    for folder in (Path.cwd(), base_dir):  # after the installed packages: a user's file never shadows them
         if folder is not None and str(folder) not in sys.path:
-            sys.path.insert(0, str(folder))
+            sys.path.append(str(folder))
     try:
         module = _import_file(target, base_dir) if target.endswith(".py") else importlib.import_module(target)
     except ImportError as exc:
