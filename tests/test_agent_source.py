@@ -77,6 +77,7 @@ def test_an_agent_file_with_a_tool_beside_it(tmp_path: Path) -> None:
     ("tts: robot", "unknown --tts 'robot'"),
     ("promt: hi", "promt"),
     ("system_prompt: a\nprompt_file: b.md", "not both"),
+    ("prompt_file: missing.md", "prompt_file missing.md is not a file"),
     ("policy: {rules: [{name: r, tool: x, decision: MAYBE}]}", "policy.rules.0.decision"),
 ])
 def test_a_bad_agent_file_names_the_file_and_the_field(tmp_path: Path, body: str, message: str) -> None:

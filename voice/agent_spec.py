@@ -94,6 +94,8 @@ class AgentSpec(BaseModel):
 
         if self.system_prompt and self.prompt_file:
             raise ValueError("give system_prompt or prompt_file, not both")
+        if self.prompt_file and not (self.base_dir / self.prompt_file).is_file():
+            raise ValueError(f"prompt_file {self.prompt_file} is not a file in {self.base_dir}")
         self.loop_config()  # an unknown profile or a mistyped override fails here, not on the first call
         for registry, value in ((LLM_ENGINES, self.model), (STT_ENGINES, self.stt), (TTS_ENGINES, self.tts)):
             if value is not None:
