@@ -75,8 +75,9 @@ def _fixture_for(source: Path):
     if source.suffix in (".yaml", ".yml"):
         return Fixture.load(source)
     # A bare recording: one caller utterance at 0.3 s, answered by the agent's own model (for the demo order
-    # desk: a scripted acknowledgement that goes round and round, however many turns the recording holds).
-    data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}]}
+    # desk: a scripted acknowledgement that goes round and round, however many turns the recording holds). The
+    # call is expected to end answered (COMPLETED); a recording with no speech says so with exit code 1.
+    data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}], "expect": {"outcome": "COMPLETED"}}
     return Fixture(source, data)
 
 

@@ -6,6 +6,7 @@ know go to the agent's toolset object, e.g. the order desk's `refunds:`, when it
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,18 +126,17 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
 
 def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
                 sink: Any = None, realtime: bool = False, agent: AgentSource | None = None) -> tuple[CallSession, Any]:
-    """A fresh agent (its toolset's data rebuilt in `workdir`) and a call session for `fixture`, ready to be
-    driven; also the toolset's state object. Who answers: `model` if given, else the fixture's scripted
+    """A fresh agent (its toolset's data rebuilt in `workdir/agent_data`) and a call session for `fixture`, ready
+    to be driven; also the toolset's state object. Who answers: `model` if given, else the fixture's scripted
     replies (`model:`), else the agent's own model."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    for db in workdir.glob("*.db"):  # every call starts from the toolset's seeded data
-        if db.name != "journal.db":
-            db.unlink()
+    data_dir = workdir / "agent_data"
+    shutil.rmtree(data_dir, ignore_errors=True)  # every call starts from the toolset's seeded data
     source = agent or fixture.agent_source()
     script = fixture.script()
     model_for = (lambda _id: model) if model is not None else (lambda _id: ScriptedModel(script)) if script else None
-    maker = source.maker(workdir, model_for)
+    maker = source.maker(data_dir, model_for)
     call_agent = maker.with_journal(fixture.path.stem, workdir / "journal.db")
     greeting = fixture.agent_options().get("greeting", source.greeting)
     config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}),
