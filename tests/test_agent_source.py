@@ -213,3 +213,28 @@ def test_livekit_jobs_get_the_agent_through_the_environment(monkeypatch: pytest.
     assert ctx.factory.session_config.greeting == "Hello, Smile Dental, how can I help?"
     agent = ctx.factory.make_agent("job-1")
     assert "book_appointment" in agent.tools and (tmp_path / "appointments.db").exists()
+
+
+@pytest.mark.parametrize(("extra", "greeting"), [([], "Hello, Smile Dental, how can I help?"),
+                                                 (["--greeting", "Hi there."], "Hi there.")])
+def test_serve_builds_its_calls_from_the_agent_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                    extra: list[str], greeting: str) -> None:
+    from examples.appointments import AGENT_FILE
+    from voice import server
+
+    served: list[object] = []
+
+    async def capture(ctx: object, announce: object) -> None:
+        served.append(ctx)
+
+    monkeypatch.setattr(server, "serve_until_stopped", capture)
+    args = build_parser().parse_args(["serve", "--agent", str(AGENT_FILE), "--tts", "espeak", "--token", "t",
+                                      "--data-dir", str(tmp_path), *extra])
+    assert args.func(args) == 0
+    (ctx,) = served
+    assert ctx.factory.session_config.greeting == greeting  # type: ignore[attr-defined]
+    agent = ctx.factory.make_agent("call-1")  # type: ignore[attr-defined]
+    assert {"free_slots", "book_appointment", "opening_hours"} <= set(agent.tools)
+    assert isinstance(agent.model, LoopingScript)  # the file's own `script:` (no --llm, no --script)
+    assert agent.model.blocks[0][0].text.startswith("I can help with appointments")
+    assert (tmp_path / "appointments.db").exists()
