@@ -84,6 +84,12 @@ class Agent:
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
                                          self.config.context_tokens, self.policy.text)
 
+    def use_model(self, model: Model) -> None:
+        """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
+        self.model = model
+        a = self.assembler
+        self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text)
+
     async def warm(self) -> None:
         """Hand the stable prefix to the model once, before the first turn, so its cache is hot."""
         warm = getattr(self.model, "warm", None)

@@ -3,7 +3,7 @@ tool-choice accuracy + latency on an eval set of cases for one agent.
 
 Which agent is the caller's choice (a `BrainSetup`: system prompt, tools, policy text, eval set); requests are
 assembled by the loop's own PromptAssembler from it, so the model sees exactly the bytes an Agent would send.
-The loop knows no particular agent: the voice CLI passes the order desk's (`voice.orders.order_desk_brain`).
+The loop knows no particular agent: the voice CLI passes the order desk's (`examples.order_desk.desk.order_desk_brain`).
 Progress goes to stderr, the result to stdout (text or --json).
 
 Wiring: `add_loop_commands(sub, bench_targets={"brain": brain_command(make_setup)})` and

@@ -8,7 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, create_model
+
+# Filled in by the loop, never by the model: not part of an inferred schema.
+INJECTED_PARAMS = frozenset({"idempotency_key"})
 
 
 class ArgumentError(ValueError):
@@ -47,6 +50,8 @@ class Tool:
     def __post_init__(self) -> None:
         self.name = self.name or self.fn.__name__
         self.description = self.description or inspect.getdoc(self.fn) or self.name
+        if self.args is None:
+            self.args = args_from_signature(self.fn, self.name)
         if isinstance(self.args, type) and issubclass(self.args, BaseModel):
             self.schema = self.args.model_json_schema()
         else:
@@ -79,6 +84,25 @@ class Tool:
             raise ArgumentError(f"Invalid arguments for {self.name}: {where}: {err.message}. "
                                 f"Fix that argument and call again; retrying unchanged will fail.")
         return arguments
+
+
+def args_from_signature(fn: Callable[..., Any], name: str) -> type[BaseModel] | None:
+    """A pydantic model of `fn`'s annotated keyword parameters (`def book(day: str, slots: int = 1)`), so a
+    plain function is a tool without writing an argument class; None when it takes no arguments."""
+    try:
+        params = inspect.signature(fn, eval_str=True).parameters.values()
+    except (TypeError, ValueError, NameError):  # a builtin without a signature, an annotation that cannot resolve
+        return None
+    fields: dict[str, Any] = {}
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in INJECTED_PARAMS or p.name == "self":
+            continue
+        annotation = Any if p.annotation is inspect.Parameter.empty else p.annotation
+        fields[p.name] = (annotation, ... if p.default is inspect.Parameter.empty else p.default)
+    if not fields:
+        return None
+    model_name = "".join(part.title() for part in name.split("_")) + "Args"
+    return create_model(model_name, __module__=getattr(fn, "__module__", __name__), **fields)
 
 
 def _describe_pydantic(tool: str, exc: ValidationError) -> str:

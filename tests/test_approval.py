@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, WordChunker, track
 from voice.approval import Answer, action_phrase, classify_answer, confirmation_question, verb_phrase
-from voice.orders import OrderDesk, order_policy
 from voice.session import CallSession
 from voice.spoken import SpokenForm, SpokenTTS
 

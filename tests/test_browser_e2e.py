@@ -18,8 +18,9 @@ import pytest
 import yaml
 
 from tests.cdp import CHROMIUM, Browser
+from voice.agent_source import load_agent
 from voice.audio import load_audio, resample, write_wav
-from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source, order_desk_agents
+from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
 from voice.fixtures import FIXTURES
 from voice.server import bound_port, start_server
 from voice.stack import SpeechStack, load_stack
@@ -60,7 +61,7 @@ def serve(stack: SpeechStack, tmp_path: Path) -> Iterator[Callable[[list[Any]], 
     def start(replies: list[str | dict[str, Any]]) -> Served:
         script = tmp_path / "script.yaml"
         script.write_text(yaml.safe_dump([{"text": r} if isinstance(r, str) else r for r in replies]))
-        factory = CallFactory(stack, order_desk_agents(model_source(str(script)), tmp_path), tmp_path)
+        factory = CallFactory(stack, load_agent().maker(tmp_path, model_source(str(script))), tmp_path)
         ctx = CallContext(factory, CallRegistry(4), ServerConfig(port=0, token=TOKEN))
         server = asyncio.run_coroutine_threadsafe(start_server(ctx), loop).result(10)
         servers.append(server)

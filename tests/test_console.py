@@ -1,10 +1,13 @@
-"""`voiceloop console` with a stand-in `sounddevice` module: PortAudio-like threads call the input callback
-with a real recording and the output callback for the agent's voice. No real device is involved, so this
-shows the wiring (callbacks, playout acknowledgement, barge-in clear), not that any sound card works."""
+"""`voiceloop console`: with a stand-in `sounddevice` module (PortAudio-like threads call the input callback
+with a real recording and the output callback for the agent's voice: the wiring, playout acknowledgement and
+barge-in clear), and as a user runs it on real PortAudio devices (ALSA `file` devices over FIFOs)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -15,8 +18,9 @@ import numpy as np
 import pytest
 import yaml
 
+from voice.agent_source import load_agent
 from voice.audio import load_audio
-from voice.calls import CallFactory, model_source, order_desk_agents
+from voice.calls import CallFactory, model_source
 from voice.console import BLOCK, Console, SpeakerSink, import_sounddevice
 from voice.fixtures import FIXTURES
 from voice.stack import SpeechStack, load_stack
@@ -82,7 +86,7 @@ def test_console_hears_the_mic_and_plays_the_reply(stack: SpeechStack, tmp_path:
     console = Console(sd)
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"text": REPLY}]))
-    factory = CallFactory(stack, order_desk_agents(model_source(str(script)), tmp_path), tmp_path)
+    factory = CallFactory(stack, load_agent().maker(tmp_path, model_source(str(script))), tmp_path)
     session = factory.new_call(console.sink, "console").session
 
     async def talk() -> None:
@@ -125,4 +129,106 @@ def test_speaker_sink_plays_in_order_and_clear_drops_the_rest() -> None:
 def test_missing_sounddevice_is_explained(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     monkeypatch.setitem(sys.modules, "sounddevice", None)
     assert import_sounddevice() is None
-    assert "pip install sounddevice" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "voiceloop[console]" in err and "libportaudio2" in err
+
+
+# ---- a real PortAudio device -------------------------------------------------------------------------------
+
+ASOUNDRC = """
+pcm.voiceloop_mic {{
+    type file
+    slave.pcm "null"
+    file "/dev/null"
+    infile "{mic}"
+    format "raw"
+    hint {{ show on; description "voiceloop test microphone: reads {mic}" }}
+}}
+pcm.voiceloop_speaker {{
+    type file
+    slave.pcm "null"
+    file "{speaker}"
+    format "raw"
+    hint {{ show on; description "voiceloop test speaker: writes {speaker}" }}
+}}
+"""
+
+
+class PacedPipe:
+    """One end of a FIFO an ALSA `file` device reads (the mic) or writes (the speaker), moved at 16 kHz so the
+    device runs in real time. Held open read-write, so PortAudio's device probe never blocks on it."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.fd = os.open(path, os.O_RDWR)
+        self.stop = threading.Event()
+        self.data = bytearray()
+
+    def feed(self, pcm: np.ndarray) -> None:
+        """Write `pcm`, then silence, 20 ms at a time, until stopped (a mic never runs dry)."""
+        started, i = time.monotonic(), 0
+        while not self.stop.is_set():
+            block = pcm[i * BLOCK:(i + 1) * BLOCK]
+            os.write(self.fd, np.pad(block, (0, BLOCK - len(block))).astype("<i2").tobytes())
+            i += 1
+            time.sleep(max(0.0, started + i * BLOCK / 16000 - time.monotonic()))
+
+    def drain(self) -> None:
+        """Read what the speaker plays, at the pace a sound card would."""
+        started, n = time.monotonic(), 0
+        while not self.stop.is_set():
+            chunk = os.read(self.fd, 2 * BLOCK)
+            self.data.extend(chunk)
+            n += len(chunk) // 2
+            time.sleep(max(0.0, started + n / 16000 - time.monotonic()))
+
+
+def test_console_on_a_real_portaudio_device(tmp_path: Path) -> None:
+    """`voiceloop console` as a user runs it, on ALSA devices PortAudio opens for real (an ALSA `file` plugin
+    over FIFOs, configured in the ~/.asoundrc of a temporary HOME): the caller's recording goes in through the
+    microphone, the agent's voice comes out of the speaker."""
+    try:
+        import sounddevice  # noqa: F401
+    except OSError as exc:
+        pytest.skip(f"PortAudio is not installed ({exc}); ./run installs libportaudio2")
+    mic, speaker = PacedPipe(tmp_path / "mic.fifo"), PacedPipe(tmp_path / "speaker.fifo")
+    (tmp_path / ".asoundrc").write_text(ASOUNDRC.format(mic=tmp_path / "mic.fifo", speaker=tmp_path / "speaker.fifo"))
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": REPLY}]))
+    speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
+    threads = [threading.Thread(target=mic.feed, args=(np.concatenate([np.zeros(8000, np.int16), speech]),)),
+               threading.Thread(target=speaker.drain)]
+    for t in threads:
+        t.start()
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "voice.cli", "console", "--input-device", "voiceloop_mic", "--output-device",
+         "voiceloop_speaker", "--script", str(script), "--tts", "espeak", "--greeting", "",
+         "--data-dir", str(tmp_path / "data")],
+        cwd=root, env={**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(root)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any(line.startswith("agent:") for line in lines):
+            time.sleep(0.2)
+        time.sleep(6)  # the reply is a few seconds of speech, played at the device's pace
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C hangs up
+        try:
+            proc.wait(30)
+        finally:
+            mic.stop.set()
+            speaker.stop.set()
+            for t in threads:
+                t.join(5)
+    err = proc.stderr.read()
+    assert proc.returncode == 0, err[-2000:]
+    you = [line for line in lines if line.startswith("you:")]
+    assert you and "forward" in you[0].lower(), (lines, err[-2000:])
+    said = " ".join(line.removeprefix("agent:").strip() for line in lines if line.startswith("agent:"))
+    assert said == REPLY, lines
+    played = np.frombuffer(bytes(speaker.data[: len(speaker.data) // 2 * 2]), "<i2")
+    assert int((np.abs(played) > 500).sum()) > 8000  # over half a second of the agent's voice left the speaker

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import (
     Decision,
     GuardrailHit,
@@ -20,7 +21,6 @@ from loop import (
     ToolCall,
 )
 from tests.helpers import Calls, agent, read_tool, write_tool
-from voice.orders import OrderDesk, order_policy
 
 
 class Refund(BaseModel):

@@ -117,7 +117,8 @@ def test_every_command_takes_the_same_engine_options() -> None:
 def test_defaults_and_the_deprecated_model_spelling(capsys: pytest.CaptureFixture[str]) -> None:
     commands = _subparsers()
     call = commands["call"].parse_args(["f.yaml"])
-    assert (call.stt, call.tts, call.llm) == ("tiny.en", "auto", SCRIPTED)
+    # unset: the agent file's engines, else the registries' defaults; the call script's (or agent's) replies
+    assert (call.stt, call.tts, call.llm) == (None, None, None)
     assert commands["bench"].parse_args(["voice"]).tts == "piper"  # measured on the neural voice
     livekit: Any = commands["livekit"].parse_args([])
     assert (livekit.stt, livekit.tts, livekit.llm) == (None, None, None)  # the job processes read the env

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, TextDelta, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.audio import FRAME_S
-from voice.orders import OrderDesk, order_policy
 from voice.pacer import PacedSink
 from voice.playout import FRAME
 from voice.session import CallSession, SessionConfig

@@ -115,8 +115,8 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_the_brain_bench_gets_the_demo_agent_from_the_voice_side() -> None:
+    from examples.order_desk.desk import order_desk_brain
     from loop.brain_bench import case_request, load_cases
-    from voice.orders import order_desk_brain
 
     setup = order_desk_brain()
     request = case_request(setup.assembler(lambda text: len(text) // 4), {"say": "Where is order 4567?"})

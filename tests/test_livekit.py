@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 import yaml
 
+from voice.agent_source import load_agent
 from voice.audio import load_audio, resample
-from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source, order_desk_agents
+from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
 from voice.fixtures import FIXTURES
 from voice.livekit_worker import (
     PUBLISH_RATE,
@@ -146,7 +147,7 @@ def test_a_recording_through_the_worker_into_a_session_and_back(stack: SpeechSta
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"text": REPLY}]))
-    factory = CallFactory(stack, order_desk_agents(model_source(str(script)), tmp_path), tmp_path)
+    factory = CallFactory(stack, load_agent().maker(tmp_path, model_source(str(script))), tmp_path)
     calls = CallContext(factory, CallRegistry(2), ServerConfig())
     speech = resample(load_audio(FIXTURES / "recordings/speech/goforward.wav"), 16000, 48000)
     caller = np.concatenate([np.zeros(24000, np.int16), speech, np.zeros(48000 * 9, np.int16)])

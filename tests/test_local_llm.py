@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
+from examples.order_desk.desk import OrderDesk, demo_assembler
 from loop import weights
 from loop.brain_bench import case_request
 from loop.grounding import ask_for, id_candidates, number_candidates, proper_names, words_to_number
 from loop.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
-from voice.orders import OrderDesk, demo_assembler
 
 TOOLS = [
     {"type": "function", "function": {

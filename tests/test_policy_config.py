@@ -1,4 +1,4 @@
-"""Policy as configuration: the demo's refund rules load from configs/ and decide as written."""
+"""Policy as configuration: the demo's refund rules load from examples/order_desk/ and decide as written."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from examples.order_desk.desk import OrderDesk
 from loop import Decision, ToolCall
 from loop.policy_config import PolicyConfig, load_policy
-from voice.orders import OrderDesk
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "order_support.yaml"
+CONFIG = Path(__file__).resolve().parents[1] / "examples" / "order_desk" / "order_support.yaml"
 
 
 @pytest.mark.parametrize(("name", "args", "decision", "rule"), [

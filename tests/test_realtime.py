@@ -9,13 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from examples.order_desk.desk import OrderDesk, demo_config, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from voice.audio import load_audio
-from voice.fixtures import FIXTURES, SYSTEM
-from voice.orders import OrderDesk, order_policy
+from voice.fixtures import FIXTURES
 from voice.pacer import PacedSink, drive_realtime
 from voice.session import CallSession, SessionConfig
 from voice.stack import SpeechStack, load_stack
+
+SYSTEM = demo_config()["system_prompt"]
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, ScriptedModel, TextDelta, ToolCall, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
-from voice.orders import OrderDesk, order_policy
 from voice.session import CallSession, SessionConfig
 from voice.turns import TurnConfig
 

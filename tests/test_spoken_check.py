@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
+from examples.order_desk.desk import DEMO_CONFIG, OrderDesk, demo_config
 from loop import ScriptedModel, ToolCall
 from loop.local_llm import REPEAT_PLEASE, GenStats, LlamaModel
 from loop.qwen_format import CONTINUATION, TEXT_RULE
 from loop.speakable import ReplyGuard, check_reply, leaks, sentences
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta
-from voice.orders import DEMO_CONFIG, OrderDesk, demo_config
 from voice.reply_eval import EVAL_SET, Timed, load_cases, run_case, summarize
 
 NAMES = ["lookup_order", "delivery_status", "issue_refund", "update_address", "transfer_to_human"]

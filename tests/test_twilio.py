@@ -23,8 +23,9 @@ from streamdouble.session import Session, SessionResult
 from streamdouble.session import SessionConfig as CallerConfig
 
 from loop import ScriptedTurn, ToolCall
+from voice.agent_source import load_agent
 from voice.audio import load_audio, resample, ulaw_decode, ulaw_encode
-from voice.calls import Call, CallContext, CallFactory, CallRegistry, LoopingScript, ServerConfig, order_desk_agents
+from voice.calls import Call, CallContext, CallFactory, CallRegistry, LoopingScript, ServerConfig
 from voice.fixtures import FIXTURES
 from voice.server import bound_port, start_server
 from voice.stack import SpeechStack, load_stack
@@ -70,7 +71,7 @@ class Served:
 async def running(stack: SpeechStack, data_dir: Path, script: list[Any], **config: Any) -> AsyncIterator[Served]:
     cfg = ServerConfig(port=0, token=TOKEN, **config)
     turns = [t if isinstance(t, ScriptedTurn) else ScriptedTurn(text=t) for t in script]
-    make_agent = order_desk_agents(lambda call_id: LoopingScript(turns, call_id), data_dir)
+    make_agent = load_agent().maker(data_dir, lambda call_id: LoopingScript(turns, call_id))
     ctx = CallContext(CallFactory(stack, make_agent, data_dir), CallRegistry(cfg.max_calls), cfg)
     server = await start_server(ctx)
     try:

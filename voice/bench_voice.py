@@ -266,12 +266,12 @@ def _alnum(text: str) -> str:
 
 
 async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: float = 1.0,
-                     workdir: Path | None = None) -> CallOutcome:
+                     workdir: Path | None = None, agent: Any = None) -> CallOutcome:
     """One scripted call on the wall clock through the bench's own feeder and transport."""
     t0 = time.perf_counter()
     caller = Caller(fixture, stack.vad)
     sink = BenchSink()
-    session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True)
+    session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent)
     fed = await feed(session, sink, caller, speed)
     result = finish_call(fixture, session, desk, sink.sent, model)
     rows = answer_turns(fed, sink, caller.spans(), session.turns)
@@ -301,14 +301,15 @@ def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
 
 
 def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any] | None = None,
-              speed: float = 1.0, progress: Callable[[str], None] | None = None) -> list[CallOutcome]:
+              speed: float = 1.0, progress: Callable[[str], None] | None = None,
+              agent: Any = None) -> list[CallOutcome]:
     """Every call in turn; `model_factory` gives the real model (None: each fixture's scripted replies)."""
     model = model_factory() if model_factory else None
     calls = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-bench-") as tmp:
         for i, path in enumerate(paths):
             fixture = Fixture.load(path)
-            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / path.stem))
+            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / path.stem, agent))
             calls.append(outcome)
             if progress:
                 v2v = ", ".join(f"{r['voice_to_voice_ms']:.0f}" for r in outcome.rows) or "-"
@@ -344,7 +345,13 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
 
         factory = lambda: load_llm(llm)  # noqa: E731
     speed = float(getattr(args, "speed", 1.0))
-    calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    chosen: dict[str, Any] = {}
+    if getattr(args, "agent", None):  # every call script with this agent instead of the one it names
+        from voice.agent_source import load_agent
+
+        chosen["agent"] = load_agent(args.agent)
+    calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                      **chosen)
     summary = summarise(calls)
     csv_path = Path(getattr(args, "csv", DEFAULT_CSV))
     write_csv(csv_path, calls)

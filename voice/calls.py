@@ -21,14 +21,14 @@ run to be journaled (`run_cancelled`), releases the VAD and unregisters the call
 Models for `serve` (`model_source`): `--script FILE.yaml` (a scripted model: a YAML list of turns, or a
 fixture with a `model:` list; played per user turn, round and round, so a long call never exhausts it),
 `--llm openai` (`OpenAICompatModel.from_env()`), `--llm local` / `local-1.5b` (`loop.local_llm.LlamaModel`,
-imported only when asked for; one instance shared by every call).
+imported only when asked for; one instance shared by every call). With neither, every agent answers with its
+own model (an agent file's `model:`/`script:`, a factory's Agent). `make_agent` comes from the agent the command
+was given (`voice.agent_source`: `--agent FILE.yaml|MODULE:FACTORY`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -38,23 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from loop import (
     Agent,
     EventKind,
     Journal,
-    LoopConfig,
-    Message,
-    ModelResponse,
-    Pricing,
-    ScriptedTurn,
-    TextDelta,
-    ToolCall,
-    Usage,
 )
-from loop.types import Model, ModelEvent, ModelRequest, ToolCallDelta
+from loop.types import Model
 from voice.call_events import AudioSink
+from voice.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script
 from voice.server_config import ServerConfig  # ServerConfig's home; imported from here too
 from voice.session import CallSession, SessionConfig
 from voice.shared_models import LockedTTS, SharedSTT
@@ -226,97 +217,17 @@ class CallContext:
 # ---- models ----------------------------------------------------------------------------------
 
 
-class LoopingScript:
-    """A scripted model for live calls. The script is cut into blocks, one per user turn, each ending at a
-    reply with no tool calls; user turn k plays block k (round and round), step by step within the turn.
-    Tool call ids carry the call id and turn so a refund in one call never collides with another's."""
-
-    def __init__(self, turns: list[ScriptedTurn], call_id: str = "", name: str = "scripted") -> None:
-        if not turns:
-            raise ValueError("the script has no turns")
-        self.blocks: list[list[ScriptedTurn]] = [[]]
-        for turn in turns:
-            self.blocks[-1].append(turn)
-            if not turn.tool_calls:
-                self.blocks.append([])
-        if not self.blocks[-1]:
-            self.blocks.pop()
-        self.call_id, self.name, self.pricing = call_id or uuid.uuid4().hex[:8], name, Pricing()
-
-    def count_tokens(self, text: str) -> int:
-        return (len(text) + 3) // 4
-
-    def _step(self, messages: list[Message]) -> tuple[int, int, ScriptedTurn]:
-        users = [i for i, m in enumerate(messages) if m.role == "user"]
-        user_turn = max(0, len(users) - 1)
-        since = sum(1 for m in messages[users[-1] + 1:] if m.role == "assistant") if users else 0
-        block = self.blocks[user_turn % len(self.blocks)]
-        return user_turn, since, block[min(since, len(block) - 1)]
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        user_turn, step, turn = self._step(list(request.messages))
-        if turn.delay_s:
-            await asyncio.sleep(turn.delay_s)
-        words = turn.text.split(" ") if turn.text else []
-        for i, word in enumerate(words):
-            yield TextDelta(word if i == len(words) - 1 else word + " ")
-        calls = [ToolCall(c.name, dict(c.arguments), f"{self.call_id}_u{user_turn}_s{step}_{i}")
-                 for i, c in enumerate(turn.tool_calls)]
-        for i, call in enumerate(calls):
-            yield ToolCallDelta(index=i, id=call.id, name=call.name, arguments=json.dumps(call.arguments))
-        tokens = sum(self.count_tokens(m.content) + 4 for m in request.messages)
-        yield ModelResponse(text=turn.text, tool_calls=calls, model=self.name,
-                            usage=Usage(input_tokens=tokens, output_tokens=self.count_tokens(turn.text),
-                                        cost_usd=0.0))
-
-
-def load_script(path: str | Path) -> list[ScriptedTurn]:
-    """A YAML list of turns (`- text: ...` / `- tool_calls: [{name, arguments}]`, optional `delay_s`),
-    or a fixture file whose `model:` key holds that list."""
-    data = yaml.safe_load(Path(path).read_text())
-    if isinstance(data, dict):
-        data = data.get("model")
-    if not isinstance(data, list) or not data:
-        raise ValueError(f"{path}: expected a YAML list of model turns (or a mapping with a 'model:' list)")
-    turns = []
-    for i, item in enumerate(data):
-        if isinstance(item, str):
-            item = {"text": item}
-        if not isinstance(item, dict):
-            raise ValueError(f"{path}: turn {i + 1} must be a mapping with 'text' and/or 'tool_calls'")
-        calls = [ToolCall(c["name"], dict(c.get("arguments") or {})) for c in item.get("tool_calls") or []]
-        turns.append(ScriptedTurn(text=str(item.get("text", "")), tool_calls=calls,
-                                  delay_s=float(item.get("delay_s", 0.0))))
-    return turns
-
-
-DEFAULT_SCRIPT = [ScriptedTurn(text="Thanks, I heard you. How else can I help?")]
-
-
-def model_source(script: str | None = None, llm: str | None = None) -> Callable[[str], Model]:
-    """`call_id -> Model` for the chosen backend. Remote and local LLMs are shared by every call."""
+def model_source(script: str | None = None, llm: str | None = None) -> Callable[[str], Model] | None:
+    """`call_id -> Model` for the chosen backend (remote and local LLMs are shared by every call); None when
+    neither is chosen: each agent then answers with its own model (voice/agent_source.py)."""
     if script:
         turns = load_script(script)
         return lambda call_id: LoopingScript(turns, call_id)
+    if llm is None:
+        return None
     from voice.engines import SCRIPTED, load_llm
 
-    shared = None if llm in (None, SCRIPTED) else load_llm(llm)  # ValueError for an unknown name
+    shared = None if llm == SCRIPTED else load_llm(llm)  # ValueError for an unknown name
     if shared is not None:
         return lambda _call_id: shared
     return lambda call_id: LoopingScript(DEFAULT_SCRIPT, call_id)
-
-
-def order_desk_agents(model_for: Callable[[str], Model], data_dir: str | Path) -> Callable[[str], Agent]:
-    """`make_agent` for the demo order desk: one orders database per server, an Agent per call."""
-    from voice.fixtures import SYSTEM
-    from voice.orders import OrderDesk, order_policy
-
-    Path(data_dir).mkdir(parents=True, exist_ok=True)
-    desk = OrderDesk(Path(data_dir) / "orders.db")
-
-    def make(call_id: str) -> Agent:
-        return Agent(model=model_for(call_id), tools=desk.tools(), policy=order_policy(),
-                     config=LoopConfig.profile("voice"), system_prompt=SYSTEM)
-
-    make.desk = desk  # type: ignore[attr-defined]  # tests read the refunds table
-    return make

@@ -11,28 +11,36 @@ from pathlib import Path
 from typing import Any
 
 from loop.cli_commands import add_loop_commands
-from voice.engines import add_engine_options
 
 
 def cmd_call(args: argparse.Namespace) -> int:
     import yaml
 
+    from voice.agent_source import load_agent
+    from voice.agent_spec import AgentConfigError
     from voice.audio import AudioFormatError
+    from voice.engines import STT_ENGINES, TTS_ENGINES
     from voice.fixtures import run_call, write_outputs
     from voice.stack import load_stack
 
     try:
         fixture = _fixture_for(Path(args.source))
         fixture.caller_audio()  # read and check every recording before loading any model
+        agent = load_agent(args.agent) if args.agent else fixture.agent_source()
     except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
         print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
         return 2
-    print(f"loading the speech stack ({args.stt}, {args.tts})...", file=sys.stderr)
-    stack = load_stack(args.stt, tts=args.tts)
-    print(f"running {fixture.path.name} on the virtual clock...", file=sys.stderr)
+    stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
+    print(f"loading the speech stack ({stt}, {tts})...", file=sys.stderr)
+    stack = load_stack(stt, tts=tts)
+    print(f"running {fixture.path.name} with the agent {agent.name} on the virtual clock...", file=sys.stderr)
     out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
-    model = _model_for(args.llm)
-    result = asyncio.run(run_call(fixture, stack, out, model=model))
+    try:
+        model = _model_for(args.llm, has_script=bool(fixture.script()))
+        result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent))
+    except AgentConfigError as exc:
+        print(f"voiceloop call: {exc}", file=sys.stderr)
+        return 2
     write_outputs(result, out)
     if args.json:
         print(json.dumps(result.summary(), indent=2))
@@ -47,10 +55,15 @@ def cmd_call(args: argparse.Namespace) -> int:
     return 1 if result.failures else 0
 
 
-def _model_for(choice: str | None) -> Any:
-    """The `--llm` choice (`voice.engines.LLM_ENGINES`); None for the fixture's scripted replies."""
+def _model_for(choice: str | None, has_script: bool = True) -> Any:
+    """The `--llm` choice (`voice.engines.LLM_ENGINES`); None for the call script's replies, or the agent's own
+    model when neither `--llm` nor the script gives one. `--llm script` without a script: the looping default."""
     from voice.engines import SCRIPTED, load_llm
 
+    if choice == SCRIPTED and not has_script:
+        from voice.calls import DEFAULT_SCRIPT, LoopingScript
+
+        return LoopingScript(DEFAULT_SCRIPT, "call")
     if choice and choice != SCRIPTED:
         print(f"loading the model (--llm {choice})...", file=sys.stderr)
     return load_llm(choice)
@@ -61,9 +74,10 @@ def _fixture_for(source: Path):
 
     if source.suffix in (".yaml", ".yml"):
         return Fixture.load(source)
-    # A bare recording: one caller utterance, and a scripted agent that only acknowledges it.
-    data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}],
-            "model": [{"text": "Thanks, I heard you. How else can I help?"}], "expect": {"outcome": "COMPLETED"}}
+    # A bare recording: one caller utterance at 0.3 s, answered by the agent's own model (for the demo order
+    # desk: a scripted acknowledgement that goes round and round, however many turns the recording holds). The
+    # call is expected to end answered (COMPLETED); a recording with no speech says so with exit code 1.
+    data = {"caller": [{"audio": str(source.resolve()), "at": 0.3}], "expect": {"outcome": "COMPLETED"}}
     return Fixture(source, data)
 
 
@@ -90,13 +104,15 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
 
 
 def _order_desk() -> Any:
-    from voice.orders import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
+    from examples.order_desk.desk import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
 
     return order_desk_brain()
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from voice.agent_source import add_agent_option
     from voice.console import add_console_command
+    from voice.engines import add_engine_options
     from voice.livekit_worker import add_livekit_command
     from voice.server import add_serve_command
 
@@ -108,13 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
     parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk)})
     add_brain_arguments(parsers["bench"])
     add_bench_voice_arguments(parsers["bench"])
+    add_agent_option(parsers["bench"])  # voice: every call script with this agent
     add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")
     call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json")
     call.add_argument("--json", action="store_true")
     add_engine_options(call, model_alias=True)
-    call.set_defaults(func=cmd_call)
+    add_agent_option(call)
+    # unset: the agent file's choice, else the registry's default; --llm unset: the script's or agent's model
+    call.set_defaults(func=cmd_call, stt=None, tts=None, llm=None)
     tr = sub.add_parser("transcribe", help="speech to text for one WAV file")
     tr.add_argument("file")
     add_engine_options(tr, tts=False, llm=False, model_alias=True)
@@ -126,9 +145,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# A missing import here means an extra was not installed: say which one instead of a traceback.
+EXTRA_FOR = {"numpy": "voice", "starlette": "voice", "uvicorn": "voice", "soxr": "voice", "onnxruntime": "voice",
+             "faster_whisper": "voice", "ctranslate2": "voice", "tokenizers": "voice", "piper": "voice",
+             "websockets": "voice", "sounddevice": "console", "livekit": "livekit", "llama_cpp": "llm"}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRA_FOR:
+            raise
+        print(f"voiceloop: {top} is not installed; it comes with the {EXTRA_FOR[top]} extra: "
+              f"pip install 'voiceloop[{EXTRA_FOR[top]}]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from voice.agent_source import add_agent_option
 from voice.audio import SAMPLE_RATE
-from voice.engines import SCRIPTED, add_engine_options
+from voice.engines import add_engine_options
 from voice.trace import TraceKind
 
 BLOCK = 320  # 20 ms
@@ -33,7 +34,8 @@ def import_sounddevice() -> ModuleType | None:
     try:
         import sounddevice
     except ImportError:
-        print("voiceloop console needs `sounddevice`: pip install sounddevice", file=sys.stderr)
+        print("voiceloop console needs `sounddevice`: pip install 'voiceloop[console]' (and PortAudio: "
+              "apt-get install libportaudio2)", file=sys.stderr)
         return None
     except OSError as exc:  # the module is there, the PortAudio library is not
         print(f"voiceloop console: PortAudio is missing ({exc}); install it: apt-get install libportaudio2 "
@@ -155,19 +157,24 @@ def cmd_console(args: argparse.Namespace) -> int:
     sd = import_sounddevice()
     if sd is None:
         return 2
-    from voice.calls import CallFactory, model_source, order_desk_agents
+    from voice.agent_source import load_agent
+    from voice.calls import CallFactory, model_source
+    from voice.engines import STT_ENGINES, TTS_ENGINES
     from voice.session import SessionConfig
     from voice.stack import load_stack
 
+    data = Path(args.data_dir)
     try:
-        models = model_source(args.script, None if args.llm == SCRIPTED else args.llm)
+        agent = load_agent(args.agent)
+        make_agent = agent.maker(data, model_source(args.script, args.llm))
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"voiceloop console: {exc}", file=sys.stderr)
         return 2
-    print(f"loading the speech stack ({args.stt}, {args.tts})...", file=sys.stderr)
-    stack = load_stack(args.stt, tts=args.tts)
-    data = Path(args.data_dir)
-    factory = CallFactory(stack, order_desk_agents(models, data), data, SessionConfig(greeting=args.greeting))
+    stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
+    print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
+    stack = load_stack(stt, tts=tts)
+    greeting = args.greeting if args.greeting is not None else agent.greeting or "Hello, how can I help?"
+    factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting))
     console = Console(sd, _device(args.input_device), _device(args.output_device))
     call = factory.new_call(console.sink, "console")
     call.session.observers.append(_printer)
@@ -189,9 +196,10 @@ def _device(value: str | None) -> int | str | None:
 def add_console_command(sub: Any) -> None:
     p = sub.add_parser("console", help="talk to the agent with this computer's microphone and speaker")
     add_engine_options(p, script=True)
-    p.add_argument("--greeting", default="Hello, how can I help?")
+    add_agent_option(p)
+    p.add_argument("--greeting", default=None, help="said first (default: the agent's, else 'Hello, how can I help?')")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
-                   help="journal.db and orders.db live here")
+                   help="journal.db and the agent's own files (the demo's orders.db) live here")
     p.add_argument("--input-device", default=None, help="sounddevice input device (name or index)")
     p.add_argument("--output-device", default=None, help="sounddevice output device (name or index)")
-    p.set_defaults(func=cmd_console)
+    p.set_defaults(func=cmd_console, stt=None, tts=None)  # unset: the agent file's engines, else the defaults

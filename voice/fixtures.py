@@ -1,9 +1,12 @@
 """Scripted audio calls: a YAML file names the caller's recordings and when they start, noise to lay
-under them, the scripted model's replies, and what must come out."""
+under them, the agent (`agent: FILE.yaml|MODULE:FACTORY`, or `{use: ..., greeting: ...}`; the demo order
+desk by default), the scripted model's replies, and what must come out (`expect:`; keys this module does not
+know go to the agent's toolset object, e.g. the order desk's `refunds:`, when it has `check_expectations`)."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,16 +15,17 @@ from typing import Any
 import numpy as np
 import yaml
 
-from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
+from loop import ScriptedModel, ScriptedTurn, ToolCall
+from voice.agent_source import AgentSource, load_agent
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
-from voice.orders import OrderDesk, demo_config, order_policy
 from voice.pacer import PacedSink, drive_realtime
 from voice.reply_checks import check_call
 from voice.session import CallSession, SessionConfig, TurnRecord
 from voice.turns import TurnConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "audio_fixtures"
-SYSTEM = demo_config()["system_prompt"]
+# What `check_expectations` itself reads; any other key of `expect:` is the agent's toolset's to check.
+EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text"})
 
 
 @dataclass
@@ -52,6 +56,14 @@ class Fixture:
             track += _noise_at_snr(load_audio(self.audio_path(noise["audio"])), track, noise["snr_db"])
         return np.clip(track, -32768, 32767).astype(np.int16)
 
+    def agent_options(self) -> dict[str, Any]:
+        agent = self.data.get("agent") or {}
+        return {"use": agent} if isinstance(agent, str) else dict(agent)
+
+    def agent_source(self) -> AgentSource:
+        """The agent this call is for (a relative file is resolved from the fixture's folder)."""
+        return load_agent(self.agent_options().get("use"), self.path.resolve().parent)
+
     def script(self) -> list[ScriptedTurn]:
         return [
             ScriptedTurn(
@@ -80,9 +92,14 @@ class CallResult:
     turns: list[TurnRecord]
     trace: list[dict[str, Any]]
     agent_audio: np.ndarray
-    desk: OrderDesk
+    state: Any  # the agent's toolset object (the order desk's database), None for a factory's agent
     failures: list[str] = field(default_factory=list)  # every unmet expectation (a scripted call's replies included)
     reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
+    instructions: tuple[str, ...] = ()  # the agent's prompt and policy text: never to be read aloud
+
+    @property
+    def desk(self) -> Any:  # the order desk's name for its state
+        return self.state
 
     def summary(self) -> dict[str, Any]:
         outcome = next((t.outcome for t in reversed(self.turns) if t.outcome), "NO_TURN")
@@ -90,51 +107,53 @@ class CallResult:
 
 
 async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, realtime: bool = False,
-                   speed: float = 1.0, model: Any = None) -> CallResult:
+                   speed: float = 1.0, model: Any = None, agent: AgentSource | None = None) -> CallResult:
     """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
     virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it. `model`
-    replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one)."""
+    replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one); `agent`
+    replaces the fixture's agent."""
     if realtime:
         sink = PacedSink()
-        session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True)
+        session, state = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent)
         await drive_realtime(session, sink, fixture.caller_audio(), speed)
         out = sink.sent
     else:
-        session, desk = new_session(fixture, stack, workdir, model)
+        session, state = new_session(fixture, stack, workdir, model, agent=agent)
         await session.run_file(fixture.caller_audio())
         out = session.out
-    return finish_call(fixture, session, desk, out, model)
+    return finish_call(fixture, session, state, out, model)
 
 
 def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
-                sink: Any = None, realtime: bool = False) -> tuple[CallSession, OrderDesk]:
-    """A fresh order desk (seeded orders) and a call session for `fixture`, ready to be driven."""
+                sink: Any = None, realtime: bool = False, agent: AgentSource | None = None) -> tuple[CallSession, Any]:
+    """A fresh agent (its toolset's data rebuilt in `workdir/agent_data`) and a call session for `fixture`, ready
+    to be driven; also the toolset's state object. Who answers: `model` if given, else the fixture's scripted
+    replies (`model:`), else the agent's own model."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "orders.db").unlink(missing_ok=True)  # every call starts from the seeded orders
-    desk = OrderDesk(workdir / "orders.db")
-    agent_cfg = fixture.data.get("agent", {})
-    agent = Agent(
-        model=model or ScriptedModel(fixture.script()),
-        tools=desk.tools(),
-        policy=order_policy(),
-        config=LoopConfig.profile("voice"),
-        journal_path=str(workdir / "journal.db"),
-        system_prompt=SYSTEM,
-    )
-    config = SessionConfig(**{"greeting": agent_cfg.get("greeting", ""), **fixture.data.get("session", {}),
+    data_dir = workdir / "agent_data"
+    shutil.rmtree(data_dir, ignore_errors=True)  # every call starts from the toolset's seeded data
+    source = agent or fixture.agent_source()
+    script = fixture.script()
+    model_for = (lambda _id: model) if model is not None else (lambda _id: ScriptedModel(script)) if script else None
+    maker = source.maker(data_dir, model_for)
+    call_agent = maker.with_journal(fixture.path.stem, workdir / "journal.db")
+    greeting = fixture.agent_options().get("greeting", source.greeting)
+    config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}),
                               "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
     if realtime:
-        return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink, realtime=True), desk
-    return CallSession(agent, stack.vad, stack.stt, stack.tts, stack.chunker, config), desk
+        return CallSession(call_agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink,
+                           realtime=True), maker.state
+    return CallSession(call_agent, stack.vad, stack.stt, stack.tts, stack.chunker, config), maker.state
 
 
-def finish_call(fixture: Fixture, session: CallSession, desk: OrderDesk, out: list[np.ndarray],
+def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np.ndarray],
                 model: Any = None) -> CallResult:
     """The call's record, held to the fixture's expectations."""
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
-    result = CallResult(session.turns, session.trace, audio, desk)
+    result = CallResult(session.turns, session.trace, audio, state)
+    result.instructions = (session.agent.assembler.system, session.agent.policy.text)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
     result.failures = check_expectations(expect, result)
@@ -150,7 +169,8 @@ def finish_call(fixture: Fixture, session: CallSession, desk: OrderDesk, out: li
 
 def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
     """The agent's spoken replies against the fixture's `reply:` section (see voice/reply_checks.py)."""
-    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns])
+    return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns],
+                      instructions=result.instructions or None)
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
@@ -177,16 +197,11 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
         heard = turns[int(i)].heard_text if int(i) < len(turns) else None
         if heard is None or not heard or frag.lower() not in heard.lower():
             fails.append(f"turn {i}: heard text should contain {frag!r}, got {heard!r}")
-    if "refunds" in expect:
-        got = result.desk.db.execute("SELECT order_id, amount FROM refunds").fetchall()
-        if [list(r) for r in got] != expect["refunds"]:
-            fails.append(f"refunds in the database should be {expect['refunds']}, got {got}")
-    for order_id, fragment in expect.get("addresses", {}).items():  # order id: words of its new address, or null
-        row = result.desk.db.execute("SELECT address FROM orders WHERE id=?", (str(order_id),)).fetchone()
-        got = (row[0] if row else "") or ""
-        if (got != "") if fragment is None else fragment.lower() not in got.lower():
-            want = "stay unchanged" if fragment is None else f"contain {fragment!r}"
-            fails.append(f"order {order_id}'s address should {want}, got {got!r}")
+    extra = {k: v for k, v in expect.items() if k not in EXPECT_KEYS}
+    if extra and hasattr(result.state, "check_expectations"):
+        fails += result.state.check_expectations(extra)
+    elif extra:
+        fails.append(f"expect: {', '.join(sorted(extra))} unknown (this agent's toolset checks no such thing)")
     return fails
 
 

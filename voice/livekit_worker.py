@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from voice.agent_source import add_agent_option
 from voice.audio import SAMPLE_RATE, downmix
-from voice.engines import SCRIPTED, STT_ENGINES, TTS_ENGINES, add_engine_options
+from voice.engines import STT_ENGINES, TTS_ENGINES, add_engine_options
 
 log = logging.getLogger("voiceloop.livekit")
 
@@ -226,17 +227,19 @@ async def run_job(job: Any, calls: Any, caller_audio: Callable[[Any], AsyncItera
 @functools.cache
 def shared_context() -> Any:
     """One speech stack and call registry per worker process, however many jobs it runs."""
-    from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source, order_desk_agents
+    from voice.agent_source import load_agent
+    from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
     from voice.session import SessionConfig
     from voice.stack import load_stack
 
     data_dir = os.environ.get("VOICELOOP_DATA", "voiceloop-data")
-    llm = os.environ.get("VOICELOOP_LLM") or None
-    models = model_source(os.environ.get("VOICELOOP_SCRIPT") or None, None if llm == SCRIPTED else llm)
-    stack = load_stack(os.environ.get("VOICELOOP_STT") or STT_ENGINES.default,
-                       tts=os.environ.get("VOICELOOP_TTS") or TTS_ENGINES.default)
-    greeting = os.environ.get("VOICELOOP_GREETING", "")
-    factory = CallFactory(stack, order_desk_agents(models, data_dir), data_dir, SessionConfig(greeting=greeting))
+    agent = load_agent(os.environ.get("VOICELOOP_AGENT") or None)
+    make_agent = agent.maker(data_dir, model_source(os.environ.get("VOICELOOP_SCRIPT") or None,
+                                                    os.environ.get("VOICELOOP_LLM") or None))
+    stack = load_stack(agent.engine("stt", os.environ.get("VOICELOOP_STT"), STT_ENGINES.default),
+                       tts=agent.engine("tts", os.environ.get("VOICELOOP_TTS"), TTS_ENGINES.default))
+    greeting = os.environ.get("VOICELOOP_GREETING", agent.greeting)
+    factory = CallFactory(stack, make_agent, data_dir, SessionConfig(greeting=greeting))
     max_calls = int(os.environ.get("VOICELOOP_MAX_CALLS", "4"))
     return CallContext(factory, CallRegistry(max_calls), ServerConfig(max_calls=max_calls))
 
@@ -270,7 +273,8 @@ def cmd_livekit(args: argparse.Namespace) -> int:
         print("voiceloop livekit: set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET (see docs/livekit.md)",
               file=sys.stderr)
         return 2
-    chosen = {"VOICELOOP_SCRIPT": args.script, "VOICELOOP_LLM": args.llm, "VOICELOOP_DATA": args.data_dir,
+    chosen = {"VOICELOOP_AGENT": args.agent,
+              "VOICELOOP_SCRIPT": args.script, "VOICELOOP_LLM": args.llm, "VOICELOOP_DATA": args.data_dir,
               "VOICELOOP_STT": args.stt, "VOICELOOP_TTS": args.tts, "VOICELOOP_GREETING": args.greeting,
               "VOICELOOP_MAX_CALLS": args.max_calls and str(args.max_calls)}
     for name, value in chosen.items():
@@ -284,7 +288,8 @@ def cmd_livekit(args: argparse.Namespace) -> int:
 def add_livekit_command(sub: Any) -> None:
     p = sub.add_parser("livekit", help="run as a LiveKit Agents worker (rooms and SIP calls; see docs/livekit.md)")
     add_engine_options(p, script=True, defaults=False)  # unset: the job processes read $VOICELOOP_STT etc.
-    p.add_argument("--data-dir", help="journal.db and orders.db (default $VOICELOOP_DATA or ./voiceloop-data)")
+    add_agent_option(p)  # job processes read it as $VOICELOOP_AGENT
+    p.add_argument("--data-dir", help="journal.db and the agent's files (default $VOICELOOP_DATA or ./voiceloop-data)")
     p.add_argument("--greeting", default=None, help="said when a call starts")
     p.add_argument("--max-calls", type=int, default=None, help="concurrent jobs per worker process (default 4)")
     p.add_argument("--agent-name", default="", help="explicit dispatch: only jobs for this agent name")

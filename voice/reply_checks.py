@@ -119,7 +119,7 @@ def _instruction_ngrams(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
 
 @lru_cache(maxsize=1)
 def _demo_instruction_ngrams() -> frozenset[tuple[str, ...]]:
-    from voice.orders import demo_config
+    from examples.order_desk.desk import demo_config
 
     cfg = demo_config()
     policy = cfg.get("policy", {})
@@ -144,13 +144,14 @@ def spoken_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]],
-               turn_starts: Sequence[float]) -> list[str]:
+               turn_starts: Sequence[float], instructions: Sequence[str] | None = None) -> list[str]:
     """A whole call against a script's `reply:` section.
 
     `spec` holds `contains`/`never`/`max_sentences` for the reply to the call's last turn, `never` for every
     reply, and optionally `turns: [{contains, never, max_sentences}, ...]`, one per turn the agent answered
     (`turn_starts`: each turn's start time, e.g. from `TurnRecord.started_s`). Every reply is held to the
     default leak list and the length limit; approval questions and other session lines only to the leak list.
+    `instructions`: the agent's prompt and policy text, never to be read aloud (the demo's unless given).
     """
     spec = dict(spec or {})
     per_turn = list(spec.pop("turns", None) or [])
@@ -161,11 +162,10 @@ def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]
         label = f"reply to {a['caller']!r}"
         text = " ".join(a["reply"])
         if text:
-            problems += [f"{label}: {p}" for p in check_reply(text, {"never": call_never,
-                                                                        "max_sentences": spec.get("max_sentences",
-                                                                                                  MAX_SENTENCES)})]
+            limits = {"never": call_never, "max_sentences": spec.get("max_sentences", MAX_SENTENCES)}
+            problems += [f"{label}: {p}" for p in check_reply(text, limits, instructions=instructions)]
         for part, said in a["other"]:
-            problems += [f"{label} ({part}): {p}" for p in find_leaks(said, call_never)]
+            problems += [f"{label} ({part}): {p}" for p in find_leaks(said, call_never, instructions=instructions)]
     starts = list(turn_starts)
     texts = [" ".join(r for x in _within(answers, starts, i) for r in x["reply"]) for i in range(len(starts))]
     if per_turn and len(per_turn) != len(texts):
@@ -182,7 +182,8 @@ def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]
             continue
         want = {"max_sentences": None, **want}  # length is checked per answer above
         want["never"] = list(want.get("never", ()))
-        problems += [f"turn {i}: {p}" for p in check_reply(text, want) if not _default_leak(p)]
+        problems += [f"turn {i}: {p}" for p in check_reply(text, want, instructions=instructions)
+                     if not _default_leak(p)]
     return list(dict.fromkeys(problems))
 
 

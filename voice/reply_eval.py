@@ -27,11 +27,11 @@ from typing import Any
 
 import yaml
 
+from examples.order_desk.desk import OrderDesk, demo_config, order_policy
 from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
 from loop.report import percentile
 from loop.speakable import check_reply
 from loop.types import Model, ModelEvent, ModelRequest, ModelResponse
-from voice.orders import OrderDesk, demo_config, order_policy
 
 EVAL_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "reply_eval.yaml"
 HANDOVER = "Let me get a person to help you with that. Please hold."  # what the session says on ESCALATED

@@ -319,6 +319,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 
 
 def add_serve_command(subparsers: Any) -> None:
+    from voice.agent_source import add_agent_option
     from voice.engines import add_engine_options
 
     p = subparsers.add_parser("serve", help="browser page, Twilio Media Streams and the operator API on one port")
@@ -326,21 +327,24 @@ def add_serve_command(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", help="API/browser token (default: $VOICELOOP_TOKEN, else generated and printed)")
     add_engine_options(p, script=True)  # --stt, --tts, --script | --llm: the same choices as every command
+    add_agent_option(p)
     p.add_argument("--max-calls", type=int, default=20)
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
-                   help="journal.db and orders.db live here")
-    p.add_argument("--greeting", default="")
+                   help="journal.db and the agent's own files (the demo's orders.db) live here")
+    p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
     p.add_argument("--allow-origin", action="append", default=[], help="extra browser origin to accept")
     p.add_argument("--public-host", default="", help="host Twilio reaches us at (TwiML and signatures)")
     p.add_argument("--no-twilio-key", action="store_true",
                    help="accept Twilio streams without the key parameter our TwiML adds (for your own TwiML)")
-    p.set_defaults(func=cmd_serve)
+    p.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from voice.calls import CallContext, CallFactory, CallRegistry, model_source, order_desk_agents
+    from voice.agent_source import load_agent
+    from voice.calls import CallContext, CallFactory, CallRegistry, model_source
+    from voice.engines import STT_ENGINES, TTS_ENGINES
     from voice.session import SessionConfig
     from voice.stack import load_stack
 
@@ -353,7 +357,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
                           twilio_key_required=not args.no_twilio_key)
     try:
-        model_for = model_source(args.script, args.llm)
+        agent = load_agent(args.agent)
+        make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"voiceloop serve: {exc}", file=sys.stderr)
         return 2
@@ -361,10 +366,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log.warning("listening on %s: beyond this machine, put TLS (wss/https) in front", args.host)
     if not config.twilio_auth_token:
         log.warning("TWILIO_AUTH_TOKEN is not set: the Twilio webhook's signatures are not checked")
-    print(f"loading the speech stack ({args.stt}, {args.tts})...", file=sys.stderr)
-    stack = load_stack(args.stt, tts=args.tts)
-    factory = CallFactory(stack, order_desk_agents(model_for, args.data_dir), args.data_dir,
-                          SessionConfig(greeting=args.greeting, speculate=not args.no_speculate))
+    stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
+    print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
+    stack = load_stack(stt, tts=tts)
+    greeting = agent.greeting if args.greeting is None else args.greeting
+    factory = CallFactory(stack, make_agent, args.data_dir,
+                          SessionConfig(greeting=greeting, speculate=not args.no_speculate))
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 
     def announce(port: int) -> None:

@@ -198,7 +198,7 @@ class WhisperSTT:
         self.beam_size = beam_size
         self.min_window_s, self.max_window_s = min_window_s, max_window_s
         self.no_speech_threshold = no_speech_threshold
-        # Pinned threads: STT shares two cores with the LLM and TTS (see DESIGN.md). int8 weights: 2.5x
+        # Pinned threads: STT shares two cores with the LLM and TTS (the machines this is tuned for). int8: 2.5x
         # faster than float32 on this CPU (tiny.en, 3 s: ~0.13 s vs ~0.34 s) for one more word wrong in 192.
         self._model = ctranslate2.models.Whisper(
             str(self.model_dir),

@@ -5,7 +5,7 @@
 Each line is `espeak-ng -v en-us -s 150` (or the voice and rate given with it) resampled from 22,050 Hz to
 16 kHz. A line given as a list of parts is spoken part by part with `GAP_S` of silence between them (an id
 dictated digit by digit, with pauses).
-These are synthetic stand-ins: no fitting real recording of these words exists in ../shared/audio.
+These are synthetic stand-ins: no fitting real recording of these words exists among `recordings/`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The demo order-support toolset on a real SQLite database, seeded on first use.
+"""The demo order desk's toolset on a real SQLite database, seeded on first use (the agent itself is declared in
+order_support.yaml beside this file: `voiceloop call --agent examples/order_desk/order_support.yaml`).
 
 What a tool returns is what the model reads, and a small model copies it into its reply: so every result is one
 or two short sentences a person would say ("Order 4567 has shipped and is on its way to Lisbon. The total was
@@ -140,6 +141,21 @@ class OrderDesk:
             return f"There is no order {order_id}, so no address was changed."
         return f"Done: order {order_id} will now be delivered to {address}."
 
+    def check_expectations(self, expect: dict[str, Any]) -> list[str]:
+        """A call script's order-desk expectations (`refunds:`, `addresses:`), each unmet one as a line."""
+        fails: list[str] = []
+        if "refunds" in expect:
+            got = self.db.execute("SELECT order_id, amount FROM refunds").fetchall()
+            if [list(r) for r in got] != expect["refunds"]:
+                fails.append(f"refunds in the database should be {expect['refunds']}, got {got}")
+        for order_id, fragment in expect.get("addresses", {}).items():  # order id: words of its new address, or null
+            row = self.db.execute("SELECT address FROM orders WHERE id=?", (str(order_id),)).fetchone()
+            got_address = (row[0] if row else "") or ""
+            if (got_address != "") if fragment is None else fragment.lower() not in got_address.lower():
+                want = "stay unchanged" if fragment is None else f"contain {fragment!r}"
+                fails.append(f"order {order_id}'s address should {want}, got {got_address!r}")
+        return fails
+
     def tools(self) -> list[Tool]:
         def transfer_to_human(reason: str) -> str:
             raise Escalated(reason)
@@ -175,7 +191,12 @@ class OrderDesk:
         ]
 
 
-DEMO_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "order_support.yaml"
+def open_desk(data_dir: str | Path) -> OrderDesk:
+    """The agent file's `toolset`: one orders database in the server's (or scripted call's) data folder."""
+    return OrderDesk(Path(data_dir) / "orders.db")
+
+
+DEMO_CONFIG = Path(__file__).resolve().with_name("order_support.yaml")
 
 
 def demo_config() -> dict:
@@ -183,18 +204,18 @@ def demo_config() -> dict:
 
 
 def order_policy() -> Policy:
-    """The demo's policy, as written in configs/order_support.yaml."""
+    """The demo's policy, as written in order_support.yaml."""
     return load_policy(DEMO_CONFIG)
 
 
 # ---- the order desk as `voiceloop bench brain` measures it -----------------------------------------------
 
-EVAL_SET = Path(__file__).resolve().parent.parent / "tests" / "data" / "tool_choice_eval.yaml"
+EVAL_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "tool_choice_eval.yaml"
 
 
 def order_desk_brain(system_prompt: str | None = None) -> BrainSetup:
     """The prompt an Agent over the order desk sends (its tools, policy text, and the system prompt from
-    configs/order_support.yaml unless another is given), with the demo's tool-choice eval set."""
+    order_support.yaml unless another is given), with the demo's tool-choice eval set."""
     tools = OrderDesk(":memory:").tools()  # the schemas are what matters; nothing is executed here
     system = system_prompt if system_prompt is not None else demo_config()["system_prompt"]
     return BrainSetup(system, tools, order_policy().text, EVAL_SET)
