@@ -38,6 +38,9 @@ class Tool:
     # How to ask a caller before running it, e.g. "refund {amount} on order {order_id}" (arguments by name);
     # empty: voice.approval derives the question from the description and the arguments.
     confirm: str = ""
+    # For a write keyed by its call id (`idempotency_key`): the call id -> the result it committed, or None if it
+    # never committed. Lets a resumed run (or a restarted server) say what a write cut off by a kill really did.
+    reconcile: Callable[[str], str | None] | None = None
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -29,6 +29,7 @@ from voice.call_state import Barge, ClosedTurn, PendingApproval, SessionConfig, 
 from voice.reply import Chunker, Reply
 from voice.trace import TraceKind
 from voice.turns import TurnDetector, is_interruption, looks_finished
+from voice.write_truth import WriteOutcomes
 
 
 class CallCore(AgentSide):
@@ -58,6 +59,7 @@ class CallCore(AgentSide):
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
+        self.writes = WriteOutcomes()
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 import uuid
 from collections import deque
@@ -312,7 +313,8 @@ def order_desk_agents(model_for: Callable[[str], Model], data_dir: str | Path) -
     from voice.orders import OrderDesk, order_policy
 
     Path(data_dir).mkdir(parents=True, exist_ok=True)
-    desk = OrderDesk(Path(data_dir) / "orders.db")
+    # VOICELOOP_ORDERS_WRITE_DELAY_S slows every write inside its transaction (fault tests: a slow database)
+    desk = OrderDesk(Path(data_dir) / "orders.db", float(os.environ.get("VOICELOOP_ORDERS_WRITE_DELAY_S") or 0))
 
     def make(call_id: str) -> Agent:
         return Agent(model=model_for(call_id), tools=desk.tools(), policy=order_policy(),
