@@ -342,6 +342,7 @@ def add_serve_command(subparsers: Any) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from voice.calls import CallContext, CallFactory, CallRegistry, model_source, order_desk_agents
     from voice.session import SessionConfig
+    from voice.settle_on_start import settle_on_start
     from voice.stack import load_stack
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -365,6 +366,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stack = load_stack(args.stt, tts=args.tts)
     factory = CallFactory(stack, order_desk_agents(model_for, args.data_dir), args.data_dir,
                           SessionConfig(greeting=args.greeting, speculate=not args.no_speculate))
+    settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 
     def announce(port: int) -> None:
