@@ -26,7 +26,7 @@ from loop.types import ToolCall
 
 UNFINISHED = "unfinished (no terminal outcome)"
 CANCELLED = "cancelled by the caller (barge-in)"
-INTERRUPTED = "interrupted (killed; settled on restart)"
+INTERRUPTED = "interrupted (settled on restart)"
 LOW_HEADROOM = 0.05  # a completion with less than this fraction left of a resource counts as "close"
 _KINDS = (EventKind.RUN_STARTED, EventKind.MODEL_RESPONSE, EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED,
           EventKind.RUN_INTERRUPTED)

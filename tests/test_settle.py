@@ -104,7 +104,7 @@ def test_report_lists_how_each_settled_run_ended(tmp_path: Path) -> None:
     kill_at(journal, EventKind.APPROVAL, keep=False)
     settle(journal, desk)
     report = build_report(journal)
-    assert report["outcomes"]["interrupted (killed; settled on restart)"]["count"] == 1
+    assert report["outcomes"]["interrupted (settled on restart)"]["count"] == 1
     assert report["unfinished_runs"] == []
     assert [r["run_id"] for r in report["interrupted_runs"]] == ["r1"]
     assert "r1: server restarted: issue_refund was waiting for approval and was not run" in format_report(report)
