@@ -7,6 +7,7 @@ session makes and how much audio it sends, per second of speech."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from dataclasses import dataclass
 from functools import cache
@@ -21,7 +22,7 @@ from voice.calls import LoopingScript
 from voice.fixtures import FIXTURES
 from voice.incremental_stt import TurnTranscriber, quiet_cuts
 from voice.session import CallSession, SessionConfig
-from voice.turns import TurnConfig
+from voice.turns import TurnConfig, max_turn_seconds
 from voice.vad import SileroVAD
 
 SPEECH = FIXTURES / "recordings" / "speech"
@@ -127,6 +128,10 @@ def test_windows_of_a_growing_turn_never_move_so_only_the_newest_is_transcribed_
 
 
 def test_a_turn_length_must_be_sensible() -> None:
+    assert max_turn_seconds("45") == 45.0
+    for bad in ("0.5", "soon", "inf"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            max_turn_seconds(bad)
     with pytest.raises(ValueError):
         TurnConfig(max_turn_s=0.5)
     with pytest.raises(ValueError):

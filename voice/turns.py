@@ -3,6 +3,7 @@ real interruption or a cough/backchannel. Pure logic over VAD probabilities and 
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass
 
@@ -60,6 +61,17 @@ class TurnConfig(BaseModel):
     stt_window_s: float = Field(10.0, ge=2.0)
     """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
     again for a partial (`voice/incremental_stt.py`), so the cost per second of speech stays flat."""
+
+
+def max_turn_seconds(text: str) -> float:
+    """`--max-turn-s` as argparse reads it: a number of seconds above 1, else a clear usage error."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 1.0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a turn must be allowed more than 1 s (got {text})")
+    return seconds
 
 
 def looks_finished(text: str) -> bool:
