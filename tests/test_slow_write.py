@@ -119,3 +119,22 @@ def test_the_caller_hears_a_refund_that_was_made_even_when_the_run_then_fails(tm
     outcomes.observe({"call": REFUND.to_dict(), "status": "ok", "executed": True, "content": "Done."})
     assert outcomes.override == ""
     assert outcomes.after_failure() == "I did refund $20 on order 4567, but I couldn't finish the rest just now."
+
+
+def test_a_write_stuck_behind_another_writers_lock_past_its_timeout_never_lands(tmp_path: Path) -> None:
+    """The slow part is waiting for the database (another process holds its write lock), not the write itself."""
+    import sqlite3
+
+    desk = OrderDesk(tmp_path / "orders.db")
+    other = sqlite3.connect(tmp_path / "orders.db", isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock
+    release = threading.Timer(0.6, lambda: other.execute("COMMIT"))
+    release.start()
+    journal = str(tmp_path / "runs.db")
+    agent = Agent(ScriptedModel([REFUND, "It did not go through."]), desk.tools(), journal_path=journal,
+                  config=LoopConfig.profile("task", default_tool_timeout_s=0.2), approver=lambda call, verdict: True)
+    agent.run_sync("refund $20 on order 4567")
+    release.join()
+    time.sleep(0.3)  # the lock is free: an abandoned write that went on would land now
+    assert refunds(desk) == []
+    assert [(o["status"], o["executed"]) for o in finished(journal, "issue_refund")] == [("timeout", False)]

@@ -161,7 +161,7 @@ class OrderDesk:
         with self.lock:
             if key and (done := self._applied(key)) is not None:
                 return done
-            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("BEGIN IMMEDIATE")  # may wait for another writer: the gate is asked after any wait
             try:
                 result = change()
                 if self.write_delay_s:
@@ -170,10 +170,11 @@ class OrderDesk:
                     self.db.execute("INSERT INTO applied VALUES (?,?,?)", (key, tool, result))
                 if gate is not None and not gate.may_commit():
                     raise WriteAbandoned(f"{tool} was abandoned at its deadline and rolled back")
+                self.db.execute("COMMIT")
             except BaseException:
-                self.db.execute("ROLLBACK")
+                if self.db.in_transaction:  # a failed COMMIT leaves it open: nothing of it may stay
+                    self.db.execute("ROLLBACK")
                 raise
-            self.db.execute("COMMIT")
         return result
 
     def _applied(self, key: str) -> str | None:
