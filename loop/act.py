@@ -154,9 +154,30 @@ class ToolRunner:
             value = await asyncio.wait_for(_call(tool, kwargs, worker), timeout)
         except TimeoutError:
             return await self._after_deadline(call, tool, timeout, worker[0] if worker else None, gate, started)
+        except asyncio.CancelledError:  # the run was withdrawn (a barge-in) while this call ran
+            await self._withdrawn(call, tool, worker[0] if worker else None, gate, started)
+            raise
         except Exception as exc:
             return _raised(call, tool, exc)
         return _finished(call, tool, value, started, self.max_chars)
+
+    async def _withdrawn(self, call: ToolCall, tool: Tool, thread: Future[Any] | None, gate: CommitGate | None,
+                         started: float) -> None:
+        """A write cut off by its run's cancellation: a gated one rolls back, or — already committing — is
+        awaited and its real result journaled; an ungated one still running keeps later writes waiting."""
+        if not tool.mutates or thread is None or (gate is not None and gate.abandon()):
+            return
+        if gate is None:
+            if not thread.done():
+                self.unsettled.append((call.name, thread))
+            return
+        try:
+            value = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(thread)), self.commit_grace_s)
+        except (TimeoutError, asyncio.CancelledError, Exception):
+            self.unsettled.append((call.name, thread))
+            return
+        if self.on_finish is not None:
+            self.on_finish(_finished(call, tool, value, started, self.max_chars))
 
     async def _after_deadline(self, call: ToolCall, tool: Tool, timeout: float, thread: Future[Any] | None,
                               gate: CommitGate | None, started: float) -> Observation:

@@ -4,6 +4,7 @@ as not made) or awaited (journaled as made) — the journal, the orders database
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -138,3 +139,48 @@ def test_a_write_stuck_behind_another_writers_lock_past_its_timeout_never_lands(
     time.sleep(0.3)  # the lock is free: an abandoned write that went on would land now
     assert refunds(desk) == []
     assert [(o["status"], o["executed"]) for o in finished(journal, "issue_refund")] == [("timeout", False)]
+
+
+async def _cancel_when(started: threading.Event, agent: Agent) -> None:
+    task = asyncio.create_task(agent.run("refund $20 on order 4567", run_id="r"))
+    while not started.is_set():
+        await asyncio.sleep(0.01)
+    task.cancel("caller barged in")
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+def test_a_run_withdrawn_during_a_slow_write_rolls_the_write_back(tmp_path: Path) -> None:
+    desk = OrderDesk(tmp_path / "orders.db", write_delay_s=0.5)
+    started = threading.Event()
+    journal = str(tmp_path / "runs.db")
+    agent = Agent(ScriptedModel([REFUND, "Done."]), desk.tools(), journal_path=journal,
+                  config=LoopConfig.profile("task"), approver=lambda call, verdict: True,
+                  listeners=[lambda ev: started.set() if ev.kind == "tool_started" else None])
+    asyncio.run(_cancel_when(started, agent))
+    time.sleep(0.8)
+    assert refunds(desk) == []
+    kinds = [e.kind for e in Journal(journal).events("r")]
+    assert kinds[-1] == "run_cancelled" and "tool_finished" not in kinds
+    assert desk.reconcile("call_refund") is None  # what a later settle or resume will find: not made
+
+
+def test_a_run_withdrawn_while_its_write_commits_journals_the_write(tmp_path: Path) -> None:
+    started, committed = threading.Event(), threading.Event()
+
+    def slow_commit(order_id: str, commit_gate: CommitGate) -> str:
+        assert commit_gate.may_commit()
+        started.set()
+        time.sleep(0.3)
+        committed.set()
+        return f"refunded {order_id}"
+
+    journal = str(tmp_path / "runs.db")
+    agent = Agent(ScriptedModel([ToolCall("slow_commit", {"order_id": "1"}), "Refunded."]),
+                  [Tool(slow_commit, args=ORDER_SCHEMA, mutates=True)], journal_path=journal,
+                  config=LoopConfig.profile("task"))
+    asyncio.run(_cancel_when(started, agent))
+    assert committed.is_set()
+    events = Journal(journal).events("r")
+    assert [e.kind for e in events][-2:] == ["tool_finished", "run_cancelled"]
+    assert events[-2].payload["status"] == "ok" and events[-2].payload["content"] == "refunded 1"
