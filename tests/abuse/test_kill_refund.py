@@ -194,5 +194,4 @@ async def test_a_refund_slower_than_the_tool_timeout_is_rolled_back_and_the_call
     assert refunds(data) == []
     assert refund_outcomes(data) == [("timeout", False)]
     assert "refunded" not in told.lower()
-    assert "couldn't refund $20 on order 4567" in told.lower().replace("twenty dollars", "$20") or \
-        "couldn't refund" in told.lower()
+    assert "I'm sorry, I couldn't refund $20 on order 4567: it didn't go through, so nothing was changed." in told
