@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop.commit_gate import CommitGate
 from loop.events import FAILED_STATUSES
 from loop.events import ObservationStatus as Status
 from loop.outcomes import Escalated
@@ -72,6 +73,8 @@ class ToolRunner:
     # Sync writes that timed out but whose thread still runs (shared by every batch of one agent): until they
     # end, no other write may start, because they can still take effect.
     unsettled: list[tuple[str, Future[Any]]] = field(default_factory=list)
+    # A gated write that passed its gate before the deadline is committing: how long to wait for its result.
+    commit_grace_s: float = 30.0
 
     async def run_batch(self, approved: list[tuple[ToolCall, Tool]]) -> list[Observation]:
         """Reads first (concurrently), then writes in proposal order; results come back in proposal order.
@@ -131,8 +134,7 @@ class ToolRunner:
             return Observation(call, early.content, True, early.status, early.cost_usd, escalation=early.escalation,
                                extra={"speculative": True})
         if call.id in self.interrupted and tool.mutates:  # a read can simply run again; a write cannot
-            return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart and its effect is "
-                                "unknown. Check the current state before calling it again.")
+            return reconciled(call, tool)
         timeout = tool.timeout_s or self.default_timeout_s
         with tool_span(call) as span:
             obs = await self._execute(call, tool, kwargs, timeout)
@@ -140,24 +142,89 @@ class ToolRunner:
         return obs
 
     async def _execute(self, call: ToolCall, tool: Tool, kwargs: dict[str, Any], timeout: float) -> Observation:
-        if "idempotency_key" in inspect.signature(tool.fn).parameters:
+        params = inspect.signature(tool.fn).parameters
+        if "idempotency_key" in params:
             kwargs = {**kwargs, "idempotency_key": call.id}
+        gate = CommitGate() if "commit_gate" in params else None
+        if gate is not None:
+            kwargs = {**kwargs, "commit_gate": gate}
         started = time.perf_counter()
         worker: list[Future[Any]] = []
         try:
             value = await asyncio.wait_for(_call(tool, kwargs, worker), timeout)
         except TimeoutError:
-            if tool.mutates and worker and not worker[0].done():  # a thread cannot be stopped: it may still write
-                self.unsettled.append((call.name, worker[0]))
-            return Observation(call, _timed_out(tool, timeout), True, Status.TIMEOUT, cost_usd=tool.max_cost_usd)
-        except Escalated as exc:
-            return Observation(call, f"Handed over to a human: {exc.reason}", True, Status.OK, escalation=exc.reason)
+            return await self._after_deadline(call, tool, timeout, worker[0] if worker else None, gate, started)
+        except asyncio.CancelledError:  # the run was withdrawn (a barge-in) while this call ran
+            await self._withdrawn(call, tool, worker[0] if worker else None, gate, started)
+            raise
         except Exception as exc:
-            return Observation(call, _describe_failure(tool, exc), True, Status.ERROR, cost_usd=tool.max_cost_usd)
-        cost = value.cost_usd if isinstance(value, ToolOutput) else tool.max_cost_usd
-        content = trim(render(value.value if isinstance(value, ToolOutput) else value), self.max_chars)
-        return Observation(call, content, True, Status.OK, cost_usd=cost,
-                           extra={"duration_s": round(time.perf_counter() - started, 6)})
+            return _raised(call, tool, exc)
+        return _finished(call, tool, value, started, self.max_chars)
+
+    async def _withdrawn(self, call: ToolCall, tool: Tool, thread: Future[Any] | None, gate: CommitGate | None,
+                         started: float) -> None:
+        """A write cut off by its run's cancellation: a gated one rolls back, or — already committing — is
+        awaited and its real result journaled; an ungated one still running keeps later writes waiting."""
+        if not tool.mutates or thread is None or (gate is not None and gate.abandon()):
+            return
+        if gate is None:
+            if not thread.done():
+                self.unsettled.append((call.name, thread))
+            return
+        try:
+            value = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(thread)), self.commit_grace_s)
+        except (TimeoutError, asyncio.CancelledError, Exception):
+            self.unsettled.append((call.name, thread))
+            return
+        if self.on_finish is not None:
+            self.on_finish(_finished(call, tool, value, started, self.max_chars))
+
+    async def _after_deadline(self, call: ToolCall, tool: Tool, timeout: float, thread: Future[Any] | None,
+                              gate: CommitGate | None, started: float) -> Observation:
+        """The tool timed out. A gated write either gives up for real or is committing: then its real result
+        is awaited, so the journal says what the database holds. An ungated write's effect is unknown."""
+        if gate is not None and gate.abandon():
+            return Observation(call, _abandoned(tool, timeout), False, Status.TIMEOUT, extra={"abandoned": True})
+        if gate is not None and thread is not None:
+            try:
+                value = await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(thread)), self.commit_grace_s)
+            except TimeoutError:
+                pass  # committing for longer than the grace period: report it as unknown, and keep writes serial
+            except Exception as exc:
+                return _raised(call, tool, exc)
+            else:
+                obs = _finished(call, tool, value, started, self.max_chars)
+                obs.extra["past_timeout_s"] = timeout
+                return obs
+        if tool.mutates and thread is not None and not thread.done():  # a thread cannot be stopped: it may write
+            self.unsettled.append((call.name, thread))
+        return Observation(call, _timed_out(tool, timeout), True, Status.TIMEOUT, cost_usd=tool.max_cost_usd)
+
+
+def _finished(call: ToolCall, tool: Tool, value: Any, started: float, max_chars: int) -> Observation:
+    cost = value.cost_usd if isinstance(value, ToolOutput) else tool.max_cost_usd
+    content = trim(render(value.value if isinstance(value, ToolOutput) else value), max_chars)
+    return Observation(call, content, True, Status.OK, cost_usd=cost,
+                       extra={"duration_s": round(time.perf_counter() - started, 6)})
+
+
+def _raised(call: ToolCall, tool: Tool, exc: Exception) -> Observation:
+    if isinstance(exc, Escalated):
+        return Observation(call, f"Handed over to a human: {exc.reason}", True, Status.OK, escalation=exc.reason)
+    return Observation(call, _describe_failure(tool, exc), True, Status.ERROR, cost_usd=tool.max_cost_usd)
+
+
+def reconciled(call: ToolCall, tool: Tool) -> Observation:
+    """A write a restart cut off: its tool's `reconcile` (the idempotency key, looked up where the write lands)
+    says whether it committed; without one its effect is unknown."""
+    if tool.reconcile is not None:
+        done = tool.reconcile(call.id)
+        if done is not None:
+            return Observation(call, done, True, Status.OK, extra={"reconciled": True})
+        return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart before it took effect, "
+                            "so nothing was changed.")
+    return not_executed(call, Status.INTERRUPTED, f"{call.name} was cut off by a restart and its effect is "
+                        "unknown. Check the current state before calling it again.")
 
 
 async def _call(tool: Tool, kwargs: dict[str, Any], worker: list[Future[Any]]) -> Any:
@@ -166,6 +233,11 @@ async def _call(tool: Tool, kwargs: dict[str, Any], worker: list[Future[Any]]) -
     ctx = contextvars.copy_context()  # carry the trace context into the worker thread
     worker.append(_POOL.submit(ctx.run, tool.fn, **kwargs))
     return await asyncio.wrap_future(worker[0])
+
+
+def _abandoned(tool: Tool, timeout: float) -> str:
+    return (f"{tool.name} did not finish within {timeout:g} s, so it was cancelled before it took effect: "
+            "nothing was changed.")
 
 
 def _timed_out(tool: Tool, timeout: float) -> str:

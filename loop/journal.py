@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loop.events import EventKind
+from loop.events import RUN_ENDS, EventKind
 from loop.types import canonical_json
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,15 @@ class Journal:
     def run_ids(self) -> list[str]:
         with self._lock:
             rows = self._db.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(rowid)").fetchall()
+        return [r[0] for r in rows]
+
+    def unfinished_run_ids(self) -> list[str]:
+        """Runs with no closing event (run_finished, run_cancelled, run_interrupted): live, or killed."""
+        ends = sorted(RUN_ENDS)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT run_id FROM events GROUP BY run_id HAVING sum(kind IN ({','.join('?' * len(ends))})) = 0 "
+                "ORDER BY MIN(rowid)", ends).fetchall()
         return [r[0] for r in rows]
 
     def close(self) -> None:

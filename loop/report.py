@@ -1,8 +1,10 @@
 """`voiceloop report runs.db`: what a journal says about how runs end.
 
-Reads only four event kinds — run_started, model_response, run_finished, run_cancelled — straight from SQLite
-(read-only), so it can run against a journal that live agents are still appending to. A run its caller cut off
-(a barge-in) is counted as cancelled, apart from the outcomes: it did not end for a reason of its own.
+Reads only five event kinds — run_started, model_response, run_finished, run_cancelled, run_interrupted — straight
+from SQLite (read-only), so it can run against a journal that live agents are still appending to. A run its
+caller cut off (a barge-in) is counted as cancelled, and a killed run closed on restart (`loop.settle`) as
+interrupted, apart from the outcomes: neither ended for a reason of its own. Each interrupted run is listed with
+its reason (what became of its writes).
 Percentiles are nearest-rank: every figure shown is a value some run actually had.
 """
 
@@ -24,8 +26,10 @@ from loop.types import ToolCall
 
 UNFINISHED = "unfinished (no terminal outcome)"
 CANCELLED = "cancelled by the caller (barge-in)"
+INTERRUPTED = "interrupted (settled on restart)"
 LOW_HEADROOM = 0.05  # a completion with less than this fraction left of a resource counts as "close"
-_KINDS = (EventKind.RUN_STARTED, EventKind.MODEL_RESPONSE, EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED)
+_KINDS = (EventKind.RUN_STARTED, EventKind.MODEL_RESPONSE, EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED,
+          EventKind.RUN_INTERRUPTED)
 
 
 @dataclass
@@ -36,6 +40,7 @@ class _Run:
     finished: dict[str, Any] | None = None  # run_finished payload
     finished_meta: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
+    interrupted: dict[str, Any] | None = None  # run_interrupted payload
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -67,17 +72,19 @@ def _read_runs(journal_path: str | Path) -> list[_Run]:
             run.calls += [ToolCall.from_dict(c) for c in data.get("response", {}).get("tool_calls", [])]
         elif kind == EventKind.RUN_CANCELLED:
             run.cancelled = True
+        elif kind == EventKind.RUN_INTERRUPTED:
+            run.interrupted = data
         else:
             run.finished, run.finished_meta = data, json.loads(meta)
     return list(runs.values())
 
 
 def _outcomes(runs: list[_Run]) -> dict[str, dict[str, float]]:
-    names = [o.value for o in RunOutcome] + [CANCELLED, UNFINISHED]
+    names = [o.value for o in RunOutcome] + [CANCELLED, INTERRUPTED, UNFINISHED]
     counts = dict.fromkeys(names, 0)
     for run in runs:
         key = run.finished.get("outcome", RunOutcome.ERROR.value) if run.finished else (
-            CANCELLED if run.cancelled else UNFINISHED)
+            CANCELLED if run.cancelled else INTERRUPTED if run.interrupted else UNFINISHED)
         counts[key] = counts.get(key, 0) + 1  # an outcome this version does not know still gets a row
     total = len(runs)
     return {k: {"count": n, "percent": round(100 * n / total, 1) if total else 0.0} for k, n in counts.items()}
@@ -112,7 +119,9 @@ def build_report(journal_path: str | Path) -> dict[str, Any]:
         "journal": str(journal_path),
         "runs": len(runs),
         "outcomes": _outcomes(runs),
-        "unfinished_runs": [r.run_id for r in runs if not r.finished and not r.cancelled],
+        "unfinished_runs": [r.run_id for r in runs if not r.finished and not r.cancelled and not r.interrupted],
+        "interrupted_runs": [{"run_id": r.run_id, "reason": r.interrupted["reason"],
+                              "writes": r.interrupted.get("writes", [])} for r in runs if r.interrupted],
         "turns_to_completion": {"runs": len(turns), "p50": percentile(turns, 50), "p95": percentile(turns, 95)},
         "repeated_intent_depth": _depths(runs),
         "headroom_at_completion": _headroom(completed),
@@ -146,6 +155,11 @@ def format_report(report: dict[str, Any]) -> str:
         shown = report["unfinished_runs"][:10]
         more = len(report["unfinished_runs"]) - len(shown)
         lines.append(f"  unfinished run ids: {', '.join(shown)}" + (f" (+{more} more)" if more else ""))
+    if report.get("interrupted_runs"):
+        lines += ["", "Interrupted runs (killed, settled on restart)"]
+        lines += [f"  {r['run_id']}: {r['reason']}" for r in report["interrupted_runs"][:20]]
+        if len(report["interrupted_runs"]) > 20:
+            lines.append(f"  (+{len(report['interrupted_runs']) - 20} more)")
     t = report["turns_to_completion"]
     lines += ["", f"Turns to completion (COMPLETED runs: {t['runs']})",
               f"  p50 {_num(t['p50'])}   p95 {_num(t['p95'])}"]

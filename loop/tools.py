@@ -42,9 +42,12 @@ class Tool:
     # empty: voice.approval derives the question from the description and the arguments.
     confirm: str = ""
     # Its result is already what a person would say to the caller ("Order 4567 has shipped..."): when every call
-    # of a batch is such a tool and all ran fine, the results are the run's answer and the model is not asked
-    # to rephrase them (one model call less per tool turn; the OpenAI Agents SDK calls this stop-on-tool).
+    # of a batch is such a tool and all ran fine, the results are said at once as the answer, and the model is
+    # asked only whether anything else needs doing (its words are never said: it need not reword the result).
     answers: bool = False
+    # For a write keyed by its call id (`idempotency_key`): the call id -> the result it committed, or None if it
+    # never committed. Lets a resumed run (or a restarted server) say what a write cut off by a kill really did.
+    reconcile: Callable[[str], str | None] | None = None
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from loop import Budget, Event, Journal, LoopConfig, RunOutcome, ScriptedModel, ScriptedTurn, ToolCall
 from loop.cli_commands import add_loop_commands
-from loop.report import CANCELLED, UNFINISHED, build_report, format_report, percentile
+from loop.report import CANCELLED, INTERRUPTED, UNFINISHED, build_report, format_report, percentile
 from tests.helpers import Calls, agent, read_tool
 
 
@@ -48,7 +48,7 @@ def test_report_numbers(journal: str) -> None:
     assert report["runs"] == 6
     assert {k: v["count"] for k, v in report["outcomes"].items()} == {
         "COMPLETED": 3, "BUDGET_EXHAUSTED": 1, "GUARDRAIL_STOP": 0, "LOOP_DETECTED": 1, "APPROVAL_DENIED": 0,
-        "ESCALATED": 0, "TOOL_FAILURE": 0, "ERROR": 0, CANCELLED: 0, UNFINISHED: 1}
+        "ESCALATED": 0, "TOOL_FAILURE": 0, "ERROR": 0, CANCELLED: 0, INTERRUPTED: 0, UNFINISHED: 1}
     assert report["outcomes"]["COMPLETED"]["percent"] == 50.0
     assert report["outcomes"][UNFINISHED]["percent"] == 16.7
     assert report["unfinished_runs"] == ["stuck"]
@@ -81,6 +81,7 @@ Outcomes
   TOOL_FAILURE                           0   0.0
   ERROR                                  0   0.0
   cancelled by the caller (barge-in)     0   0.0
+  interrupted (settled on restart)       0   0.0
   unfinished (no terminal outcome)       1  16.7
   unfinished run ids: stuck
 
@@ -105,7 +106,7 @@ def test_empty_journal_lists_every_outcome_at_zero(tmp_path: Path) -> None:
     Journal(db).close()
     report = build_report(db)
     assert report["runs"] == 0
-    assert len(report["outcomes"]) == 10 and all(v == {"count": 0, "percent": 0.0} for v in report["outcomes"].values())
+    assert len(report["outcomes"]) == 11 and all(v == {"count": 0, "percent": 0.0} for v in report["outcomes"].values())
     assert report["turns_to_completion"] == {"runs": 0, "p50": None, "p95": None}
     assert "p50 -   p95 -" in format_report(report)
 

@@ -17,6 +17,7 @@ from voice.call_events import CallCommand, SpeechKind
 from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
 from voice.reply import Chunker, Reply
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
+from voice.write_truth import WriteOutcomes
 
 
 class AgentSide:
@@ -33,6 +34,7 @@ class AgentSide:
     approval: PendingApproval | None
     run_active: bool
     waiting_turn: tuple[str, dict[str, float], float] | None
+    writes: WriteOutcomes  # the run's approved writes and how they ended: what the caller may be told
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -93,16 +95,18 @@ class AgentSide:
         self.turns.append(rec)
         self.generation += 1
         self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
-        self.run_active, self.transcript = True, []
+        self.run_active, self.transcript, self.writes = True, [], WriteOutcomes()
         self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 
     def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
         if kind == EventKind.MODEL_DELTA and payload.get("type") == "text":
             self.reply.mark("first_token", self.clock())
-            for clause in self.reply.chunker.push(payload["text"]):
+            for clause in [] if self.writes.override else self.reply.chunker.push(payload["text"]):
                 self._say(clause, SpeechKind.REPLY)
         elif kind == EventKind.MODEL_RESPONSE:
-            for clause in self.reply.chunker.flush():
+            truth = self.writes.override  # an approved write failed: the caller hears that, not the model
+            for clause in self.reply.chunker.push(truth) + self.reply.chunker.flush() if truth \
+                    else self.reply.chunker.flush():
                 self._say(clause, SpeechKind.REPLY)
         elif kind == EventKind.TOOL_ANSWER:  # a tool's result is the reply as it stands (loop.Tool.answers)
             self.reply.mark("first_token", self.clock())
@@ -110,6 +114,8 @@ class AgentSide:
                 self._say(clause, SpeechKind.REPLY)
         elif kind in FORWARDED_LOOP_EVENTS:
             self._trace(loop_trace_kind(kind), **{k: v for k, v in payload.items() if k != "content"})
+            if kind == EventKind.TOOL_RESULT:
+                self.writes.observe(payload)
             if kind == EventKind.TOOL_RESULT and self.reply.record is not None:
                 self.reply.record.tool_calls.append({**payload["call"], "status": payload["status"],
                                                      "executed": payload["executed"]})
@@ -132,10 +138,15 @@ class AgentSide:
     def _record_result(self, rec: TurnRecord, result: RunResult) -> None:
         self.history = result.messages
         rec.outcome, rec.reason, rec.agent_text = result.outcome.value, result.reason, result.answer
+        if (truth := self.writes.override) and result.outcome is RunOutcome.COMPLETED:
+            rec.agent_text = truth  # what the caller heard; the model's claim is not kept as the agent's words
+            last = next((m for m in reversed(self.history) if m.role == "assistant"), None)
+            if last is not None:
+                last.content = truth
         if result.outcome is RunOutcome.ESCALATED:
             self._say("Let me get a person to help you with that. Please hold.", SpeechKind.REPLY)
         elif result.outcome is not RunOutcome.COMPLETED:
-            self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+            self._say(self.writes.override or self.writes.after_failure(), SpeechKind.REPLY)
 
     def _may_speculate(self) -> bool:
         return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
@@ -151,6 +162,7 @@ class AgentSide:
             self._out.append(ce.SettleApproval(False))
             return
         self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
+        self.writes.ask(ev.call, ev.tool)
         self.approval = PendingApproval(ev.call, self.now)
         self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
 

@@ -28,9 +28,11 @@ from voice.call_agent_side import AgentSide
 from voice.call_events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call_state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord
 from voice.caller_digits import join_spoken_digits
+from voice.incremental_stt import TurnTranscriber
 from voice.reply import Chunker, Reply
 from voice.trace import TraceKind
 from voice.turns import TurnDetector, is_interruption, needed_silence
+from voice.write_truth import WriteOutcomes
 
 
 class CallCore(AgentSide):
@@ -46,6 +48,7 @@ class CallCore(AgentSide):
         self.trace: list[dict[str, Any]] = []
         self.now = 0.0
         self.turn_audio: list[np.ndarray] = []
+        self.heard = TurnTranscriber(config.turns.stt_window_s)  # the turn's finished windows, transcribed once
         self.preroll: np.ndarray | None = None
         self.arrivals: deque[tuple[float, float]] = deque(maxlen=64)  # (call time, wall time) per frame
         self.barge: Barge | None = None
@@ -60,6 +63,7 @@ class CallCore(AgentSide):
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
+        self.writes = WriteOutcomes()
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -147,6 +151,7 @@ class CallCore(AgentSide):
         self._check_approval_timeout()
         if self.detector.update(frame.prob, frame.t, FRAME_S):
             self.turn_audio = [self.preroll, frame.pcm] if self.preroll is not None else [frame.pcm]
+            self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)
             self._on_speech_start(frame.t)
         elif self.detector.in_turn:
             self.turn_audio.append(frame.pcm)
@@ -173,6 +178,10 @@ class CallCore(AgentSide):
             self.next_barge_check = t + turns.barge_check_every_s
             self._want_transcript()
         silence = self.detector.silence_s(t + FRAME_S)
+        if t + FRAME_S - self.detector.onset_s >= turns.max_turn_s and self.closed is None:
+            self._trace(TraceKind.CALLER_TURN_CAPPED, speech_s=round(self.detector.speech_s(), 3))
+            self._close_by_silence(capped=True)  # a bounded turn: answer this much; more speech is a new turn
+            return
         if silence >= turns.hold_silence_s and key not in self.partials:
             self._close_by_silence()  # long enough whatever the words: the turn is over, its text still coming
             return
@@ -192,7 +201,7 @@ class CallCore(AgentSide):
             self.wanted = False if not optional else (self.wanted is not False)
             return
         self.asked[key] = self.now
-        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional))
+        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
 
     def _on_transcript(self, ev: ce.TranscriptReady) -> None:
         if self.closed is not None and ev.key == self.closed.speech_end:
@@ -248,22 +257,23 @@ class CallCore(AgentSide):
         self.speculation_key, self.barge_seen = None, -1.0
         self.barge = None
 
-    def _close_by_silence(self) -> None:
-        """Silence alone has ended the turn, but its transcript is not back (a busy Whisper): take new speech
-        as a new turn from here, and act on this one when its text arrives."""
-        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
-        asked, audio = self.asked.get(turn.speech_end), np.concatenate(self.turn_audio)
+    def _close_by_silence(self, capped: bool = False) -> None:
+        """Silence alone (or the turn's length) has ended the turn, but its transcript is not back (a busy
+        Whisper): take new speech as a new turn from here, and act on this one when its text arrives."""
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge, capped)
+        asked, audio, heard = self.asked.get(turn.speech_end), np.concatenate(self.turn_audio), self.heard
         self._forget_turn()
         self.closed = turn
         self.asked[turn.speech_end] = self.now if asked is None else asked
         if asked is None:
-            self._out.append(ce.Transcribe(turn.speech_end, audio))
+            self._out.append(ce.Transcribe(turn.speech_end, audio, turn=heard))
 
     def _finish_closed(self, ev: ce.TranscriptReady) -> None:
         turn, self.closed = self.closed, None
         assert turn is not None
         asked = self.asked.pop(ev.key, self.now)
-        self._turn_over(turn, ev.text, self.cfg.turns.hold_silence_s, asked + ev.took_ms / 1000)
+        waited = 0.0 if turn.capped else self.cfg.turns.hold_silence_s  # a capped turn waited for no silence
+        self._turn_over(turn, ev.text, waited, asked + ev.took_ms / 1000)
         if self.detector.in_turn and self.barge is None and self.run_active:
             self.barge = Barge(self.detector.onset_s)  # the caller is already talking over the thinking agent
 

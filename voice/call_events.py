@@ -14,6 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from loop import Event, Message, RunResult, Tool, ToolCall, Verdict
+from voice.engines import STT
+from voice.incremental_stt import TurnTranscriber
 
 
 class CallState(StrEnum):
@@ -149,11 +151,16 @@ CallInput = (CallerFrame | TranscriptReady | TranscriptSkipped | SpeechReady | A
 
 @dataclass(frozen=True)
 class Transcribe:
-    """Transcribe the caller's turn so far. `optional` ones feed speculation and may be skipped."""
+    """Transcribe the caller's turn so far. `optional` ones feed speculation and may be skipped. `turn` keeps
+    the text of the turn's finished windows, so only its newest audio is transcribed again."""
 
     key: float
     audio: np.ndarray
     optional: bool = False
+    turn: TurnTranscriber | None = None
+
+    def text(self, stt: STT) -> str:
+        return (self.turn.transcribe(stt, self.audio) if self.turn is not None else stt.transcribe(self.audio)).strip()
 
 
 @dataclass(frozen=True)

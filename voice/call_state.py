@@ -74,6 +74,7 @@ class ClosedTurn:
     speech_end: float
     duration: float
     barge: Barge | None
+    capped: bool = False  # closed at max_turn_s while the caller was still talking, not by silence
 
 
 def complete_pairs(messages: list[Message]) -> list[Message]:

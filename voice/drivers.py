@@ -223,7 +223,7 @@ class VirtualDriver(CallDriver):
 
     def transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
-        text = self.stt.transcribe(command.audio).strip()
+        text = command.text(self.stt)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
 
     def synthesize(self, command: Synthesize) -> None:
@@ -302,7 +302,7 @@ class RealtimeDriver(CallDriver):
     async def _transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
         try:
-            text = (await asyncio.to_thread(self.stt.transcribe, command.audio)).strip()
+            text = await asyncio.to_thread(command.text, self.stt)
         except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
             log.error("speech-to-text failed: %r", exc)
             self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])

@@ -321,6 +321,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 def add_serve_command(subparsers: Any) -> None:
     from voice.agent_source import add_agent_option
     from voice.engines import add_engine_options
+    from voice.turns import max_turn_seconds
 
     p = subparsers.add_parser("serve", help="browser page, Twilio Media Streams and the operator API on one port")
     p.add_argument("--host", default="127.0.0.1")
@@ -334,6 +335,8 @@ def add_serve_command(subparsers: Any) -> None:
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
+    p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
+                   help="a caller turn is closed and answered after this many seconds of speech (default 30)")
     p.add_argument("--allow-origin", action="append", default=[], help="extra browser origin to accept")
     p.add_argument("--public-host", default="", help="host Twilio reaches us at (TwiML and signatures)")
     p.add_argument("--no-twilio-key", action="store_true",
@@ -346,7 +349,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from voice.calls import CallContext, CallFactory, CallRegistry, model_source
     from voice.engines import STT_ENGINES, TTS_ENGINES
     from voice.session import SessionConfig
+    from voice.settle_on_start import settle_on_start
     from voice.stack import load_stack
+    from voice.turns import TurnConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("uvicorn").setLevel(logging.WARNING)  # uvicorn logs every socket at INFO; calls are logged
@@ -371,7 +376,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stack = load_stack(stt, tts=tts)
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
-                          SessionConfig(greeting=greeting, speculate=not args.no_speculate))
+                          SessionConfig(greeting=greeting, speculate=not args.no_speculate,
+                                        turns=TurnConfig(max_turn_s=args.max_turn_s)))
+    settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 
     def announce(port: int) -> None:

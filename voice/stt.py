@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from voice.audio import SAMPLE_RATE, as_int16
+from voice.incremental_stt import quiet_cuts
 from voice.vad import SileroVAD
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never let a missing file turn into a hub download
@@ -219,18 +220,7 @@ class WhisperSTT:
         """Cut audio into windows of at most max_window_s, each cut at the quietest 100 ms of its
         last 5 s so words are not split. A cut depends only on audio before it, so a growing
         stream keeps its earlier windows (`transcribe(..., cache=...)` reuses them)."""
-        limit, search = int(self.max_window_s * SAMPLE_RATE), 5 * SAMPLE_RATE
-        block = SAMPLE_RATE // 10
-        windows, start = [], 0
-        while len(samples) - start > limit:
-            region = samples[start + limit - search : start + limit].astype(np.float64)
-            energies = np.square(region).reshape(-1, block).sum(axis=1)
-            cut = start + limit - search + (int(np.argmin(energies)) + 1) * block
-            windows.append((start, cut))
-            start = cut
-        if start < len(samples):
-            windows.append((start, len(samples)))
-        return windows
+        return quiet_cuts(samples, self.max_window_s)
 
     def _has_speech(self, window: np.ndarray) -> bool:
         if _rms(window) < SILENCE_RMS:

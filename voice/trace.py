@@ -24,6 +24,7 @@ class TraceKind(StrEnum):
     CALLER_PARTIAL = "caller_partial"  # a partial transcript while the caller speaks
     CALLER_TURN_ENDED = "caller_turn_ended"  # endpointing closed the turn; the final text
     IGNORED_NOISE = "ignored_noise"  # speech-like sound with no words
+    CALLER_TURN_CAPPED = "caller_turn_capped"  # the turn reached max_turn_s: closed and answered; more is a new turn
     # the agent
     AGENT_AUDIO_STARTED = "agent_audio_started"
     AGENT_SAID = "agent_said"  # one clause synthesised (part: reply, ask, greeting...)

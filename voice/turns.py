@@ -3,10 +3,11 @@ real interruption or a cough/backchannel. Pure logic over VAD probabilities and 
 
 from __future__ import annotations
 
+import argparse
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 BACKCHANNELS = {
     "uh-huh",
@@ -58,6 +59,22 @@ class TurnConfig(BaseModel):
     """While the caller talks over the agent, how often the words so far are checked for a real interruption."""
     speculate_every_s: float = 0.6
     """How often a partial transcript is offered for speculative reads while the caller speaks."""
+    max_turn_s: float = Field(30.0, gt=1.0)
+    """A caller turn is closed and answered after this much speech; what they say after it is the next turn."""
+    stt_window_s: float = Field(10.0, ge=2.0)
+    """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
+    again for a partial (`voice/incremental_stt.py`), so the cost per second of speech stays flat."""
+
+
+def max_turn_seconds(text: str) -> float:
+    """`--max-turn-s` as argparse reads it: a number of seconds above 1, else a clear usage error."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 1.0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a turn must be allowed more than 1 s (got {text})")
+    return seconds
 
 
 def looks_finished(text: str) -> bool:

@@ -9,8 +9,10 @@ $59.90."), with the facts a caller asks for and nothing else (no customer name, 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from loop import Escalated, Policy, Tool
 from loop.brain_bench import BrainSetup
+from loop.commit_gate import CommitGate, WriteAbandoned
 from loop.policy_config import load_policy
 from loop.prompt import PromptAssembler
 
@@ -86,15 +89,23 @@ class TransferArgs(BaseModel):
 
 
 class OrderDesk:
-    """Owns the database; every tool is a method so tests can point it at a temp file."""
+    """Owns the database; every tool is a method so tests can point it at a temp file.
 
-    def __init__(self, path: str | Path) -> None:
+    Writes are keyed by the call id (`idempotency_key`) and run in one transaction that also records their result
+    in `applied`; they commit only if the loop has not given up on them (`CommitGate`). So a write is made at
+    most once, a write cut off by its timeout or by a kill leaves nothing behind, and `reconcile(call_id)` tells
+    what a write really did. `write_delay_s` slows every write inside its transaction (a slow database, in
+    tests: `VOICELOOP_ORDERS_WRITE_DELAY_S` for `voiceloop serve`)."""
+
+    def __init__(self, path: str | Path, write_delay_s: float = 0.0) -> None:
         self.db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self.lock = threading.Lock()
+        self.write_delay_s = write_delay_s
         self.db.executescript("""
             CREATE TABLE IF NOT EXISTS orders (id TEXT PRIMARY KEY, customer TEXT, city TEXT, status TEXT,
                                                total REAL, address TEXT DEFAULT '');
             CREATE TABLE IF NOT EXISTS refunds (idempotency_key TEXT PRIMARY KEY, order_id TEXT, amount REAL);
+            CREATE TABLE IF NOT EXISTS applied (idempotency_key TEXT PRIMARY KEY, tool TEXT, result TEXT);
         """)
         if not self.db.execute("SELECT count(*) FROM orders").fetchone()[0]:
             self.db.executemany("INSERT INTO orders (id, customer, city, status, total) VALUES (?,?,?,?,?)", SEED)
@@ -124,22 +135,61 @@ class OrderDesk:
                 "SELECT coalesce(sum(amount), 0) FROM refunds WHERE order_id=?", (order_id,)
             ).fetchone()[0]
 
-    def issue_refund(self, order_id: str, amount: float, idempotency_key: str) -> str:
-        with self.lock:
+    def issue_refund(self, order_id: str, amount: float, idempotency_key: str,
+                     commit_gate: CommitGate | None = None) -> str:
+        def change() -> str | None:
             if self.db.execute("SELECT 1 FROM orders WHERE id=?", (order_id,)).fetchone() is None:
-                return f"There is no order {order_id}, so nothing was refunded."
-            # The call id is the key: a replayed or retried call never pays twice.
-            cur = self.db.execute("INSERT OR IGNORE INTO refunds VALUES (?,?,?)", (idempotency_key, order_id, amount))
-        if cur.rowcount == 0:
-            return f"That refund of {money(amount)} on order {order_id} was already made."
-        return f"Done: {money(amount)} has been refunded on order {order_id}."
+                return None
+            self.db.execute("INSERT INTO refunds VALUES (?,?,?)", (idempotency_key, order_id, amount))
+            return f"Done: {money(amount)} has been refunded on order {order_id}."
 
-    def update_address(self, order_id: str, address: str) -> str:
-        with self.lock:
+        if self.reconcile(idempotency_key) is not None:  # the call id is the key: a retried call never pays twice
+            return f"That refund of {money(amount)} on order {order_id} was already made."
+        made = self._write("issue_refund", idempotency_key, commit_gate, change)
+        return made if made is not None else f"There is no order {order_id}, so nothing was refunded."
+
+    def update_address(self, order_id: str, address: str, idempotency_key: str = "",
+                       commit_gate: CommitGate | None = None) -> str:
+        def change() -> str | None:
             cur = self.db.execute("UPDATE orders SET address=? WHERE id=?", (address, order_id))
-        if cur.rowcount == 0:
-            return f"There is no order {order_id}, so no address was changed."
-        return f"Done: order {order_id} will now be delivered to {address}."
+            return f"Done: order {order_id} will now be delivered to {address}." if cur.rowcount else None
+
+        made = self._write("update_address", idempotency_key, commit_gate, change)
+        return made if made is not None else f"There is no order {order_id}, so no address was changed."
+
+    def _write(self, tool: str, key: str, gate: CommitGate | None, change: Callable[[], str | None]) -> str | None:
+        """Run `change` in one transaction with its result recorded under `key`; commit only through the gate.
+        A key already applied returns its result again (a retried call never changes anything twice)."""
+        with self.lock:
+            if key and (done := self._applied(key)) is not None:
+                return done
+            self.db.execute("BEGIN IMMEDIATE")  # may wait for another writer: the gate is asked after any wait
+            try:
+                result = change()
+                if self.write_delay_s:
+                    time.sleep(self.write_delay_s)  # a slow database: the transaction is still open
+                if result is not None and key:
+                    self.db.execute("INSERT INTO applied VALUES (?,?,?)", (key, tool, result))
+                if gate is not None and not gate.may_commit():
+                    raise WriteAbandoned(f"{tool} was abandoned at its deadline and rolled back")
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:  # a failed COMMIT leaves it open: nothing of it may stay
+                    self.db.execute("ROLLBACK")
+                raise
+        return result
+
+    def _applied(self, key: str) -> str | None:
+        row = self.db.execute("SELECT result FROM applied WHERE idempotency_key=?", (key,)).fetchone()
+        if row is not None:
+            return row[0]
+        old = self.db.execute("SELECT order_id, amount FROM refunds WHERE idempotency_key=?", (key,)).fetchone()
+        return None if old is None else f"Done: {money(old[1])} has been refunded on order {old[0]}."
+
+    def reconcile(self, call_id: str) -> str | None:
+        """What the write keyed by `call_id` committed, or None if it never committed."""
+        with self.lock:
+            return self._applied(call_id)
 
     def check_expectations(self, expect: dict[str, Any]) -> list[str]:
         """A call script's order-desk expectations (`refunds:`, `addresses:`), each unmet one as a line."""
@@ -177,6 +227,7 @@ class OrderDesk:
                 mutates=True,
                 reversible=False,
                 answers=True,
+                reconcile=self.reconcile,
             ),
             Tool(
                 self.update_address,
@@ -186,14 +237,16 @@ class OrderDesk:
                 mutates=True,
                 reversible=True,
                 answers=True,
+                reconcile=self.reconcile,
             ),
             Tool(transfer_to_human, description="Hand the call to a human agent", args=TransferArgs),
         ]
 
 
 def open_desk(data_dir: str | Path) -> OrderDesk:
-    """The agent file's `toolset`: one orders database in the server's (or scripted call's) data folder."""
-    return OrderDesk(Path(data_dir) / "orders.db")
+    """The agent file's `toolset`: one orders database in the server's (or scripted call's) data folder.
+    VOICELOOP_ORDERS_WRITE_DELAY_S slows every write inside its transaction (fault tests: a slow database)."""
+    return OrderDesk(Path(data_dir) / "orders.db", float(os.environ.get("VOICELOOP_ORDERS_WRITE_DELAY_S") or 0))
 
 
 DEMO_CONFIG = Path(__file__).resolve().with_name("order_support.yaml")
