@@ -181,7 +181,7 @@ class CallFactory:
         vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
         vad.reset()
         session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, self.session_config,
-                              sink, realtime=True)
+                              sink, realtime=True, call_id=call_id, transport=transport)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
         agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)
@@ -230,6 +230,8 @@ class LoopingScript:
     """A scripted model for live calls. The script is cut into blocks, one per user turn, each ending at a
     reply with no tool calls; user turn k plays block k (round and round), step by step within the turn.
     Tool call ids carry the call id and turn so a refund in one call never collides with another's."""
+
+    provider = "voiceloop.scripted"  # gen_ai.provider.name
 
     def __init__(self, turns: list[ScriptedTurn], call_id: str = "", name: str = "scripted") -> None:
         if not turns:
