@@ -21,8 +21,9 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 h1{font-size:18px;margin:0 0 4px} .meta{color:#555;margin-bottom:10px}
 svg text{font:11px system-ui,sans-serif} .lane-label{font-weight:600;fill:#333}
-table{border-collapse:collapse;margin-top:14px;width:100%} th,td{border:1px solid #ddd;padding:4px 6px;
-vertical-align:top;text-align:left} th{background:#f4f4f4} .tool{white-space:nowrap}
+table{border-collapse:collapse;margin-top:14px;width:100%;table-layout:fixed} th,td{border:1px solid #ddd;
+padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere} th{background:#f4f4f4}
+th:first-child{width:24px} th:last-child{width:430px}
 .verdict{font-weight:600} .ALLOW{color:#2e7d32} .ASK{color:#ef6c00} .DENY{color:#c62828}
 .legend span{display:inline-block;margin-right:10px} .swatch{display:inline-block;width:10px;height:10px;
 margin-right:3px;vertical-align:middle}
