@@ -36,7 +36,7 @@ from loop.prompt import PromptAssembler
 from loop.repetition import detect_repetition, turn_signature
 from loop.replay import Tape
 from loop.tools import Tool
-from loop.tracing import agent_span, annotate, chat_span
+from loop.tracing import ModelCallMetrics, agent_span, annotate, chat_span, provider_name, record_model_call
 from loop.types import TOOL_ANSWER, Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.vet import Approver, BatchVetter
 
@@ -72,8 +72,10 @@ class Agent:
                  system_prompt: str = "You are a helpful assistant. Use tools when they help.",
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
-                 name: str = "voiceloop", tenant: TenantBudget | None = None) -> None:
+                 name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "") -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
+        # `gen_ai.conversation.id` of every run: a voice call sets its call id; empty = each run's own id
+        self.conversation_id = conversation_id
         self.config = config or LoopConfig.profile("task")
         self.tools = {t.name: t for t in tools}
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
@@ -118,7 +120,8 @@ class Agent:
         log = EventLog(self.journal, state.run_id, self.listeners, elapsed=partial(ledger.used, "wall_clock_s"),
                        on_replayed=partial(_catch_up, ledger))
         answer, dimension = "", ""
-        with agent_span(self.name, state.run_id, self.config.name) as span:
+        with agent_span(self.name, state.run_id, self.config.name, self.conversation_id,
+                        provider_name(self.model)) as span:
             try:
                 log.emit(EventKind.RUN_STARTED, goal=goal, profile=self.config.name, model=self.model.name)
                 self._append(state, Message("user", goal))
@@ -226,32 +229,46 @@ class Agent:
         source = tape.model_stream(request.turn) or self.model.stream(request)
         log.emit(EventKind.MODEL_CALL, turn=request.turn, messages=len(request.messages), model=self.model.name)
         response: ModelResponse | None = None
-        with chat_span(self.model.name, request.turn, request.max_output_tokens) as span:
+        provider, started, first = provider_name(self.model), time.perf_counter(), None
+        with chat_span(self.model.name, request.turn, request.max_output_tokens, provider,
+                       self.conversation_id) as span:
             try:
                 async with asyncio.timeout(self.config.model_timeout_s), aclosing(source) as events:
                     async for ev in events:
                         if isinstance(ev, ModelResponse):
                             response = ev
-                        elif isinstance(ev, TextDelta) and request.words_spoken:
-                            response = _words_after_answer(request, self.model)  # unsaid: stop generating
+                            continue
+                        first = first if first is not None else time.perf_counter() - started
+                        if isinstance(ev, TextDelta) and request.words_spoken:
+                            response = _words_after_answer(request, self.model)  # never said: stop generating
                             break
-                        elif isinstance(ev, TextDelta):
+                        if isinstance(ev, TextDelta):
                             log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="text", text=ev.text)
                         else:
                             log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="tool_call", index=ev.index,
                                      id=ev.id, name=ev.name, arguments=ev.arguments)
-            except ModelError as exc:
-                raise ToolFailure(f"model {self.model.name}: {exc}") from exc
-            except TimeoutError as exc:
+            except (ModelError, TimeoutError) as exc:
+                self._measure(provider, started, first, None, type(exc).__name__)
+                if isinstance(exc, ModelError):
+                    raise ToolFailure(f"model {self.model.name}: {exc}") from exc
                 raise ToolFailure(f"model {self.model.name} did not finish within "
                                   f"{self.config.model_timeout_s:g} s") from exc
             if response is None:
                 raise ToolFailure(f"model {self.model.name} ended its stream without a response")
             annotate(span, gen_ai__usage__input_tokens=response.usage.input_tokens,
                      gen_ai__usage__output_tokens=response.usage.output_tokens,
-                     gen_ai__response__finish_reasons=[response.finish_reason])
+                     gen_ai__response__finish_reasons=[response.finish_reason],
+                     gen_ai__response__model=response.model or None)
+            self._measure(provider, started, first, response)
         log.emit(EventKind.MODEL_RESPONSE, turn=request.turn, response=response.to_dict())
         return response
+
+    def _measure(self, provider: str, started: float, first_token_s: float | None, response: ModelResponse | None,
+                 error: str = "") -> None:
+        usage = response.usage if response is not None else None
+        record_model_call(ModelCallMetrics(self.model.name, provider, usage.input_tokens if usage else 0,
+                                           usage.output_tokens if usage else 0, time.perf_counter() - started,
+                                           first_token_s, error))
 
     def _close_batch(self, s: RunState, log: EventLog, calls: list[ToolCall], done: dict[str, Observation],
                      missing: str) -> None:

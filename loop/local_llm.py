@@ -60,6 +60,8 @@ _MAX_CACHED_COUNTS = 4096
 class LlamaModel:
     """The loop's `Model` over a local GGUF. One generation at a time per instance (the KV cache is its state)."""
 
+    provider = "llama.cpp"  # gen_ai.provider.name
+
     def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",

@@ -52,6 +52,8 @@ class _Retryable(Exception):
 class OpenAICompatModel:
     """`Model` over an OpenAI-compatible chat-completions endpoint, streamed with SSE via httpx."""
 
+    provider = "openai"  # gen_ai.provider.name: the wire protocol spoken (a local server says it as well)
+
     def __init__(
         self,
         base_url: str,

@@ -64,6 +64,8 @@ class ScriptedModel:
     latest reply is always kept), a resumed run finds its replayed replies, and a peek (speculation) moves
     nothing: the model keeps no state between calls."""
 
+    provider = "voiceloop.scripted"  # gen_ai.provider.name
+
     def __init__(self, turns: Sequence[ScriptItem], name: str = "scripted", pricing: Pricing | None = None,
                  chunk_words: int = 1) -> None:
         self.turns = [_as_turn(t) for t in turns]

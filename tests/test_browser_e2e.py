@@ -116,8 +116,13 @@ def test_page_transcribes_the_caller_and_plays_the_reply(serve: Callable[..., Se
                                     ".map(e => e.textContent)"), page.evaluate(
             "[...document.querySelectorAll('#transcript .agent .text')].map(e => e.textContent)")
         s = stats(page)
+        # the page links the call's live timeline (the operator API's, with the page's token)
+        timeline = page.evaluate("(async () => { const a = document.getElementById('timeline-link');"
+                                 " if (a.hidden) return ''; return (await fetch(a.href)).text(); })()")
         page.evaluate("document.getElementById('hangup').click()")
         page.wait_for("document.getElementById('status').textContent.includes('hangup')", timeout=10)
+    assert 'class="caller-speech"' in timeline and 'class="agent-audio"' in timeline
+    assert SHORT_REPLY.split()[0] in timeline
     call = served.call()
     session = call.session
     ended = [e for e in call.events if e["kind"] == "caller_turn_ended"]

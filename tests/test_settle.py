@@ -7,11 +7,12 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+from voice.orders import OrderDesk
+
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, ToolCall
 from loop.events import RUN_ENDS, EventKind
 from loop.report import build_report, format_report
 from loop.settle import settle_unfinished
-from voice.orders import OrderDesk
 
 REFUND = ToolCall("issue_refund", {"order_id": "4567", "amount": 20}, id="call_refund")
 

@@ -117,7 +117,9 @@ class CallCore(AgentSide):
         rec = self.reply.record
         if chunk is not None and rec is not None and rec.first_audio_s is None:
             rec.first_audio_s = round(t, 3)
-            self._emit_trace(TraceKind.AGENT_AUDIO_STARTED)
+            # the record's own dict: observers see it at the next input, after the driver has added what it
+            # measured on the transport's clock (voice_to_voice_measured)
+            self._emit_trace(TraceKind.AGENT_AUDIO_STARTED, turn=len(self.turns) - 1, latency_ms=rec.latency_ms)
         return chunk
 
     def greet(self, prefix_chars: int) -> list[CallCommand]:
@@ -282,7 +284,8 @@ class CallCore(AgentSide):
         silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
         latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
                    "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
-        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3))
+        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
+                    speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
         barge = turn.barge
         if barge and not barge.committed and not (self.approval and text):
             if not is_interruption(text, duration, self.cfg.turns):
@@ -308,8 +311,8 @@ class CallCore(AgentSide):
         self.trace.append(entry)
         self._out.append(ce.Traced(entry))
 
-    def _emit_trace(self, kind: TraceKind) -> None:
+    def _emit_trace(self, kind: TraceKind, **data: Any) -> None:
         """A trace entry outside `handle` (audio pulled by the transport): observers see it at the next input."""
-        entry = {"t": round(self.now, 3), "kind": kind}
+        entry = {"t": round(self.now, 3), "kind": kind, **data}
         self.trace.append(entry)
         self._late.append(ce.Traced(entry))

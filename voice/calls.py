@@ -172,7 +172,7 @@ class CallFactory:
         vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
         vad.reset()
         session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, self.session_config,
-                              sink, realtime=True)
+                              sink, realtime=True, call_id=call_id, transport=transport)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
         agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)

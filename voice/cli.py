@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")
-    call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json")
+    call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json, timeline.html")
     call.add_argument("--json", action="store_true")
     add_engine_options(call, model_alias=True)
     add_agent_option(call)

@@ -13,12 +13,14 @@ the driver acts.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import numpy as np
+from opentelemetry import context as otel_context
 
 from loop import Agent, Event, ToolCall, Verdict
 from voice.audio import FRAME_S, FRAME_SAMPLES, FrameAssembler
@@ -64,6 +66,8 @@ class CallDriver:
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None
         self.approval_future: asyncio.Future[bool] | None = None
+        # the tracing context a run starts in (the caller turn's span, `voice/telemetry.py`); None: the current one
+        self.run_context: Callable[[], otel_context.Context | None] = lambda: None
         agent.approver = self.ask_approval
         agent.listeners.append(self._on_run_event)
         if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
@@ -106,8 +110,11 @@ class CallDriver:
         self.after_input()
 
     def start_run(self, command: StartRun) -> None:
+        context = contextvars.copy_context()
+        if (parent := self.run_context()) is not None:
+            context.run(otel_context.attach, parent)  # a copy only this run's task sees: never detached
         self.run_task = asyncio.create_task(
-            self.agent.run(command.text, history=command.history, transcript=command.transcript))
+            self.agent.run(command.text, history=command.history, transcript=command.transcript), context=context)
         self.run_task.add_done_callback(self._run_done)
 
     def _run_done(self, task: asyncio.Task) -> None:

@@ -21,6 +21,7 @@ from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.pacer import PacedSink, drive_realtime
 from voice.reply_checks import check_call
 from voice.session import CallSession, SessionConfig, TurnRecord
+from voice.timeline_html import write_timeline
 from voice.turns import TurnConfig
 
 FIXTURES = Path(__file__).resolve().parents[1] / "audio_fixtures"
@@ -213,6 +214,7 @@ def write_outputs(result: CallResult, out: Path) -> None:
     lines = [line for e in result.trace if (line := _transcript_line(e, verdicts))]
     (out / "transcript.txt").write_text("\n".join(lines) + "\n")
     (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
+    write_timeline(out / "timeline.html", json.loads(json.dumps(result.trace, default=str)), out.name or "call")
 
 
 def _transcript_line(e: dict[str, Any], verdicts: dict[str, str]) -> str | None:

@@ -341,6 +341,9 @@ def add_serve_command(subparsers: Any) -> None:
     p.add_argument("--public-host", default="", help="host Twilio reaches us at (TwiML and signatures)")
     p.add_argument("--no-twilio-key", action="store_true",
                    help="accept Twilio streams without the key parameter our TwiML adds (for your own TwiML)")
+    p.add_argument("--transfer-to", default=None, metavar="+1...",
+                   help="phone calls a run escalates are transferred to this number through Twilio's REST API "
+                        "(default: $VOICELOOP_TRANSFER_TO; needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN)")
     p.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
 
 
@@ -351,6 +354,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from voice.session import SessionConfig
     from voice.settle_on_start import settle_on_start
     from voice.stack import load_stack
+    from voice.transfer import TransferConfig, TransferConfigError
     from voice.turns import TurnConfig
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -362,9 +366,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                           allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
                           twilio_key_required=not args.no_twilio_key)
     try:
+        config.transfer = TransferConfig.from_env(args.transfer_to)
         agent = load_agent(args.agent)
         make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
-    except (OSError, ValueError, RuntimeError) as exc:
+    except (OSError, ValueError, RuntimeError, TransferConfigError) as exc:
         print(f"voiceloop serve: {exc}", file=sys.stderr)
         return 2
     if args.host not in ("127.0.0.1", "localhost", "::1"):

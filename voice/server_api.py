@@ -2,6 +2,8 @@
 
   GET  /api/calls                                live calls
   GET  /api/calls/{id}/events[?after=N]          a call's events (live or recently ended), after seq N
+  GET  /api/calls/{id}/timeline                  the call's timeline so far (HTML with SVG, voice/timeline_html.py)
+  GET  /api/escalations                          calls a run escalated: transcript, reason, transfers
   POST /api/calls/{id}/approval {"approved": b}  decide the call's pending approval (409 if none is pending)
 """
 
@@ -12,10 +14,13 @@ from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from voice.calls import Call, CallContext
+from voice.escalations import escalated_calls
+from voice.timeline import build_timeline
+from voice.timeline_html import render_timeline
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -55,6 +60,14 @@ class OperatorAPI:
         return _json({"id": call.call_id, "live": call.ended_at is None,
                       "events": [e for e in list(call.events) if e["seq"] > since]})
 
+    async def timeline(self, request: Request) -> Response:
+        call = self._call(request)
+        title = f"call {call.call_id} ({call.transport}{', live' if call.ended_at is None else ''})"
+        return HTMLResponse(render_timeline(build_timeline(list(call.events)), title))
+
+    async def escalations(self, _request: Request) -> Response:
+        return _json({"calls": escalated_calls(self.ctx.registry)})
+
     async def approval(self, request: Request) -> Response:
         body = await read_body(request, self.ctx.config.max_body_bytes)
         call = self._call(request)
@@ -74,4 +87,6 @@ def operator_routes(ctx: CallContext) -> list[Route]:
     api = OperatorAPI(ctx)
     return [Route("/calls", api.calls, methods=["GET"]),
             Route("/calls/{call_id}/events", api.events, methods=["GET"]),
+            Route("/calls/{call_id}/timeline", api.timeline, methods=["GET"]),
+            Route("/escalations", api.escalations, methods=["GET"]),
             Route("/calls/{call_id}/approval", api.approval, methods=["POST"])]

@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from voice.transfer import TransferConfig
+
 WEB_DIR = Path(__file__).resolve().parent / "web"
 
 
@@ -54,6 +56,8 @@ class ServerConfig:
     twilio_key_required: bool = True
     """The Twilio stream must carry the `key` parameter our TwiML gives it (see `twilio_stream_key`)."""
     web_dir: Path = WEB_DIR
+    transfer: TransferConfig | None = None
+    """Phone calls a run escalates are transferred to this number through Twilio's REST API (voice/transfer.py)."""
 
 
 class RateLimit:

@@ -9,6 +9,7 @@ speculative reads and spoken approval.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from voice.call_state import PendingApproval, SessionConfig, TurnRecord
 from voice.drivers import Observer, RealtimeDriver, VirtualDriver
 from voice.engines import STT, TTS, VAD, Chunker
 from voice.playout import PlayoutCursor
+from voice.telemetry import CallTelemetry
 from voice.trace import transport_trace_kind
 
 __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
@@ -29,14 +31,20 @@ __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
 class CallSession:
     def __init__(self, agent: Agent, vad: VAD, stt: STT, tts: TTS, chunker: Callable[[], Chunker],
                  config: SessionConfig | None = None, sink: AudioSink | None = None, realtime: bool = False,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, call_id: str = "", transport: str = "") -> None:
         config = config or SessionConfig()
         self.agent = agent
+        # one id for the whole call: every run's gen_ai.conversation.id, the telemetry's and the timeline's
+        self.call_id = call_id or uuid.uuid4().hex[:12]
+        agent.conversation_id = self.call_id
         self.core = CallCore(config, chunker, clock)
         self.realtime = realtime
         args = (self.core, agent, vad, stt, tts, sink or NullSink())
         self.driver: RealtimeDriver | VirtualDriver = (
             RealtimeDriver(*args) if realtime else VirtualDriver(*args, max_tail_s=config.max_tail_s))
+        self.telemetry = CallTelemetry(self.call_id, transport or ("realtime" if realtime else "file"))
+        self.driver.observers.append(self.telemetry.observe)
+        self.driver.run_context = self.telemetry.run_context
 
     # ---- driving -----------------------------------------------------------------------------------------
 

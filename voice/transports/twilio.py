@@ -16,6 +16,7 @@ import numpy as np
 from starlette.websockets import WebSocket
 
 from voice.calls import Call, CallContext
+from voice.escalations import transfer_escalations
 from voice.transports import CloseCode, Drop
 from voice.transports.connection import Connection
 from voice.transports.outbox import Outbox, Wire
@@ -107,6 +108,7 @@ class TwilioEndpoint:
         call = await self.conn.open_call(self.sink, self.transport, stream_sid=start.stream_sid,
                                          call_sid=start.call_sid)
         call.note("start", stream_sid=start.stream_sid, call_sid=start.call_sid)
+        transfer_escalations(call, self.conn.cfg.transfer, start.call_sid)  # an ESCALATED run dials a person
 
     def _on_media(self, media: Media) -> None:
         if self.call is None or self.conn is None:

@@ -17,6 +17,7 @@ const vl = {
   agentLine: null,
   askRow: null,
   partialLine: null,
+  token: '',
   stats: { micFrames: 0, received: 0, played: 0, flushed: 0, clears: 0, underruns: 0, events: 0, peak: 0 },
   kinds: [], // every event kind received, in order (for tests and debugging)
 };
@@ -121,6 +122,9 @@ function onControl(text) {
   if (msg.type === 'hello') {
     vl.callId = msg.call_id;
     $('call').textContent = msg.call_id;
+    const link = $('timeline-link');
+    link.href = apiUrl(`calls/${encodeURIComponent(msg.call_id)}/timeline`);
+    link.hidden = false;
     setStatus('connected: speak now', 'ok');
   } else if (msg.type === 'clear') {
     vl.epoch = msg.epoch;
@@ -218,6 +222,7 @@ const EVENTS = {
   'loop.run_finished'(ev) {
     $('outcome').textContent = `${ev.outcome}: ${ev.reason}`;
     $('outcome').className = ev.outcome === 'COMPLETED' ? 'ok' : 'bad';
+    if (ev.outcome === 'ESCALATED') loadEscalations();
   },
   call_ended() {
     setStatus('call ended');
@@ -255,6 +260,50 @@ function renderTurn(turn) {
   row.replaceChildren(...cells.map((c) => Object.assign(document.createElement('td'), { textContent: c })));
 }
 
+// ---- operator: escalated calls ---------------------------------------------------------------
+
+function apiUrl(path) {
+  // relative to the page (it may be mounted under a prefix); the operator API takes the token as ?token=
+  const url = new URL(`api/${path}`, location.href);
+  url.search = `?token=${encodeURIComponent(vl.token)}`;
+  return url.href;
+}
+
+async function loadEscalations() {
+  if (!vl.token) return;
+  let calls;
+  try {
+    const res = await fetch(apiUrl('escalations'));
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    calls = (await res.json()).calls;
+  } catch (e) {
+    $('escalations').textContent = `could not load: ${e.message || e}`;
+    return;
+  }
+  $('escalations').replaceChildren(...(calls.length ? calls.map(escalationCard) : [document.createTextNode('none')]));
+}
+
+function escalationCard(call) {
+  const card = document.createElement('div');
+  card.className = 'escalation';
+  const head = document.createElement('div');
+  const link = Object.assign(document.createElement('a'), {
+    href: apiUrl(`calls/${encodeURIComponent(call.id)}/timeline`), target: '_blank', rel: 'noopener',
+    textContent: call.id,
+  });
+  const transfer = call.transfers.length ? ` · ${call.transfers[call.transfers.length - 1].status || 'transfer'}` : '';
+  head.append(link, document.createTextNode(` (${call.transport}${call.live ? ', live' : ''})${transfer}`));
+  const reason = Object.assign(document.createElement('div'), { className: 'reason', textContent: call.reason });
+  card.append(head, reason, ...call.transcript.map((l) => addLineTo(document.createElement('div'), l.who, l.text)));
+  return card;
+}
+
+function addLineTo(div, who, text) {
+  div.className = `line ${who}`;
+  div.textContent = `${who}: ${text}`;
+  return div;
+}
+
 function renderStats() {
   const s = vl.stats;
   $('stats').textContent =
@@ -267,6 +316,7 @@ function renderStats() {
 
 async function startCall() {
   const token = $('token').value.trim();
+  vl.token = token;
   if (!token) {
     setStatus('a token is required (?token=… in the address, or paste it)', 'bad');
     return;
@@ -301,6 +351,10 @@ window.addEventListener('DOMContentLoaded', () => {
   $('hangup').addEventListener('click', hangup);
   $('approve').addEventListener('click', () => decide(true));
   $('decline').addEventListener('click', () => decide(false));
+  $('refresh-escalations').addEventListener('click', () => {
+    vl.token = $('token').value.trim();
+    loadEscalations();
+  });
   renderStats();
   setInterval(renderStats, 500);
 });
