@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {
     "edge": ("voice.cli", "voice.server", "voice.console", "voice.livekit_worker", "voice.transports", "voice.calls",
-             "voice.bench_voice", "voice.bench_voice_report"),
+             "voice.bench_voice", "voice.bench_voice_report", "voice.admission", "voice.call_tokens"),
     "demo": ("voice.orders", "voice.fixtures", "voice.reply_checks", "voice.reply_eval", "voice.wer"),
     "call": ("voice.session", "voice.drivers", "voice.call_core", "voice.call_agent_side", "voice.call_events",
              "voice.call_state", "voice.priming",

@@ -32,6 +32,7 @@ from voice.transports.twilio_codec import HalfbandStream
 from voice.transports.twilio_webhook import twilio_stream_key
 
 TOKEN = "test-token-not-a-secret"
+OPERATOR = "test-operator-token-not-a-secret"
 CLIP = FIXTURES / "recordings/telephone/osr34_002.wav"  # "The long journey home took a year."
 OTHER = FIXTURES / "recordings/telephone/osr34_004.wav"  # "A pink shell was found on the sandy beach."
 REPLY = "That sounds like a long trip. How can I help with your order?"
@@ -68,7 +69,7 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def running(stack: SpeechStack, data_dir: Path, script: list[Any], **config: Any) -> AsyncIterator[Served]:
-    cfg = ServerConfig(port=0, token=TOKEN, **config)
+    cfg = ServerConfig(port=0, token=TOKEN, operator_token=OPERATOR, **config)
     turns = [t if isinstance(t, ScriptedTurn) else ScriptedTurn(text=t) for t in script]
     make_agent = order_desk_agents(lambda call_id: LoopingScript(turns, call_id), data_dir)
     ctx = CallContext(CallFactory(stack, make_agent, data_dir), CallRegistry(cfg.max_calls), cfg)
