@@ -96,7 +96,7 @@ async def test_simultaneous_phone_calls_all_complete(tmp_path: Path, n: int,
     proc, port, token, operator, log = await launch(tmp_path, max_calls=n)
     try:
         cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
-        cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(token)}, response_timeout_s=60)
+        cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(operator)}, response_timeout_s=60)
         steps = [say(CLIP), WaitFor("audio", 90), WaitFor("quiet", 30)]
         calls = [Session(f"ws://127.0.0.1:{port}/twilio", scenario=Scenario("c", steps), config=cfg).run()
                  for _ in range(n)]
@@ -265,7 +265,7 @@ async def test_twilio_webhook_answers_twiml_and_checks_the_signature(stack: Spee
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/xml")
         stream = ET.fromstring(r.text).find("./Connect/Stream")
         assert stream is not None and stream.get("url") == "wss://voice.example.com/twilio"
-        assert {p.get("name"): p.get("value") for p in stream} == {"key": twilio_stream_key(TOKEN)}
+        assert {p.get("name"): p.get("value") for p in stream} == {"key": twilio_stream_key(OPERATOR)}
         with_query = reference_signature("twilio-secret", "https://voice.example.com/twilio/voice?lang=en", params)
         r = await client.post("/twilio/voice?lang=en", data=params, headers={"X-Twilio-Signature": with_query})
         assert r.status_code == 200

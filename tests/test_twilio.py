@@ -86,7 +86,7 @@ def say(path: Path) -> Say:
 
 
 async def phone(served: Served, steps: list[Step], **config: Any) -> SessionResult:
-    cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(TOKEN)}, response_timeout_s=20, **config)
+    cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(OPERATOR)}, response_timeout_s=20, **config)
     return await Session(served.twilio_url, scenario=Scenario("test", steps), config=cfg).run()
 
 
@@ -104,7 +104,7 @@ def heard_by_caller_s(result: SessionResult) -> float:
 def start_msg(key: str | None = None, fmt: dict[str, Any] | None = None) -> str:
     start = {"streamSid": "MZtest", "callSid": "CAtest", "tracks": ["inbound"],
              "mediaFormat": fmt or {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
-             "customParameters": {"key": key if key is not None else twilio_stream_key(TOKEN)}}
+             "customParameters": {"key": key if key is not None else twilio_stream_key(OPERATOR)}}
     return json.dumps({"event": "start", "sequenceNumber": "1", "start": start, "streamSid": "MZtest"})
 
 

@@ -56,7 +56,7 @@ def test_every_event_decodes_to_its_type() -> None:
 @pytest.mark.parametrize("timestamp", ["Infinity", "-Infinity", "NaN", "1" * 5000, -20, True, [1], "2e400"])
 def test_a_timestamp_that_is_not_a_finite_number_is_ignored(timestamp: Any) -> None:
     message = json.dumps({"event": "media", "media": {"payload": "//8=", "timestamp": timestamp}})
-    if isinstance(timestamp, str) and timestamp.endswith("Infinity") or timestamp == "NaN":
+    if (isinstance(timestamp, str) and timestamp.endswith("Infinity")) or timestamp == "NaN":
         message = message.replace(f'"{timestamp}"', timestamp)  # the bare JSON tokens Python's parser accepts
     assert decode(message) == Media(b"\xff\xff", True, None)
 

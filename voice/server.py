@@ -155,7 +155,7 @@ class VoiceRoutes:
             if not signature_valid(self.cfg.twilio_auth_token, url, params, request.headers.get("x-twilio-signature")):
                 log.warning("Twilio webhook with a missing or invalid signature refused")
                 return error(403, "invalid Twilio signature")
-        key = {"key": twilio_stream_key(self.cfg.token)} if self.cfg.twilio_key_required else {}
+        key = {"key": twilio_stream_key(self.cfg.stream_key_secret)} if self.cfg.twilio_key_required else {}
         stream_url = f"wss://{host}{request.scope.get('root_path', '')}/twilio"
         return Response(twiml_connect(stream_url, key), media_type="text/xml; charset=utf-8")
 

@@ -89,6 +89,12 @@ class ServerConfig:
     web_dir: Path = WEB_DIR
 
 
+    @property
+    def stream_key_secret(self) -> str:
+        """What the Twilio stream key is derived from: the operator's secret, never the callers' access token."""
+        return self.operator_token or self.token
+
+
 class RateLimit:
     """Token bucket: `rate` messages per second sustained, `burst` at once."""
 

@@ -104,7 +104,7 @@ class TwilioEndpoint:
 
     async def begin(self, conn: Connection) -> None:
         self.conn = conn
-        self.key = twilio_stream_key(conn.cfg.token) if conn.cfg.twilio_key_required else ""
+        self.key = twilio_stream_key(conn.cfg.stream_key_secret) if conn.cfg.twilio_key_required else ""
 
     async def receive(self, message: Wire) -> str | None:
         event = decode(message)
