@@ -336,6 +336,10 @@ def add_timeout_options(p: argparse.ArgumentParser) -> None:
             ("--max-call-seconds", "max_call_s", "close any call this old (0: no limit)")]:
         p.add_argument(flag, dest=attr, type=float, default=getattr(defaults, attr), metavar="S",
                        help=f"{what} after S seconds (default {getattr(defaults, attr):g})")
+    p.add_argument("--max-pending-per-source", type=int, default=defaults.max_pending_per_source,
+                   help="sockets from one address that have not started a call yet")
+    p.add_argument("--max-messages-per-second", type=float, default=defaults.max_messages_per_s,
+                   help="messages a client may send per second (bursts of twice that); echoes of ours not counted")
 
 
 def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
@@ -355,7 +359,9 @@ def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
                           allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
                           twilio_key_required=not args.no_twilio_key, allow_unsigned_twilio=args.allow_unsigned_twilio,
                           start_timeout_s=args.start_timeout_s, media_timeout_s=args.media_timeout_s,
-                          idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s)
+                          idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s,
+                          max_pending_per_source=args.max_pending_per_source,
+                          max_messages_per_s=args.max_messages_per_second)
     return config, generated
 
 

@@ -144,6 +144,7 @@ class Connection:
             if self.ctx.registry.full:
                 raise CallLimitReached(TOO_MANY_CALLS)
             self.ticket = self.ctx.admission.open_socket(self.source, self.cfg)
+            self.watch.waiting_for = endpoint.waiting_for
             tasks.append(asyncio.create_task(self._read(endpoint)))  # not waited on: it ends the call via the outbox
             tasks.append(asyncio.create_task(self._watch()))  # likewise
             await endpoint.begin(self)

@@ -16,7 +16,7 @@ SAMPLE_RATE = 16000
 
 
 class Watch:
-    def __init__(self, cfg: ServerConfig, now: float, waiting_for: str = "the call to start") -> None:
+    def __init__(self, cfg: ServerConfig, now: float, waiting_for: str = "call") -> None:
         self.cfg, self.opened, self.waiting_for = cfg, now, waiting_for
         self.call_opened: float | None = None
         self.last_media = self.last_active = now
