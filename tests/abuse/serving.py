@@ -91,10 +91,11 @@ def serving(tmp: Path, script: list[Any], *flags: str) -> Iterator[Server]:
 # ---- Twilio Media Streams ---------------------------------------------------------------------------------
 
 
-def start_msg(sid: str = "MZabuse") -> str:
+def start_msg(sid: str = "MZabuse", secret: str = OPERATOR) -> str:
+    """Twilio's `start`, with the stream key our TwiML would carry (derived from the operator token)."""
     start = {"streamSid": sid, "callSid": "CA" + sid, "tracks": ["inbound"],
              "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
-             "customParameters": {"key": twilio_stream_key(OPERATOR)}}
+             "customParameters": {"key": twilio_stream_key(secret)}}
     return json.dumps({"event": "start", "start": start, "streamSid": sid})
 
 
@@ -141,10 +142,10 @@ async def line_noise(ws: Any, frame_ms: int = 200) -> None:
             await ws.send(silence)
 
 
-async def normal_call(server: Server) -> None:
+async def normal_call(server: Server, secret: str = OPERATOR) -> None:
     """A phone call that speaks and gets the agent's reply audio, then hangs up: the server still serves."""
     async with websockets.connect(server.ws("/twilio")) as ws:
-        await ws.send(start_msg())
+        await ws.send(start_msg(secret=secret))
         for message in utterance():
             await ws.send(message)
         line = asyncio.create_task(line_noise(ws))
