@@ -52,6 +52,7 @@ class CallTokens:
 
     def bind(self, token: str | None, call_id: str, source: str) -> str:
         """The redeemed token now scopes `call_id`; without one (opened with the access token), a new token."""
+        self._prune()  # every call passes here: the table never holds more than the live and recent calls
         if token is None or token not in self.grants:
             token = "ct_" + secrets.token_urlsafe(24)
             self.grants[token] = _Grant(source, float("inf"), redeemed=True)

@@ -54,6 +54,7 @@ from voice.calls import CallContext
 from voice.server_api import operator_routes, read_body
 from voice.server_auth import (
     CleanRequests,
+    RedactSecrets,
     RequireGrant,
     SecretError,
     caller_may_connect,
@@ -78,20 +79,9 @@ _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?
 __all__ = ["add_serve_command", "bound_port", "create_app", "serve_until_stopped", "start_server"]
 
 
-class _Redact(logging.Filter):
-    """Strip query strings and bearer credentials from the web server's own log lines."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        text = record.getMessage()
-        clean = re.sub(r"\?\S*", "?<redacted>", re.sub(r"(?i)(bearer\s+)\S+", r"\1<redacted>", text))
-        if clean != text:
-            record.msg, record.args = clean, ()
-        return True
-
-
 uvicorn_log = logging.getLogger("uvicorn.error")  # uvicorn logs WebSocket paths (with their query) here
 for _name in ("uvicorn.error", "uvicorn.access"):
-    logging.getLogger(_name).addFilter(_Redact())
+    logging.getLogger(_name).addFilter(RedactSecrets())
 
 
 # ---- HTTP -----------------------------------------------------------------------------------------

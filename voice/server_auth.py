@@ -13,7 +13,9 @@ Authorization, Upgrade, ...) are refused with 400 before any route sees them.
 from __future__ import annotations
 
 import hmac
+import logging
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,17 @@ SINGLE_HEADERS = frozenset({b"host", b"authorization", b"upgrade", b"origin", b"
                             b"x-twilio-signature", b"sec-websocket-key", b"sec-websocket-version",
                             b"transfer-encoding"})
 OPERATOR = "operator"  # the grant of the operator token; a call token's grant is its call id
+
+
+class RedactSecrets(logging.Filter):
+    """Strip query strings and bearer credentials from the web server's own log lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        clean = re.sub(r"\?\S*", "?<redacted>", re.sub(r"(?i)(bearer\s+)\S+", r"\1<redacted>", text))
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
 
 
 class SecretError(ValueError):

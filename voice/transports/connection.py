@@ -174,8 +174,11 @@ class Connection:
         try:
             while True:
                 await asyncio.sleep(self.watch.interval())
+                now = time.monotonic()
+                if not self.inbox.empty():  # messages wait on us (a slow call start): the client is not silent
+                    self.watch.media(now)
                 busy = self.call is not None and self.call.session.busy
-                self.watch.check(time.monotonic(), busy or self.outbox.queued_samples > 0)
+                self.watch.check(now, busy or self.outbox.queued_samples > 0 or self.caller_audio.backlog > 0)
         except Drop as drop:
             self.outbox.fail(drop)
 
