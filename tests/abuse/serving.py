@@ -74,8 +74,8 @@ def launch(tmp: Path, script: list[Any], *flags: str, env: dict[str, str] | None
 
 
 @contextlib.contextmanager
-def serving(tmp: Path, script: list[Any], *flags: str) -> Iterator[Server]:
-    server = launch(tmp, script, *flags)
+def serving(tmp: Path, script: list[Any], *flags: str, env: dict[str, str] | None = None) -> Iterator[Server]:
+    server = launch(tmp, script, *flags, env=env)
     try:
         yield server
     finally:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -20,21 +19,15 @@ from tests.abuse.serving import (
     Server,
     close_code,
     line_noise,
-    serving,
     start_msg,
     utterance,
 )
 from voice.call_tokens import CallTokens, TokenLimit
 
-REFUND = [{"tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "4567"}}]},
-          {"tool_calls": [{"name": "issue_refund", "arguments": {"order_id": "4567", "amount": 20}}]},
-          {"text": "Done. I refunded twenty dollars for order 4567."}]
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    with serving(tmp_path_factory.mktemp("rights"), REFUND, "--allow-unsigned-twilio") as served:
-        yield served
+@pytest.fixture
+def server(shared: Server) -> Server:
+    return shared
 
 
 def refunds(server: Server) -> list[tuple[str, float]]:
