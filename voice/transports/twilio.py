@@ -133,9 +133,9 @@ class TwilioEndpoint:
         self.sink = TwilioSink(self.conn.outbox, start.stream_sid)
         self.conn.outbox.tail = self.sink
         signed = bool(self.conn.cfg.twilio_auth_token) and bool(self.key)  # the key came from signed TwiML
+        self.budget = RealTimeBudget(time.monotonic(), self.conn.cfg.twilio_realtime_slack_s)
         call = await self.conn.open_call(self.sink, self.transport, per_source=not signed,
                                          stream_sid=start.stream_sid, call_sid=start.call_sid)
-        self.budget = RealTimeBudget(time.monotonic(), self.conn.cfg.twilio_realtime_slack_s)
         call.note("start", stream_sid=start.stream_sid, call_sid=start.call_sid)
 
     def _on_media(self, media: Media) -> None:
