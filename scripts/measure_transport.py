@@ -50,6 +50,7 @@ FIRST, BARGE = CLIPS / "osr34_002.wav", CLIPS / "osr34_004.wav"
 REPLY = ("Going forward is easy. First, stand up straight and look ahead. Then walk about twelve steps, counting "
          "each one out loud as you go, and stop when you reach the door. After that, turn left and keep going.")
 TOKEN = "measure-transport-token"
+OPERATOR = "measure-transport-operator"  # the Twilio stream key derives from the operator token
 FRAME_S = 0.02
 JITTER_S = 0.06
 BARGE_AFTER_S = 1.0
@@ -224,7 +225,7 @@ async def one_call(port: int, transport: str) -> dict[str, Any]:
     if transport == "twilio":
         ws = await websockets.connect(f"ws://127.0.0.1:{port}/twilio")
         caller: Caller = TwilioCaller(ws)
-        start = {"streamSid": "MZm", "callSid": "CAm", "customParameters": {"key": twilio_stream_key(TOKEN)},
+        start = {"streamSid": "MZm", "callSid": "CAm", "customParameters": {"key": twilio_stream_key(OPERATOR)},
                  "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1}}
         await ws.send(json.dumps({"event": "start", "streamSid": "MZm", "start": start}))
     else:
@@ -244,7 +245,7 @@ async def one_call(port: int, transport: str) -> dict[str, Any]:
 
 
 async def start_server(root: Path, script: Path) -> tuple[asyncio.subprocess.Process, int]:
-    env = {**os.environ, "VOICELOOP_TOKEN": TOKEN, "PYTHONPATH": str(root)}
+    env = {**os.environ, "VOICELOOP_TOKEN": TOKEN, "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "PYTHONPATH": str(root)}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--script", str(script), "--tts", "piper",
         "--data-dir", str(script.parent / f"data-{abs(hash(root))}"), cwd=root, env=env,

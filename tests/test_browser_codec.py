@@ -12,8 +12,8 @@ from voice.transports import browser_codec as codec
 
 
 def test_server_messages() -> None:
-    assert json.loads(codec.hello("c1", 400)) == {"type": "hello", "call_id": "c1", "lead_ms": 400, "audio": {
-        "encoding": "pcm_s16le", "sample_rate": 16000, "channels": 1}}
+    assert json.loads(codec.hello("c1", 400, "ct_x")) == {"type": "hello", "call_id": "c1", "lead_ms": 400, "audio": {
+        "encoding": "pcm_s16le", "sample_rate": 16000, "channels": 1}, "call_token": "ct_x"}
     assert json.loads(codec.event({"t": 1.5, "kind": "agent_said", "text": "Hi"})) == {
         "type": "event", "t": 1.5, "kind": "agent_said", "text": "Hi"}
     assert json.loads(codec.clear(3)) == {"type": "clear", "epoch": 3}
@@ -31,6 +31,8 @@ def test_page_messages_decode_or_are_rejected_with_a_reason() -> None:
     for text, reason in [("{not json", "malformed JSON"),
                          (json.dumps({"type": "dance"}), "unknown message type 'dance'"),
                          (json.dumps([1]), "unknown message type None"),
+                         (json.dumps({"type": "x" * 60_000}), "^unknown message type 'x{39}…$"),  # not echoed in full
+                         ("[" * 100_000 + "]" * 100_000, "malformed JSON"),
                          (json.dumps({"type": "played", "samples": -1}), "non-negative integer"),
                          (json.dumps({"type": "played", "samples": True}), "non-negative integer"),
                          (json.dumps({"type": "played", "samples": 5, "epoch": "1"}), "integer 'epoch'"),

@@ -30,6 +30,7 @@ from streamdouble.session import SessionConfig as CallerConfig
 from loop import Message, ScriptedTurn, ToolCall
 from tests.test_twilio import (  # noqa: F401  (stack is a fixture)
     CLIP,
+    OPERATOR,
     REPLY,
     TOKEN,
     Served,
@@ -53,7 +54,7 @@ REFUND = [ScriptedTurn(tool_calls=[ToolCall("lookup_order", {"order_id": "4567"}
           ScriptedTurn(text="Done. I refunded twenty dollars for order 4567.")]
 
 
-def http(served: Served, token: str | None = TOKEN) -> httpx.AsyncClient:
+def http(served: Served, token: str | None = OPERATOR) -> httpx.AsyncClient:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx.AsyncClient(base_url=f"http://127.0.0.1:{served.port}", headers=headers, timeout=10)
 
@@ -66,41 +67,44 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def launch(tmp_path: Path, max_calls: int) -> tuple[asyncio.subprocess.Process, int, str, Path]:
+async def launch(tmp_path: Path, max_calls: int) -> tuple[asyncio.subprocess.Process, int, str, str, Path]:
     script = tmp_path / "script.yaml"
     script.write_text(f"- text: {json.dumps(REPLY)}\n")
     log = tmp_path / "server.log"
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--script", str(script), "--tts", "piper",
-        "--data-dir", str(tmp_path / "data"), "--max-calls", str(max_calls), cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE, stderr=log.open("w"), env={**os.environ, "VOICELOOP_TOKEN": ""})
-    port, token = 0, ""
+        "--data-dir", str(tmp_path / "data"), "--max-calls", str(max_calls), "--max-calls-per-source", str(max_calls),
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=log.open("w"),
+        env={**os.environ, "VOICELOOP_TOKEN": "", "VOICELOOP_OPERATOR_TOKEN": ""})
+    port, token, operator = 0, "", ""
     async with asyncio.timeout(120):
-        while not (port and token):
+        while not (port and token and operator):
             line = (await proc.stdout.readline()).decode()
             assert line, f"the server exited: {log.read_text()[-2000:]}"
             if m := re.search(r"listening on http://127\.0\.0\.1:(\d+)/", line):
                 port = int(m.group(1))
             if m := re.search(r"\?token=(\S+)", line):
                 token = m.group(1)
-    return proc, port, token, log
+            if m := re.search(r"operator API token: (\S+)", line):
+                operator = m.group(1)
+    return proc, port, token, operator, log
 
 
 @pytest.mark.parametrize("n", [20])
 async def test_simultaneous_phone_calls_all_complete(tmp_path: Path, n: int,
                                                      record_property: Any) -> None:
-    proc, port, token, log = await launch(tmp_path, max_calls=n)
+    proc, port, token, operator, log = await launch(tmp_path, max_calls=n)
     try:
         cpu0, t0 = cpu_seconds(proc.pid), time.perf_counter()
-        cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(token)}, response_timeout_s=60)
+        cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(operator)}, response_timeout_s=60)
         steps = [say(CLIP), WaitFor("audio", 90), WaitFor("quiet", 30)]
         calls = [Session(f"ws://127.0.0.1:{port}/twilio", scenario=Scenario("c", steps), config=cfg).run()
                  for _ in range(n)]
         seen: set[str] = set()
-        results = await asyncio.gather(*calls, watch_calls(port, token, seen, n))
+        results = await asyncio.gather(*calls, watch_calls(port, operator, seen, n))
         results = results[:-1]
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}",
-                                     headers={"Authorization": f"Bearer {token}"}) as client:
+                                     headers={"Authorization": f"Bearer {operator}"}) as client:
             async with asyncio.timeout(30):
                 while (await client.get("/api/calls")).json()["calls"]:
                     await asyncio.sleep(0.1)
@@ -127,7 +131,8 @@ async def test_simultaneous_phone_calls_all_complete(tmp_path: Path, n: int,
     assert len(ends) >= n and set(ends) <= {"run_finished", "run_cancelled"}  # no run left open
     assert code == 0
     stdout = (await proc.stdout.read()).decode()
-    assert token not in log.read_text() and token not in stdout  # printed once at start, never again
+    for secret in (token, operator):
+        assert secret not in log.read_text() and secret not in stdout  # printed once at start, never again
 
 
 async def watch_calls(port: int, token: str, seen: set[str], n: int) -> None:
@@ -193,7 +198,8 @@ async def test_operator_api_requires_the_token_and_validates_requests(
             assert (await anon.post(f"/api/calls/{call_id}/approval", json={"approved": True})).status_code == 401
             listed = (await ok.get("/api/calls")).json()["calls"]
             assert [(c["id"], c["transport"]) for c in listed] == [(call_id, "twilio")]
-            assert (await anon.get("/api/calls", params={"token": TOKEN})).status_code == 200
+            assert (await anon.get("/api/calls", params={"token": OPERATOR})).status_code == 200
+            assert (await anon.get("/api/calls", params={"token": TOKEN})).status_code == 401  # a caller's token
             assert (await ok.get("/api/calls/nope/events")).status_code == 404
             approval = f"/api/calls/{call_id}/approval"
             assert (await ok.post(approval, content=b"{not json")).status_code == 400
@@ -203,7 +209,7 @@ async def test_operator_api_requires_the_token_and_validates_requests(
             assert (await ok.post(approval, content=b"x" * 20_000)).status_code == 413
             assert (await ok.get("/healthz")).json() == {"ok": True}
         await phone_ws.send(json.dumps({"event": "stop"}))
-    assert TOKEN not in caplog.text
+    assert TOKEN not in caplog.text and OPERATOR not in caplog.text
 
 
 async def test_browser_socket_needs_the_token_and_our_origin(stack: SpeechStack, tmp_path: Path) -> None:  # noqa: F811
@@ -259,7 +265,7 @@ async def test_twilio_webhook_answers_twiml_and_checks_the_signature(stack: Spee
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/xml")
         stream = ET.fromstring(r.text).find("./Connect/Stream")
         assert stream is not None and stream.get("url") == "wss://voice.example.com/twilio"
-        assert {p.get("name"): p.get("value") for p in stream} == {"key": twilio_stream_key(TOKEN)}
+        assert {p.get("name"): p.get("value") for p in stream} == {"key": twilio_stream_key(OPERATOR)}
         with_query = reference_signature("twilio-secret", "https://voice.example.com/twilio/voice?lang=en", params)
         r = await client.post("/twilio/voice?lang=en", data=params, headers={"X-Twilio-Signature": with_query})
         assert r.status_code == 200
@@ -268,7 +274,10 @@ async def test_twilio_webhook_answers_twiml_and_checks_the_signature(stack: Spee
             == 403
         assert (await client.post("/twilio/voice", data=params)).status_code == 403
         assert (await client.get("/twilio/voice")).status_code == 405
-        served.ctx.config.twilio_auth_token = ""  # not configured: no check (and the server warns at start)
+        served.ctx.config.twilio_auth_token = ""  # not configured: no stream key for anyone ...
+        refused = await client.post("/twilio/voice", data=params)
+        assert refused.status_code == 403 and "--allow-unsigned-twilio" in refused.json()["error"]
+        served.ctx.config.allow_unsigned_twilio = True  # ... unless the operator opts in
         assert (await client.post("/twilio/voice", data=params)).status_code == 200
 
 

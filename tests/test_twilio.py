@@ -33,6 +33,7 @@ from voice.transports.twilio_codec import HalfbandStream
 from voice.transports.twilio_webhook import twilio_stream_key
 
 TOKEN = "test-token-not-a-secret"
+OPERATOR = "test-operator-token-not-a-secret"
 CLIP = FIXTURES / "recordings/telephone/osr34_002.wav"  # "The long journey home took a year."
 OTHER = FIXTURES / "recordings/telephone/osr34_004.wav"  # "A pink shell was found on the sandy beach."
 REPLY = "That sounds like a long trip. How can I help with your order?"
@@ -69,7 +70,7 @@ class Served:
 
 @contextlib.asynccontextmanager
 async def running(stack: SpeechStack, data_dir: Path, script: list[Any], **config: Any) -> AsyncIterator[Served]:
-    cfg = ServerConfig(port=0, token=TOKEN, **config)
+    cfg = ServerConfig(port=0, token=TOKEN, operator_token=OPERATOR, **config)
     turns = [t if isinstance(t, ScriptedTurn) else ScriptedTurn(text=t) for t in script]
     make_agent = load_agent().maker(data_dir, lambda call_id: LoopingScript(turns, call_id))
     ctx = CallContext(CallFactory(stack, make_agent, data_dir), CallRegistry(cfg.max_calls), cfg)
@@ -86,7 +87,7 @@ def say(path: Path) -> Say:
 
 
 async def phone(served: Served, steps: list[Step], **config: Any) -> SessionResult:
-    cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(TOKEN)}, response_timeout_s=20, **config)
+    cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(OPERATOR)}, response_timeout_s=20, **config)
     return await Session(served.twilio_url, scenario=Scenario("test", steps), config=cfg).run()
 
 
@@ -104,7 +105,7 @@ def heard_by_caller_s(result: SessionResult) -> float:
 def start_msg(key: str | None = None, fmt: dict[str, Any] | None = None) -> str:
     start = {"streamSid": "MZtest", "callSid": "CAtest", "tracks": ["inbound"],
              "mediaFormat": fmt or {"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
-             "customParameters": {"key": key if key is not None else twilio_stream_key(TOKEN)}}
+             "customParameters": {"key": key if key is not None else twilio_stream_key(OPERATOR)}}
     return json.dumps({"event": "start", "sequenceNumber": "1", "start": start, "streamSid": "MZtest"})
 
 

@@ -13,6 +13,7 @@ from voice.audio import ulaw_encode
 from voice.transports import CloseCode, Drop
 from voice.transports.twilio_codec import (
     CHUNK,
+    MARK_EVERY,
     AgentAudioEncoder,
     CallerAudioDecoder,
     Connected,
@@ -52,6 +53,14 @@ def test_every_event_decodes_to_its_type() -> None:
     assert decode(json.dumps({"event": "telepathy" * 10})) == Unknown(("telepathy" * 10)[:40])
 
 
+@pytest.mark.parametrize("timestamp", ["Infinity", "-Infinity", "NaN", "1" * 5000, -20, True, [1], "2e400"])
+def test_a_timestamp_that_is_not_a_finite_number_is_ignored(timestamp: Any) -> None:
+    message = json.dumps({"event": "media", "media": {"payload": "//8=", "timestamp": timestamp}})
+    if (isinstance(timestamp, str) and timestamp.endswith("Infinity")) or timestamp == "NaN":
+        message = message.replace(f'"{timestamp}"', timestamp)  # the bare JSON tokens Python's parser accepts
+    assert decode(message) == Media(b"\xff\xff", True, None)
+
+
 @pytest.mark.parametrize(("message", "code", "reason"), [
     (b"\x00\x01", CloseCode.UNSUPPORTED_DATA, "binary frames"),
     ("{not json", CloseCode.INVALID_PAYLOAD, "malformed JSON"),
@@ -65,6 +74,8 @@ def test_every_event_decodes_to_its_type() -> None:
     (start(streamSid="x" * 65), CloseCode.POLICY_VIOLATION, "no valid streamSid"),
     (start(mediaFormat={"encoding": "audio/x-l16", "sampleRate": 16000}), CloseCode.UNSUPPORTED_DATA,
      "unsupported mediaFormat"),
+    ("[" * 100_000 + "]" * 100_000, CloseCode.INVALID_PAYLOAD, "malformed JSON"),  # too deep to parse
+    (json.dumps({"event": "media", "media": {"payload": "A" * 4004}}), CloseCode.MESSAGE_TOO_BIG, "at most 4000"),
 ])
 def test_bad_messages_raise_a_clear_close_code(message: str | bytes, code: CloseCode, reason: str) -> None:
     with pytest.raises(Drop, match=reason) as caught:
@@ -80,28 +91,33 @@ def test_the_stream_key_is_checked() -> None:
         assert caught.value.code == CloseCode.POLICY_VIOLATION
 
 
-def test_agent_audio_becomes_20ms_chunks_each_followed_by_a_mark_that_acks_its_samples() -> None:
+def test_agent_audio_becomes_20ms_chunks_with_a_mark_every_200ms_and_at_each_pause() -> None:
     encoder = AgentAudioEncoder("MZ1")
-    out = encoder.encode(np.ones(1000, np.int16))  # 62.5 ms: three whole chunks and a tail
-    assert [o.kind for o in out] == ["media", "mark"] * 3
+    out = encoder.encode(np.ones(8000, np.int16))  # 500 ms: 25 chunks, a mark after 200 and 400 ms
+    assert [o.kind for o in out] == (["media"] * 10 + ["mark"]) * 2 + ["media"] * 5
     first = json.loads(out[0].text)
     assert first["streamSid"] == "MZ1" and len(base64.b64decode(first["media"]["payload"])) == CHUNK
     marks = [json.loads(o.text)["mark"]["name"] for o in out if o.kind == "mark"]
-    assert sum(encoder.ack(name) for name in marks) == 960 and encoder.has_tail()
-    tail = encoder.flush_tail()  # the reply paused: the tail goes out padded, and its mark covers the rest
-    assert [o.kind for o in tail] == ["media", "mark"] and not encoder.has_tail()
-    assert encoder.ack(json.loads(tail[1].text)["mark"]["name"]) == 40
+    assert [encoder.ack(name) for name in marks] == [MARK_EVERY, MARK_EVERY] and encoder.has_tail()
+    tail = encoder.flush_tail()  # the reply paused: the rest of its audio gets a mark of its own
+    assert [o.kind for o in tail] == ["mark"] and not encoder.has_tail()
+    assert encoder.ack(json.loads(tail[0].text)["mark"]["name"]) == 8000 - 2 * MARK_EVERY
+    short = encoder.encode(np.ones(1000, np.int16))  # a partial chunk is padded with silence at the pause
+    assert [o.kind for o in short + encoder.flush_tail()] == ["media"] * 4 + ["mark"]
     assert encoder.flush_tail() == []
 
 
-def test_clear_makes_marks_already_sent_stale() -> None:
+def test_clear_makes_marks_already_sent_stale_but_each_echo_is_still_ours_once() -> None:
     encoder = AgentAudioEncoder("MZ1")
-    out = encoder.encode(np.ones(640, np.int16))
+    out = encoder.encode(np.ones(2 * MARK_EVERY, np.int16))
     cleared = encoder.clear()
     assert json.loads(cleared.text) == {"event": "clear", "streamSid": "MZ1"}
-    assert [encoder.ack(json.loads(o.text)["mark"]["name"]) for o in out if o.kind == "mark"] == [0, 0]
-    again = encoder.encode(np.ones(320, np.int16))
-    assert json.loads(again[1].text)["mark"]["name"].startswith("vl1.")  # a new epoch after the clear
+    names = [json.loads(o.text)["mark"]["name"] for o in out if o.kind == "mark"]
+    assert [encoder.ack(name) for name in names] == [0, 0]
+    assert [encoder.echoed(name) for name in names] == [True, True]  # Twilio returns them after the clear
+    assert [encoder.echoed(name) for name in [*names, "vl9.9.320", "x"]] == [False] * 4  # not twice, not forged
+    again = encoder.encode(np.ones(MARK_EVERY, np.int16))
+    assert json.loads(again[-1].text)["mark"]["name"].startswith("vl1.")  # a new epoch after the clear
 
 
 def test_caller_audio_is_upsampled_and_lost_packets_become_silence() -> None:

@@ -10,6 +10,8 @@ The contract between the server and a transport (`voice/transports/*.py`): an ac
 - `ctx.registry: CallRegistry` — live calls for the operator API; `add` raises `CallLimitReached` when
   `--max-calls` calls are live (the transport closes with 1013).
 - `ctx.config: ServerConfig` (voice/server_config.py) — every limit a transport honours.
+- `ctx.admission` (voice/admission.py) — per-source caps on sockets and calls; `ctx.call_tokens`
+  (voice/call_tokens.py) — the browser callers' per-call tokens.
 - `ctx.open_call(sink, transport, **meta)` — build, register and start a call; closed on the way out.
 
 Transports do this through one driver (`voice.transports.connection.Connection`): it opens the call with
@@ -44,7 +46,9 @@ from loop import (
     Journal,
 )
 from loop.types import Model
+from voice.admission import Admission
 from voice.call_events import AudioSink
+from voice.call_tokens import CallTokens
 from voice.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script
 from voice.server_config import ServerConfig  # ServerConfig's home; imported from here too
 from voice.session import CallSession, SessionConfig
@@ -195,6 +199,8 @@ class CallContext:
     factory: CallFactory
     registry: CallRegistry
     config: ServerConfig
+    admission: Admission = field(default_factory=Admission)  # per-source socket and call counts
+    call_tokens: CallTokens = field(default_factory=CallTokens)  # callers' per-call credentials
 
     @contextlib.asynccontextmanager
     async def open_call(self, sink: AudioSink, transport: str, **meta: Any) -> AsyncIterator[Call]:

@@ -1,22 +1,25 @@
 """`voiceloop serve`: one ASGI app (Starlette) for every way in, served by uvicorn.
 
-Routes:
+Routes (credentials: voice.server_auth):
   GET  /  /app.js  /worklet.js  /style.css      the browser page (files in voice/web/)
-  WS   /ws                                       browser call (voice.transports.browser), token + Origin checked
+  POST /call-token                               caller access token -> a call token for one call
+  WS   /ws?call_token=T (or ?token=ACCESS)       browser call (voice.transports.browser), Origin checked
   WS   /twilio                                   Twilio Media Streams (voice.transports.twilio)
   POST /twilio/voice                             TwiML connecting a call to /twilio; X-Twilio-Signature checked
-                                                 when TWILIO_AUTH_TOKEN is set
-  GET  /api/calls                                live calls                         } token required:
-  GET  /api/calls/{id}/events[?after=N]          a call's events (live or recent)   } ?token= or
-  POST /api/calls/{id}/approval {"approved": b}  decide a pending approval          } Authorization: Bearer
-  GET  /healthz                                  liveness, no details
+                                                 when TWILIO_AUTH_TOKEN is set, else refused (403) unless
+                                                 `allow_unsigned_twilio`
+  GET  /api/calls                                live calls                         } operator token
+  GET  /api/calls/{id}/events[?after=N]          a call's events (live or recent)   } (or, for its own call
+  POST /api/calls/{id}/approval {"approved": b}  decide a pending approval          } only, a call token)
+  GET  /healthz                                  liveness, no details (GET/HEAD only)
 
 `create_app(ctx)` builds the app; it can be mounted in your own Starlette or FastAPI service
 (`app.mount("/voice", create_app(ctx))`: the TwiML then points Twilio at `/voice/twilio`). `start_server`
 serves it with uvicorn on a socket bound here. HTTP errors are JSON `{"error": ...}`; request bodies over
-`max_body_bytes` get 413. WebSockets: 1008 bad token or origin, 1013 at `--max-calls`; the transports add
-their own close codes (voice/transports/). Secrets are never logged: the token is printed once on start
-when it was generated, and query strings and bearer credentials are redacted from uvicorn's log lines.
+`max_body_bytes` get 413; a repeated Host/Authorization/Upgrade header gets 400. WebSockets: 1008 bad token
+or origin, 1013 at `--max-calls` or a per-source cap; the transports add their own close codes
+(voice/transports/). Secrets are never logged: a generated token is printed once on start, and query
+strings and bearer credentials are redacted from uvicorn's log lines.
 """
 
 from __future__ import annotations
@@ -24,7 +27,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hmac
 import logging
 import os
 import re
@@ -42,14 +44,26 @@ import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from voice.call_tokens import TokenLimit
 from voice.calls import CallContext
 from voice.server_api import operator_routes, read_body
+from voice.server_auth import (
+    CleanRequests,
+    RedactSecrets,
+    RequireGrant,
+    SecretError,
+    caller_may_connect,
+    error,
+    origin_ok,
+    presented,
+    read_secret,
+    same,
+)
 from voice.server_config import ServerConfig
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
@@ -61,81 +75,16 @@ PAGE_FILES = {"/": "index.html", "/index.html": "index.html", "/app.js": "app.js
               "/style.css": "style.css"}
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8"}
-SECURITY_HEADERS = [(b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"),
-                    (b"referrer-policy", b"no-referrer")]
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
 __all__ = ["add_serve_command", "bound_port", "create_app", "serve_until_stopped", "start_server"]
 
 
-class _Redact(logging.Filter):
-    """Strip query strings and bearer credentials from the web server's own log lines."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        text = record.getMessage()
-        clean = re.sub(r"\?\S*", "?<redacted>", re.sub(r"(?i)(bearer\s+)\S+", r"\1<redacted>", text))
-        if clean != text:
-            record.msg, record.args = clean, ()
-        return True
-
-
 uvicorn_log = logging.getLogger("uvicorn.error")  # uvicorn logs WebSocket paths (with their query) here
 for _name in ("uvicorn.error", "uvicorn.access"):
-    logging.getLogger(_name).addFilter(_Redact())
-
-
-# ---- authentication ----------------------------------------------------------------------------
-
-
-def authorized(conn: HTTPConnection, cfg: ServerConfig) -> bool:
-    auth = conn.headers.get("authorization", "")
-    given = auth[7:].strip() if auth[:7].lower() == "bearer " else conn.query_params.get("token", "")
-    return bool(cfg.token) and hmac.compare_digest(given.encode(), cfg.token.encode())
-
-
-def origin_ok(conn: HTTPConnection, cfg: ServerConfig) -> bool:
-    origin = conn.headers.get("origin")
-    if origin is None:
-        return True  # not a browser; the token still applies
-    host = conn.headers.get("host", "")
-    return origin in (f"http://{host}", f"https://{host}") or origin in cfg.allowed_origins
-
-
-class RequireToken:
-    """ASGI middleware: HTTP requests without the bearer token (header or `?token=`) get 401."""
-
-    def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
-        self.app, self.cfg = app, config
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and not authorized(HTTPConnection(scope), self.cfg):
-            response = error(401, "missing or wrong token", {"WWW-Authenticate": "Bearer"})
-            await response(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
-class SecurityHeaders:
-    """ASGI middleware: no caching, no MIME sniffing, no referrer on every HTTP response."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                present = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in present]
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers if scope["type"] == "http" else send)
+    logging.getLogger(_name).addFilter(RedactSecrets())
 
 
 # ---- HTTP -----------------------------------------------------------------------------------------
-
-
-def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status, headers)
 
 
 async def _http_error(_request: Request, exc: Exception) -> Response:
@@ -167,12 +116,28 @@ class VoiceRoutes:
     async def healthz(self, _request: Request) -> Response:
         return JSONResponse({"ok": True})
 
+    async def call_token(self, request: Request) -> Response:
+        """The caller access token buys a call token: it opens one call, then reaches only that call."""
+        if not same(presented(request), self.cfg.token):
+            return error(401, "missing or wrong access token", {"WWW-Authenticate": "Bearer"})
+        source = request.client.host if request.client else "unknown"
+        try:
+            token = self.ctx.call_tokens.mint(source, self.cfg.call_token_ttl_s, self.cfg.max_unbound_call_tokens,
+                                              self.cfg.max_pending_per_source)
+        except TokenLimit as exc:
+            return error(429, str(exc), {"Retry-After": str(int(self.cfg.call_token_ttl_s))})
+        return JSONResponse({"call_token": token, "expires_in": self.cfg.call_token_ttl_s})
+
     async def twilio_webhook(self, request: Request) -> Response:
         host = self.cfg.public_host or request.headers.get("host", "")
         if not _HOST.match(host):
             return error(400, "bad Host header")
         form = (await read_body(request, self.cfg.max_body_bytes)).decode("utf-8", "replace")
         params = parse_qsl(form, keep_blank_values=True)
+        if not self.cfg.twilio_auth_token and self.cfg.twilio_key_required and not self.cfg.allow_unsigned_twilio:
+            log.warning("unsigned Twilio webhook refused: set TWILIO_AUTH_TOKEN (or --allow-unsigned-twilio)")
+            return error(403, "TWILIO_AUTH_TOKEN is not set, so this webhook cannot tell Twilio from anyone else "
+                              "and hands out no stream key: set it, or start serve with --allow-unsigned-twilio")
         if self.cfg.twilio_auth_token:
             query = request.scope.get("query_string", b"").decode("latin-1")
             raw_path = (request.scope.get("raw_path") or request.url.path.encode()).decode("latin-1")
@@ -180,17 +145,18 @@ class VoiceRoutes:
             if not signature_valid(self.cfg.twilio_auth_token, url, params, request.headers.get("x-twilio-signature")):
                 log.warning("Twilio webhook with a missing or invalid signature refused")
                 return error(403, "invalid Twilio signature")
-        key = {"key": twilio_stream_key(self.cfg.token)} if self.cfg.twilio_key_required else {}
+        key = {"key": twilio_stream_key(self.cfg.stream_key_secret)} if self.cfg.twilio_key_required else {}
         stream_url = f"wss://{host}{request.scope.get('root_path', '')}/twilio"
         return Response(twiml_connect(stream_url, key), media_type="text/xml; charset=utf-8")
 
     async def browser_socket(self, ws: WebSocket) -> None:
         await ws.accept()
-        if not authorized(ws, self.cfg):
-            return await _close(ws, CloseCode.POLICY_VIOLATION, "missing or wrong token")
         if not origin_ok(ws, self.cfg):
             return await _close(ws, CloseCode.POLICY_VIOLATION, "origin not allowed")
-        await _guarded(ws, browser_call(ws, self.ctx))
+        allowed, call_token = caller_may_connect(ws, self.cfg, self.ctx.call_tokens)
+        if not allowed:
+            return await _close(ws, CloseCode.POLICY_VIOLATION, "missing, wrong, used or expired token")
+        await _guarded(ws, browser_call(ws, self.ctx, call_token))
 
     async def twilio_socket(self, ws: WebSocket) -> None:
         await ws.accept()
@@ -222,11 +188,13 @@ def create_app(ctx: CallContext) -> Starlette:
     return Starlette(
         routes=[*(Route(path, routes.page(name), methods=["GET"]) for path, name in PAGE_FILES.items()),
                 Route("/healthz", routes.healthz, methods=["GET"]),
+                Route("/call-token", routes.call_token, methods=["POST"]),
                 Route("/twilio/voice", routes.twilio_webhook, methods=["POST"]),
                 WebSocketRoute("/ws", routes.browser_socket),
                 WebSocketRoute("/twilio", routes.twilio_socket),
-                Mount("/api", routes=operator_routes(ctx), middleware=[Middleware(RequireToken, config=ctx.config)])],
-        middleware=[Middleware(SecurityHeaders)],
+                Mount("/api", routes=operator_routes(ctx),
+                      middleware=[Middleware(RequireGrant, config=ctx.config, tokens=ctx.call_tokens)])],
+        middleware=[Middleware(CleanRequests)],
         exception_handlers={HTTPException: _http_error, Exception: _server_error})
 
 
@@ -326,10 +294,17 @@ def add_serve_command(subparsers: Any) -> None:
     p = subparsers.add_parser("serve", help="browser page, Twilio Media Streams and the operator API on one port")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", help="API/browser token (default: $VOICELOOP_TOKEN, else generated and printed)")
+    p.add_argument("--token", help="caller access token: opens browser calls, no operator rights (visible in `ps`: "
+                                   "prefer --token-file or $VOICELOOP_TOKEN; default: generated and printed)")
+    p.add_argument("--token-file", help="read the caller access token from this file")
+    p.add_argument("--operator-token", help="operator API token (prefer --operator-token-file or "
+                                            "$VOICELOOP_OPERATOR_TOKEN; default: generated and printed)")
+    p.add_argument("--operator-token-file", help="read the operator API token from this file")
     add_engine_options(p, script=True)  # --stt, --tts, --script | --llm: the same choices as every command
     add_agent_option(p)
     p.add_argument("--max-calls", type=int, default=20)
+    p.add_argument("--max-calls-per-source", type=int, default=4,
+                   help="live calls from one client address (browser; Twilio when the webhook is unsigned)")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
@@ -344,7 +319,48 @@ def add_serve_command(subparsers: Any) -> None:
     p.add_argument("--transfer-to", default=None, metavar="+1...",
                    help="phone calls a run escalates are transferred to this number through Twilio's REST API "
                         "(default: $VOICELOOP_TRANSFER_TO; needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN)")
+    p.add_argument("--allow-unsigned-twilio", action="store_true",
+                   help="without TWILIO_AUTH_TOKEN, still answer the webhook (anyone can then get the stream key)")
+    add_timeout_options(p)
     p.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
+
+
+def add_timeout_options(p: argparse.ArgumentParser) -> None:
+    defaults = ServerConfig()
+    for flag, attr, what in [
+            ("--start-timeout", "start_timeout_s", "close a socket that has not started its call"),
+            ("--media-timeout", "media_timeout_s", "close a call whose client sends no audio"),
+            ("--idle-timeout", "idle_timeout_s", "close a call with no caller speech and nothing going on"),
+            ("--max-call-seconds", "max_call_s", "close any call this old (0: no limit)")]:
+        p.add_argument(flag, dest=attr, type=float, default=getattr(defaults, attr), metavar="S",
+                       help=f"{what} after S seconds (default {getattr(defaults, attr):g})")
+    p.add_argument("--max-pending-per-source", type=int, default=defaults.max_pending_per_source,
+                   help="sockets from one address that have not started a call yet")
+    p.add_argument("--max-messages-per-second", type=float, default=defaults.max_messages_per_s,
+                   help="messages a client may send per second (bursts of twice that); echoes of ours not counted")
+
+
+def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
+    """The config from the command line, and the tokens generated here (to print once)."""
+    token = read_secret(args.token, args.token_file, "VOICELOOP_TOKEN")
+    operator = read_secret(args.operator_token, args.operator_token_file, "VOICELOOP_OPERATOR_TOKEN")
+    if token and token == operator:
+        raise SecretError("the operator token must differ from the caller access token (--token)")
+    if args.token or args.operator_token:
+        log.warning("a token given on the command line is visible in the process list: use --token-file / "
+                    "--operator-token-file or $VOICELOOP_TOKEN / $VOICELOOP_OPERATOR_TOKEN")
+    generated = [name for name, given in (("token", token), ("operator", operator)) if not given]
+    config = ServerConfig(host=args.host, port=args.port, token=token or secrets.token_urlsafe(24),
+                          operator_token=operator or secrets.token_urlsafe(24), max_calls=args.max_calls,
+                          max_calls_per_source=args.max_calls_per_source,
+                          twilio_auth_token=os.environ.get("TWILIO_AUTH_TOKEN", ""),
+                          allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
+                          twilio_key_required=not args.no_twilio_key, allow_unsigned_twilio=args.allow_unsigned_twilio,
+                          start_timeout_s=args.start_timeout_s, media_timeout_s=args.media_timeout_s,
+                          idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s,
+                          max_pending_per_source=args.max_pending_per_source,
+                          max_messages_per_s=args.max_messages_per_second)
+    return config, generated
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -359,13 +375,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("uvicorn").setLevel(logging.WARNING)  # uvicorn logs every socket at INFO; calls are logged
-    given = args.token or os.environ.get("VOICELOOP_TOKEN", "")
-    token = given or secrets.token_urlsafe(24)
-    config = ServerConfig(host=args.host, port=args.port, token=token, max_calls=args.max_calls,
-                          twilio_auth_token=os.environ.get("TWILIO_AUTH_TOKEN", ""),
-                          allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
-                          twilio_key_required=not args.no_twilio_key)
     try:
+        config, generated = server_config(args)
         config.transfer = TransferConfig.from_env(args.transfer_to)
         agent = load_agent(args.agent)
         make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
@@ -375,7 +386,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("listening on %s: beyond this machine, put TLS (wss/https) in front", args.host)
     if not config.twilio_auth_token:
-        log.warning("TWILIO_AUTH_TOKEN is not set: the Twilio webhook's signatures are not checked")
+        log.warning("TWILIO_AUTH_TOKEN is not set: %s", "the Twilio webhook's signatures are not checked"
+                    if config.allow_unsigned_twilio else "the Twilio webhook is refused (--allow-unsigned-twilio)")
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
     stack = load_stack(stt, tts=tts)
@@ -389,8 +401,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def announce(port: int) -> None:
         base = f"http://{args.host}:{port}/"
         print(f"voiceloop serve: listening on {base} (Twilio: {base}twilio/voice)", flush=True)
-        if not given:  # the one place a secret is ever shown
-            print(f"voiceloop serve: open {base}?token={token}", flush=True)
+        if "token" in generated:  # the one place a secret is ever shown
+            print(f"voiceloop serve: callers open {base}?token={config.token}", flush=True)
+        if "operator" in generated:
+            print(f"voiceloop serve: operator API token: {config.operator_token}", flush=True)
 
     asyncio.run(serve_until_stopped(ctx, announce))
     return 0

@@ -1,10 +1,14 @@
-"""The operator API under `/api`, part of the server (`voice.server` checks the bearer token before any of it):
+"""The operator API under `/api`, part of the server (`voice.server_auth.RequireGrant` checks the credential
+before any of it and says what it grants):
 
-  GET  /api/calls                                live calls
+  GET  /api/calls                                live calls (the operator token only)
   GET  /api/calls/{id}/events[?after=N]          a call's events (live or recently ended), after seq N
   GET  /api/calls/{id}/timeline                  the call's timeline so far (HTML with SVG, voice/timeline_html.py)
   GET  /api/escalations                          calls a run escalated: transcript, reason, transfers
   POST /api/calls/{id}/approval {"approved": b}  decide the call's pending approval (409 if none is pending)
+
+A caller's call token reaches its own call's events and approval; any other call is 403 for it. Bad input is
+a 400 with a reason (`after` not a plain non-negative integer, JSON that is not `{"approved": bool}`).
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ from starlette.routing import Route
 
 from voice.calls import Call, CallContext
 from voice.escalations import escalated_calls
+from voice.server_auth import OPERATOR
 from voice.timeline import build_timeline
 from voice.timeline_html import render_timeline
+
+MAX_AFTER_DIGITS = 18
 
 
 def _json(data: Any, status: int = 200) -> Response:
@@ -45,18 +52,25 @@ class OperatorAPI:
         self.ctx = ctx
 
     def _call(self, request: Request) -> Call:
-        call = self.ctx.registry.get(request.path_params["call_id"])
+        call_id = request.path_params["call_id"]
+        if request.state.grant not in (OPERATOR, call_id):
+            raise HTTPException(403, "this token is for another call")
+        call = self.ctx.registry.get(call_id)
         if call is None:
             raise HTTPException(404, "no such call")
         return call
 
-    async def calls(self, _request: Request) -> Response:
+    async def calls(self, request: Request) -> Response:
+        if request.state.grant != OPERATOR:
+            raise HTTPException(403, "listing calls needs the operator token")
         return _json({"calls": [c.summary() for c in self.ctx.registry.live()]})
 
     async def events(self, request: Request) -> Response:
         call = self._call(request)
         after = request.query_params.get("after", "0")
-        since = int(after) if after.isdigit() else 0
+        if not (after.isascii() and after.isdigit() and len(after) <= MAX_AFTER_DIGITS):
+            raise HTTPException(400, f"'after' must be a non-negative integer of at most {MAX_AFTER_DIGITS} digits")
+        since = int(after)
         return _json({"id": call.call_id, "live": call.ended_at is None,
                       "events": [e for e in list(call.events) if e["seq"] > since]})
 
@@ -73,7 +87,7 @@ class OperatorAPI:
         call = self._call(request)
         try:
             approved = json.loads(body or b"null").get("approved")
-        except (ValueError, AttributeError):
+        except (ValueError, AttributeError, RecursionError):
             approved = None
         if not isinstance(approved, bool):
             raise HTTPException(400, 'send JSON {"approved": true} or {"approved": false}')

@@ -18,7 +18,15 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 8765
     token: str = field(default="", repr=False)
-    """Bearer token for the browser WebSocket and the operator API."""
+    """Caller access: opens browser calls (`WS /ws?token=`) and mints per-call tokens (`POST /call-token`).
+    It gives no operator rights."""
+    operator_token: str = field(default="", repr=False)
+    """The operator API (`/api/*`: every call, any approval); empty = only per-call tokens reach `/api`."""
+    call_token_ttl_s: float = 60.0
+    """A minted call token must open its call within this long; once bound to a call, it lasts as long as the
+    call (and this long after, to read the call's last events)."""
+    max_unbound_call_tokens: int = 1000
+    """Minted call tokens not yet used, server-wide (past it: 503 on `POST /call-token`)."""
     twilio_auth_token: str = field(default="", repr=False)
     """TWILIO_AUTH_TOKEN: when set, the webhook's X-Twilio-Signature must verify."""
     allowed_origins: tuple[str, ...] = ()
@@ -55,9 +63,40 @@ class ServerConfig:
     """Twilio: unknown events (ignored and counted) before the connection is closed with 1008."""
     twilio_key_required: bool = True
     """The Twilio stream must carry the `key` parameter our TwiML gives it (see `twilio_stream_key`)."""
+    allow_unsigned_twilio: bool = False
+    """Without `twilio_auth_token` the webhook cannot tell Twilio from anyone: it refuses (403) to hand out
+    the stream key unless the operator opts in here (`--allow-unsigned-twilio`)."""
+    max_twilio_message_bytes: int = 8 * 1024
+    """Largest Media Streams message (Twilio sends 20 ms = ~0.4 KB); a bigger one closes with 1009 unread."""
+    twilio_realtime_slack_s: float = 10.0
+    """Twilio: caller audio (with lost-packet fill) may run this far ahead of the wall clock; the rest is shed
+    unread, so one flooding stream cannot spend the CPU the other calls need."""
+    # ---- no lock-out: slots that a stalled or idle client cannot keep -----------------------------------
+    start_timeout_s: float = 10.0
+    """A socket that has not opened its call this long after connecting (Twilio: no `start`) is closed 1008."""
+    media_timeout_s: float = 15.0
+    """A call whose client sent no audio message at all for this long is closed 1008 (a stalled stream)."""
+    idle_timeout_s: float = 120.0
+    """A call with no caller speech and nothing going on (no turn, run, approval or agent audio) for this long
+    is closed 1000 (the caller walked away, or a client holds the slot with silence)."""
+    max_call_s: float = 3600.0
+    """Longest call, whatever it does (0: no limit)."""
+    max_pending_sockets: int = 128
+    """Sockets open but not yet in a call, server-wide; past it new ones get 1013."""
+    max_pending_per_source: int = 32
+    """... from one client address."""
+    max_calls_per_source: int = 4
+    """Live calls from one client address (browser calls, and Twilio streams when the webhook is not signed:
+    Twilio's own media servers carry many calls each)."""
     web_dir: Path = WEB_DIR
     transfer: TransferConfig | None = None
     """Phone calls a run escalates are transferred to this number through Twilio's REST API (voice/transfer.py)."""
+
+
+    @property
+    def stream_key_secret(self) -> str:
+        """What the Twilio stream key is derived from: the operator's secret, never the callers' access token."""
+        return self.operator_token or self.token
 
 
 class RateLimit:

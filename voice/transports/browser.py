@@ -1,10 +1,11 @@
 """Browser endpoint: what the page's messages (`browser_codec`) mean for a call.
 
-The call opens as soon as the socket is accepted. Agent audio is paced: at most `playout_lead_ms` of it is
-in flight beyond what the page acknowledged as played, so the page's jitter buffer stays small and a
-barge-in has little to flush. The page sees the session's trace live (the call's observer events) and each
-turn's summary whenever an event may have changed it. The socket itself (limits, outbox, stalled clients,
-close) is `voice.transports.connection`'s.
+The call opens as soon as the socket is accepted; its `hello` carries the caller's token for this call only
+(`ctx.call_tokens`: the one the socket was opened with, now bound to the call, or a new one).
+Agent audio is paced: at most `playout_lead_ms` of it is in flight beyond what the page acknowledged as
+played, so the page's jitter buffer stays small and a barge-in has little to flush. The page sees the
+session's trace live (the call's observer events) and each turn's summary whenever an event may have
+changed it. The socket itself (limits, outbox, stalled clients, close) is `voice.transports.connection`'s.
 
 Close codes: 1000 hangup, 1003 odd-length audio, 1008 policy (rate, stalled client, too many bad
 messages, audio faster than real time), 1009 frame too big, 1011 server error, 1013 overloaded.
@@ -20,6 +21,7 @@ import numpy as np
 from starlette.websockets import WebSocket
 
 from voice.calls import Call, CallContext
+from voice.server_config import ServerConfig
 from voice.transports import CloseCode, Drop
 from voice.transports import browser_codec as codec
 from voice.transports.connection import Connection
@@ -48,9 +50,11 @@ class BrowserEndpoint:
 
     transport = "browser"
     gone_reason = "client disconnected"
+    waiting_for = "call"
 
-    def __init__(self, pacing: AckPacing) -> None:
+    def __init__(self, pacing: AckPacing, call_token: str | None = None) -> None:
         self.pacing = pacing
+        self.call_token = call_token  # redeemed by the server before the socket got here
         self.conn: Connection | None = None
         self.call: Call | None = None
         self.turns = codec.TurnUpdates()
@@ -63,10 +67,17 @@ class BrowserEndpoint:
         self.conn, self.loop = conn, asyncio.get_running_loop()
         self.guard = codec.RealTimeGuard(time.monotonic(), conn.cfg.realtime_slack_s)
         call = self.call = await conn.open_call(BrowserSink(conn.outbox, self.pacing), self.transport)
-        conn.outbox.put("hello", codec.hello(call.call_id, conn.cfg.playout_lead_ms))
+        self.call_token = conn.ctx.call_tokens.bind(self.call_token, call.call_id, conn.source)
+        conn.outbox.put("hello", codec.hello(call.call_id, conn.cfg.playout_lead_ms, self.call_token))
         for entry in list(call.events):  # what happened while the session started (greeting, warm-up)
             conn.outbox.put("event", codec.event({k: v for k, v in entry.items() if k != "seq"}))
         call.session.observers.append(self._observe)
+
+    def message_limit(self, cfg: ServerConfig) -> int:
+        return cfg.max_message_bytes
+
+    def exempt(self, message: Wire) -> bool:
+        return False  # the page's acks are few (one per 40 ms of playout)
 
     def _observe(self, entry: dict[str, Any]) -> None:
         assert self.conn is not None and self.loop is not None
@@ -84,6 +95,7 @@ class BrowserEndpoint:
         assert self.conn is not None and self.call is not None and self.guard is not None
         if not isinstance(message, str):
             pcm = codec.decode_audio(message, min(codec.MAX_FRAME_BYTES, self.conn.cfg.max_message_bytes))
+            self.conn.heard_media()
             self.guard.admit(len(pcm), time.monotonic())
             if not self.conn.hear(pcm):
                 raise Drop(CloseCode.TRY_AGAIN_LATER, "server overloaded")
@@ -115,8 +127,10 @@ class BrowserEndpoint:
             self.turns_due.cancel()
         if self.conn is None or self.call is None:  # the call never opened (the server is full)
             if self.conn is not None:
+                self.conn.ctx.call_tokens.release(self.call_token)
                 self.conn.outbox.put("error", codec.error(reason))
             return {}
+        self.conn.ctx.call_tokens.ended(self.call.call_id, self.conn.cfg.call_token_ttl_s)
         if self._observe in self.call.session.observers:
             self.call.session.observers.remove(self._observe)
         self._send_turns()
@@ -125,7 +139,8 @@ class BrowserEndpoint:
                 "played_s": self.pacing.played / codec.SAMPLE_RATE, "rejected": self.rejected}
 
 
-async def browser_call(ws: WebSocket, ctx: CallContext) -> None:
-    """Serve one accepted browser WebSocket until hangup, disconnect or a protocol violation."""
+async def browser_call(ws: WebSocket, ctx: CallContext, call_token: str | None = None) -> None:
+    """Serve one accepted browser WebSocket until hangup, disconnect or a protocol violation; `call_token`:
+    the redeemed caller token it was opened with (None: opened with the access token)."""
     pacing = AckPacing(ctx.config.playout_lead_ms * codec.SAMPLE_RATE // 1000, ctx.config.stall_s)
-    await Connection(ws, ctx, pacing).serve(BrowserEndpoint(pacing))
+    await Connection(ws, ctx, pacing).serve(BrowserEndpoint(pacing, call_token))

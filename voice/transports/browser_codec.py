@@ -6,7 +6,9 @@ the server sends 32 ms = 1024-byte frames). Everything else is a JSON text messa
 
 server -> page
   {"type": "hello", "call_id": str, "audio": {"encoding": "pcm_s16le", "sample_rate": 16000,
-   "channels": 1}, "lead_ms": int}          first message; the call is live
+   "channels": 1}, "lead_ms": int, "call_token": str}
+                                             first message; the call is live. `call_token` reaches this
+                                             call's own events and approval in the operator API, nothing else
   {"type": "event", "kind": str, "t": float, ...}
                                              a session trace entry (caller_partial, caller_turn_ended,
                                              agent_said, loop.verdict, loop.tool_result, approval_asked,
@@ -26,7 +28,8 @@ page -> server
   {"type": "hangup"}                        end the call
 
 Bad audio closes the connection (1003 odd length, 1009 too big, 1008 faster than real time); a bad JSON
-message is `Rejected` (answered with an `error`; the call goes on).
+message (malformed, nested too deep, an unknown type) is `Rejected`: answered with a short `error` that never
+repeats more than `ECHO_CHARS` of what was sent; the call goes on.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from voice.transports import CloseCode, Drop
 
 SAMPLE_RATE = 16000
 MAX_FRAME_BYTES = 16000  # 0.5 s of audio in one message
+ECHO_CHARS = 40  # at most this much of a rejected message is quoted back
 AUDIO_FORMAT = {"encoding": "pcm_s16le", "sample_rate": SAMPLE_RATE, "channels": 1}
 
 
@@ -51,8 +55,9 @@ def _text(message: dict[str, Any]) -> str:
     return json.dumps(message, default=str)
 
 
-def hello(call_id: str, lead_ms: int) -> str:
-    return _text({"type": "hello", "call_id": call_id, "lead_ms": lead_ms, "audio": AUDIO_FORMAT})
+def hello(call_id: str, lead_ms: int, call_token: str = "") -> str:
+    return _text({"type": "hello", "call_id": call_id, "lead_ms": lead_ms, "audio": AUDIO_FORMAT,
+                  "call_token": call_token})
 
 
 def event(entry: dict[str, Any]) -> str:
@@ -130,7 +135,7 @@ def _is_int(value: Any) -> bool:
 def decode_text(data: str) -> PageMessage:
     try:
         msg = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Rejected("malformed JSON") from None
     kind = msg.get("type") if isinstance(msg, dict) else None
     if kind == "played":
@@ -144,7 +149,8 @@ def decode_text(data: str) -> PageMessage:
         return Approval(msg["approved"])
     if kind == "hangup":
         return Hangup()
-    raise Rejected(f"unknown message type {kind!r}")
+    shown = repr(kind)
+    raise Rejected(f"unknown message type {shown[:ECHO_CHARS]}{'…' if len(shown) > ECHO_CHARS else ''}")
 
 
 def decode_audio(data: bytes, max_bytes: int = MAX_FRAME_BYTES) -> np.ndarray:

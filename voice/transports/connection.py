@@ -4,7 +4,9 @@ A transport supplies an `Endpoint` (its wire codec plus what its messages mean f
 owns the accepted WebSocket: receiving with the message-rate and size limits, the ordered `Outbox`, the
 queue that feeds caller audio to the session, opening the call through `CallContext.open_call`, and ending
 with exactly one close code — noted in the call's trace (`transport.closed`) before the call is closed, so
-a run in flight is journaled as cancelled.
+a run in flight is journaled as cancelled. It also keeps the slot honest: per-source caps (`ctx.admission`)
+and the deadlines of `voice.transports.watch` (no start, no audio, an idle caller) close sockets that a
+stalled or idle client would otherwise hold.
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from typing import Any, Protocol
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from voice.admission import Refused, Ticket
 from voice.calls import AudioSink, Call, CallContext, CallLimitReached  # AudioSink: wherever calls.py has it
-from voice.server_config import RateLimit
+from voice.server_config import RateLimit, ServerConfig
 from voice.transports import TOO_MANY_CALLS, CloseCode, Drop
 from voice.transports.outbox import AckPacing, Outbox, Wire
+from voice.transports.watch import Watch
 
 log = logging.getLogger("voiceloop.transport")
 SAMPLE_RATE = 16000
@@ -35,6 +39,13 @@ class Endpoint(Protocol):
 
     transport: str
     gone_reason: str  # the call's end reason when the client just goes away
+    waiting_for: str  # what opens the call, for the start timeout's reason ("'start'")
+
+    def message_limit(self, cfg: ServerConfig) -> int:
+        """The largest message this protocol has any use for: bigger ones close 1009 before they are parsed."""
+
+    def exempt(self, message: Wire) -> bool:
+        """A message the client owes us (an echo of one we sent) that the message-rate limit does not count."""
 
     async def begin(self, conn: Connection) -> None:
         """The socket is accepted: open the call now (browser) or wait for a message that says so (Twilio)."""
@@ -90,13 +101,31 @@ class Connection:
         self.arrived = 0.0  # when the message being handled came off the socket (perf_counter)
         self.call: Call | None = None
         self._calls = contextlib.AsyncExitStack()
+        self.source = ws.client.host if ws.client else "unknown"
+        self.ticket: Ticket | None = None
+        self.watch = Watch(self.cfg, time.monotonic())
 
-    async def open_call(self, sink: AudioSink, transport: str, **meta: Any) -> Call:
-        """Build, register and start the call (`CallContext.open_call`); it is closed when the socket is."""
+    async def open_call(self, sink: AudioSink, transport: str, per_source: bool = True, **meta: Any) -> Call:
+        """Build, register and start the call (`CallContext.open_call`); it is closed when the socket is.
+        `per_source=False`: the call does not count against its address's cap (a signed Twilio stream)."""
+        assert self.ticket is not None
+        self.ticket.promote(self.cfg, per_source)
+        self.watch.opened_call(time.monotonic())  # the client did its part; a slow session start is ours
         self.call = await self._calls.enter_async_context(self.ctx.open_call(sink, transport, **meta))
         return self.call
 
+    def heard_media(self) -> None:
+        """The endpoint got an audio message: the stream is alive (see `Watch`)."""
+        self.watch.media(time.monotonic())
+
     async def serve(self, endpoint: Endpoint) -> tuple[int, str]:
+        try:
+            return await self._serve(endpoint)
+        finally:
+            if self.ticket is not None:
+                self.ticket.release()
+
+    async def _serve(self, endpoint: Endpoint) -> tuple[int, str]:
         async with self._calls:  # closes the call last, after the socket
             code, reason = await self._run(endpoint)
             details = endpoint.closing(code, reason)
@@ -114,7 +143,10 @@ class Connection:
         try:
             if self.ctx.registry.full:
                 raise CallLimitReached(TOO_MANY_CALLS)
-            tasks.append(asyncio.create_task(self._read()))  # not waited on: it ends the call through the outbox
+            self.ticket = self.ctx.admission.open_socket(self.source, self.cfg)
+            self.watch.waiting_for = endpoint.waiting_for
+            tasks.append(asyncio.create_task(self._read(endpoint)))  # not waited on: it ends the call via the outbox
+            tasks.append(asyncio.create_task(self._watch()))  # likewise
             await endpoint.begin(self)
             waited = [asyncio.create_task(self._dispatch(endpoint)), asyncio.create_task(self.outbox.run()),
                       asyncio.create_task(self.caller_audio.feed(self._hear))]
@@ -137,9 +169,24 @@ class Connection:
         assert self.call is not None  # caller audio is only queued once the call exists
         await self.call.session.hear(pcm, wall=arrived)  # taken in at once, stamped with its arrival off the socket
 
-    async def _read(self) -> None:
+    async def _watch(self) -> None:
+        """Close the connection once a deadline of `Watch` has passed (no start, no audio, an idle caller)."""
+        try:
+            while True:
+                await asyncio.sleep(self.watch.interval())
+                now = time.monotonic()
+                if not self.inbox.empty():  # messages wait on us (a slow call start): the client is not silent
+                    self.watch.media(now)
+                busy = self.call is not None and self.call.session.busy
+                self.watch.check(now, busy or self.outbox.queued_samples > 0 or self.caller_audio.backlog > 0)
+        except Drop as drop:
+            self.outbox.fail(drop)
+
+    async def _read(self, endpoint: Endpoint) -> None:
         """Read the socket all the time (so uvicorn answers pings and sees the close) into a bounded queue;
-        a limit broken ends the connection at once through the outbox."""
+        a limit broken ends the connection at once through the outbox. A message over the endpoint's size
+        limit is refused by its length, before anything parses it."""
+        limit = min(self.cfg.max_message_bytes, endpoint.message_limit(self.cfg))
         try:
             while True:
                 message = await self.ws.receive()
@@ -148,11 +195,10 @@ class Connection:
                     await self.inbox.put((ClientGone(code, message.get("reason") or ""), time.perf_counter()))
                     return
                 data: Wire = message["text"] if message.get("text") is not None else message.get("bytes") or b""
-                if not self.rate.allow():
+                if len(data) > limit:  # uvicorn's cap is larger, and a mounted app may have none
+                    raise Drop(CloseCode.MESSAGE_TOO_BIG, f"message of {len(data)} bytes; at most {limit}")
+                if not endpoint.exempt(data) and not self.rate.allow():
                     raise Drop(CloseCode.POLICY_VIOLATION, "message rate limit exceeded")
-                if len(data) > self.cfg.max_message_bytes:  # uvicorn's cap is larger, and a mounted app may have none
-                    raise Drop(CloseCode.MESSAGE_TOO_BIG,
-                               f"message of {len(data)} bytes; at most {self.cfg.max_message_bytes}")
                 await self.inbox.put((data, time.perf_counter()))
         except Drop as drop:
             self.outbox.fail(drop)
@@ -199,5 +245,7 @@ def close_reason(exc: BaseException | None, gone_reason: str,
         return exc.code, gone_reason
     if isinstance(exc, CallLimitReached):
         return CloseCode.TRY_AGAIN_LATER, TOO_MANY_CALLS
+    if isinstance(exc, Refused):
+        return CloseCode.TRY_AGAIN_LATER, str(exc)
     log.error("connection failed", exc_info=exc)
     return CloseCode.INTERNAL_ERROR, "server error"

@@ -3,12 +3,18 @@
 The call opens on `start` (through `CallContext.open_call`), caller audio goes to the session, echoed marks
 advance its playout cursor, `stop` ends the call. Unknown events, stale marks and malformed marks are
 ignored and counted (more than `max_unknown_events` unknown events: 1008); `media` before `start` or a
-second `start` is 1008. Caller audio the session cannot keep up with (`max_backlog_s`) is shed and counted.
+second `start` is 1008. Caller audio the session cannot keep up with (`max_backlog_s`), or that runs more than
+`twilio_realtime_slack_s` ahead of the wall clock (a flood), is shed and counted — the latter before it is
+decoded. Echoes of our own marks are not counted against the message-rate limit (Twilio returns every
+pending mark at once after a `clear`). A stream opened by a signed webhook's TwiML does not count against
+its address's call cap: Twilio's media servers carry many calls each.
 The socket itself (limits, outbox, close) is `voice.transports.connection`'s.
 """
 
 from __future__ import annotations
 
+import json
+import time
 from collections import Counter
 from typing import Any
 
@@ -17,6 +23,7 @@ from starlette.websockets import WebSocket
 
 from voice.calls import Call, CallContext
 from voice.escalations import transfer_escalations
+from voice.server_config import ServerConfig
 from voice.transports import CloseCode, Drop
 from voice.transports.connection import Connection
 from voice.transports.outbox import Outbox, Wire
@@ -33,6 +40,9 @@ from voice.transports.twilio_codec import (
     decode,
 )
 from voice.transports.twilio_webhook import twilio_stream_key
+from voice.transports.watch import RealTimeBudget
+
+MARK_ECHO_MAX_BYTES = 400  # a mark echo is ~120 bytes; anything longer is not one
 
 
 class TwilioSink:
@@ -63,6 +73,7 @@ class TwilioEndpoint:
 
     transport = "twilio"
     gone_reason = "caller disconnected"
+    waiting_for = "'start'"
 
     def __init__(self) -> None:
         self.conn: Connection | None = None
@@ -70,6 +81,23 @@ class TwilioEndpoint:
         self.decoder = CallerAudioDecoder()
         self.counts: Counter[str] = Counter()
         self.key = ""
+        self.budget: RealTimeBudget | None = None
+
+    def message_limit(self, cfg: ServerConfig) -> int:
+        return cfg.max_twilio_message_bytes
+
+    def exempt(self, message: Wire) -> bool:
+        """An echo of a mark we sent (each once): Twilio's to send, however many come back at once."""
+        if self.sink is None or not isinstance(message, str) or len(message) > MARK_ECHO_MAX_BYTES \
+                or '"mark"' not in message:
+            return False
+        try:
+            msg = json.loads(message)
+        except (ValueError, RecursionError):
+            return False
+        mark = msg.get("mark") if isinstance(msg, dict) and msg.get("event") == "mark" else None
+        name = mark.get("name") if isinstance(mark, dict) else None
+        return isinstance(name, str) and self.sink.encoder.echoed(name)
 
     @property
     def call(self) -> Call | None:
@@ -77,7 +105,7 @@ class TwilioEndpoint:
 
     async def begin(self, conn: Connection) -> None:
         self.conn = conn
-        self.key = twilio_stream_key(conn.cfg.token) if conn.cfg.twilio_key_required else ""
+        self.key = twilio_stream_key(conn.cfg.stream_key_secret) if conn.cfg.twilio_key_required else ""
 
     async def receive(self, message: Wire) -> str | None:
         event = decode(message)
@@ -105,8 +133,10 @@ class TwilioEndpoint:
             check_stream_key(start, self.key)
         self.sink = TwilioSink(self.conn.outbox, start.stream_sid)
         self.conn.outbox.tail = self.sink
-        call = await self.conn.open_call(self.sink, self.transport, stream_sid=start.stream_sid,
-                                         call_sid=start.call_sid)
+        signed = bool(self.conn.cfg.twilio_auth_token) and bool(self.key)  # the key came from signed TwiML
+        self.budget = RealTimeBudget(time.monotonic(), self.conn.cfg.twilio_realtime_slack_s)
+        call = await self.conn.open_call(self.sink, self.transport, per_source=not signed,
+                                         stream_sid=start.stream_sid, call_sid=start.call_sid)
         call.note("start", stream_sid=start.stream_sid, call_sid=start.call_sid)
         transfer_escalations(call, self.conn.cfg.transfer, start.call_sid)  # an ESCALATED run dials a person
 
@@ -116,8 +146,17 @@ class TwilioEndpoint:
         if not media.inbound:
             self.counts["other_track"] += 1
             return
+        self.conn.heard_media()
+        now = time.monotonic()
+        assert self.budget is not None
+        if self.budget.room(now) <= 0:  # a flood: shed it unread, so it costs the other calls nothing
+            self.decoder.skip(media)
+            self.counts["shed_ms"] += len(media.payload) // 8
+            return
         for pcm in self.decoder.decode(media):
-            if not self.conn.hear(pcm):
+            if not self.budget.admit(len(pcm), now):
+                self.counts["shed_ms"] += len(pcm) // 16
+            elif not self.conn.hear(pcm):
                 self.counts["dropped_ms"] += len(pcm) // 16  # the session is this far behind: shed, never grow
 
     def _on_mark(self, mark: Mark) -> None:

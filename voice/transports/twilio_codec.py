@@ -4,13 +4,16 @@ In (Twilio -> us), JSON text messages with an `event`: `connected`; `start` {str
 mediaFormat, customParameters}; `media` {payload: base64 μ-law 8 kHz, 20 ms, timestamp}; `mark` {name}
 (our marks, echoed once the audio before them has played); `dtmf` {digit}; `stop`. `decode()` turns one
 message into a typed event or raises `Drop`: 1003 binary frames or an unsupported mediaFormat; 1007
-malformed JSON, a message that is not an object with an `event`, media whose payload is not base64 or not
-a string; 1008 a `start` without a valid streamSid, or (`check_stream_key`) without our stream key.
+malformed JSON (or nested too deep to parse), a message that is not an object with an `event`, media whose
+payload is not base64 or not a string; 1009 a media payload over `MAX_PAYLOAD_CHARS` (refused by its length,
+before decoding); 1008 a `start` without a valid streamSid, or (`check_stream_key`) without our stream key.
+A `timestamp` that is not a finite number is ignored (no gap filling for that packet).
 
-Out (us -> Twilio): `media` (agent audio, 160-byte = 20 ms μ-law chunks), a `mark` after each chunk named
-`vl<epoch>.<seq>.<samples>` whose echo advances the session's playout cursor by `<samples>` 16 kHz samples,
-and `clear` on barge-in; all carry the streamSid. `AgentAudioEncoder` and `CallerAudioDecoder` do the
-8k <-> 16k resampling and μ-law, and fill lost packets (a jump in `media.timestamp`) with silence.
+Out (us -> Twilio): `media` (agent audio, 160-byte = 20 ms μ-law chunks), a `mark` after every `MARK_EVERY`
+of audio and at each pause of the reply, named `vl<epoch>.<seq>.<samples>`, whose echo advances the
+session's playout cursor by `<samples>` 16 kHz samples, and `clear` on barge-in; all carry the streamSid.
+`AgentAudioEncoder` and `CallerAudioDecoder` do the 8k <-> 16k resampling and μ-law, and fill lost packets
+(a jump in `media.timestamp`) with silence.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ CHUNK = 160  # 20 ms of 8 kHz μ-law
 ULAW_SILENCE = b"\xff"
 MAX_GAP_MS = 1000
 MAX_MARKS = 20000
+MARK_EVERY = 3200  # 16 kHz samples (200 ms) of agent audio per mark: ~5 echoes a second, not 50
+MAX_PAYLOAD_CHARS = 4000  # base64 of 3000 bytes = 375 ms of μ-law; Twilio sends 20 ms (216 chars)
 KNOWN_EVENTS = frozenset({"connected", "start", "media", "mark", "dtmf", "stop"})
 
 
@@ -85,7 +90,7 @@ def decode(message: str | bytes) -> TwilioEvent:
         raise Drop(CloseCode.UNSUPPORTED_DATA, "binary frames are not Media Streams messages; send JSON text")
     try:
         msg = json.loads(message)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise Drop(CloseCode.INVALID_PAYLOAD, "malformed JSON") from None
     if not isinstance(msg, dict) or not isinstance(msg.get("event"), str):
         raise Drop(CloseCode.INVALID_PAYLOAD, "a message must be a JSON object with an 'event'")
@@ -113,15 +118,22 @@ def _media(msg: dict[str, Any]) -> Media:
     payload = media.get("payload") if isinstance(media, dict) else None
     if not isinstance(media, dict) or not isinstance(payload, str):
         raise Drop(CloseCode.INVALID_PAYLOAD, "media carries no string payload")
+    if len(payload) > MAX_PAYLOAD_CHARS:
+        raise Drop(CloseCode.MESSAGE_TOO_BIG, f"media payload of {len(payload)} chars; at most {MAX_PAYLOAD_CHARS}")
     try:
         raw = base64.b64decode(payload, validate=True)
     except (binascii.Error, ValueError):
         raise Drop(CloseCode.INVALID_PAYLOAD, "media payload is not base64") from None
+    return Media(raw, media.get("track", "inbound") in ("inbound", "inbound_track"), _timestamp(media.get("timestamp")))
+
+
+def _timestamp(value: Any) -> int | None:
+    """Milliseconds since the stream started; None for anything that is not a finite number (Infinity, NaN)."""
     try:
-        timestamp: int | None = int(media.get("timestamp"))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        timestamp = None
-    return Media(raw, media.get("track", "inbound") in ("inbound", "inbound_track"), timestamp)
+        timestamp = int(float(value)) if isinstance(value, (int, float, str)) and not isinstance(value, bool) else None
+    except (ValueError, OverflowError):
+        return None
+    return timestamp if timestamp is not None and 0 <= timestamp < 2**53 else None
 
 
 def _start(msg: dict[str, Any]) -> Start:
@@ -207,6 +219,11 @@ class CallerAudioDecoder:
             out.append(self.up(ulaw_decode(media.payload)))
         return out
 
+    def skip(self, media: Media) -> None:
+        """The packet is shed unread: its time still passes, so the next one is not taken for a gap."""
+        if media.timestamp is not None:
+            self.next_ts = max(media.timestamp, self.next_ts or 0) + len(media.payload) // 8
+
 
 class Outgoing(NamedTuple):
     kind: str  # media | mark | clear
@@ -215,8 +232,10 @@ class Outgoing(NamedTuple):
 
 
 class AgentAudioEncoder:
-    """16 kHz agent audio -> 20 ms μ-law `media` chunks, each followed by a `mark` that acknowledges the 16 kHz
-    samples it covers; `clear` makes the marks still out there stale."""
+    """16 kHz agent audio -> 20 ms μ-law `media` chunks, with a `mark` after every `MARK_EVERY` samples and at
+    each pause (`flush_tail`) that acknowledges the 16 kHz samples sent since the last one; `clear` makes the
+    marks still out there stale. Every mark sent may come back once as an `echoed` one (even stale ones:
+    Twilio returns the pending marks after a `clear`)."""
 
     def __init__(self, stream_sid: str) -> None:
         self.sid = stream_sid
@@ -227,6 +246,7 @@ class AgentAudioEncoder:
         self.out8 = 0
         self.epoch = self.seq = 0
         self.marks: dict[str, int] = {}  # outstanding mark -> the 16 kHz samples it acknowledges
+        self.unechoed: dict[str, None] = {}  # every mark sent and not yet echoed, stale or not (ordered, bounded)
 
     def encode(self, pcm: np.ndarray) -> list[Outgoing]:
         self.in16 += len(pcm)
@@ -236,7 +256,8 @@ class AgentAudioEncoder:
             chunk = bytes(self.pending[:CHUNK])
             del self.pending[:CHUNK]
             self.out8 += CHUNK
-            out += self._emit(chunk, min(self.in16, 2 * self.out8))
+            upto = min(self.in16, 2 * self.out8)
+            out += self._emit(chunk, upto, mark=upto - self.assigned16 >= MARK_EVERY)
         return out
 
     def has_tail(self) -> bool:
@@ -250,21 +271,24 @@ class AgentAudioEncoder:
         self.pending.clear()
         return self._emit(chunk, self.in16)
 
-    def _emit(self, chunk: bytes, upto16: int) -> list[Outgoing]:
-        samples, self.assigned16 = upto16 - self.assigned16, upto16
+    def _emit(self, chunk: bytes, upto16: int, mark: bool = True) -> list[Outgoing]:
         out = []
         if chunk:
             payload = base64.b64encode(chunk).decode("ascii")
             media = {"event": "media", "streamSid": self.sid, "media": {"payload": payload}}
             out.append(Outgoing("media", json.dumps(media), 2 * len(chunk)))
-        if samples > 0:
+        samples = upto16 - self.assigned16
+        if mark and samples > 0:
+            self.assigned16 = upto16
             self.seq += 1
             name = f"vl{self.epoch}.{self.seq}.{samples}"
-            if len(self.marks) >= MAX_MARKS:
-                self.marks.pop(next(iter(self.marks)))
+            for table in (self.marks, self.unechoed):
+                if len(table) >= MAX_MARKS:
+                    table.pop(next(iter(table)))
             self.marks[name] = samples
-            mark = {"event": "mark", "streamSid": self.sid, "mark": {"name": name}}
-            out.append(Outgoing("mark", json.dumps(mark), 0))
+            self.unechoed[name] = None
+            message = {"event": "mark", "streamSid": self.sid, "mark": {"name": name}}
+            out.append(Outgoing("mark", json.dumps(message), 0))
         return out
 
     def clear(self) -> Outgoing:
@@ -275,6 +299,13 @@ class AgentAudioEncoder:
         self.marks.clear()
         self.epoch += 1
         return Outgoing("clear", json.dumps({"event": "clear", "streamSid": self.sid}), 0)
+
+    def echoed(self, name: str) -> bool:
+        """`name` is a mark we sent, coming back for the first time."""
+        if name not in self.unechoed:
+            return False
+        del self.unechoed[name]
+        return True
 
     def ack(self, name: str) -> int:
         """A mark came back: the 16 kHz samples the caller has now heard (0 for a stale or unknown mark)."""

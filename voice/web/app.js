@@ -85,11 +85,22 @@ function stopAudio() {
 
 // ---- socket --------------------------------------------------------------------------------
 
-function connect(token) {
-  // relative to the page, so the app also works mounted under a prefix (create_app in a FastAPI service)
+// The access token never goes into a socket URL: it buys a call token (one call, short-lived) that does.
+// URLs are relative to the page, so the app also works mounted under a prefix (create_app in a FastAPI service).
+async function mintCallToken(token) {
+  const res = await fetch(new URL('call-token', location.href), {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+  return body.call_token;
+}
+
+function connect(callToken) {
   const url = new URL('ws', location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  url.search = `?token=${encodeURIComponent(token)}`;
+  url.search = `?call_token=${encodeURIComponent(callToken)}`;
   const ws = new WebSocket(url.href);
   ws.binaryType = 'arraybuffer';
   vl.ws = ws;
@@ -323,13 +334,22 @@ async function startCall() {
   }
   $('start').disabled = true;
   try {
-    await startAudio();
+    await startAudio(); // first, while the click still counts as a user gesture for the audio context
   } catch (e) {
     setStatus(`microphone unavailable: ${e.message || e}`, 'bad');
     $('start').disabled = false;
     return;
   }
-  connect(token);
+  let callToken;
+  try {
+    callToken = await mintCallToken(token);
+  } catch (e) {
+    setStatus(`cannot start a call: ${e.message || e}`, 'bad');
+    stopAudio();
+    $('start').disabled = false;
+    return;
+  }
+  connect(callToken);
   $('hangup').disabled = false;
 }
 
