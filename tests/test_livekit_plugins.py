@@ -16,8 +16,8 @@ from livekit.agents import Agent as LiveKitAgent
 from livekit.agents import AgentSession
 from livekit.agents import llm as lk_llm
 from livekit.agents import vad as lk_vad
-from voice.orders import OrderDesk, order_policy
 
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.helpers import ORDER_SCHEMA
 from voice.audio import SAMPLE_RATE, load_audio, resample

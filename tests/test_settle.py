@@ -7,8 +7,7 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from voice.orders import OrderDesk
-
+from examples.order_desk.desk import OrderDesk
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, ToolCall
 from loop.events import RUN_ENDS, EventKind
 from loop.report import build_report, format_report

@@ -9,8 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from voice.orders import OrderDesk, order_policy
-
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
 from loop.act import reconciled
 from loop.commit_gate import CommitGate

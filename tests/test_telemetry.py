@@ -15,10 +15,10 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from voice.orders import OrderDesk, order_policy
 
 import loop.tracing
 import voice.telemetry
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.session import CallSession, SessionConfig

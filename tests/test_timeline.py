@@ -10,8 +10,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from voice.orders import OrderDesk, order_policy
-
+from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.cli import main
