@@ -78,6 +78,8 @@ class VoiceloopLLM(llm.LLM):
     def _on_event(self, event: Event) -> None:
         if event.kind == EventKind.MODEL_DELTA and event.payload.get("type") == "text":
             self._out.put_nowait(("text", event.payload["text"]))
+        elif event.kind == EventKind.TOOL_ANSWER:  # the tools' own words are the answer (loop.Tool.answers)
+            self._out.put_nowait(("text", event.payload["text"] + " "))  # then maybe a question
         elif event.kind == EventKind.MODEL_RESPONSE:
             self._out.put_nowait(("usage", event.payload["response"].get("usage") or {}))
 
