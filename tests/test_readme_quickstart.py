@@ -74,13 +74,13 @@ async def test_the_quickstart_agent_takes_a_phone_call_through_serve(shop: Path)
         *voiceloop(serve), "--port", "0", "--tts", "espeak", "--data-dir", str(shop / "data"), cwd=shop, env=ENV,
         stdout=asyncio.subprocess.PIPE, stderr=(shop / "serve.log").open("w"))
     try:
-        port, token = 0, ""
+        port, token = 0, ""  # the operator's credential: the operator API, and what the Twilio stream key derives from
         async with asyncio.timeout(120):
             while not (port and token):
                 line = (await proc.stdout.readline()).decode()
                 assert line, (shop / "serve.log").read_text()[-2000:]
                 port = int(m.group(1)) if (m := re.search(r"127\.0\.0\.1:(\d+)/", line)) else port
-                token = m.group(1) if (m := re.search(r"\?token=(\S+)", line)) else token
+                token = m.group(1) if (m := re.search(r"operator API token: (\S+)", line)) else token
         cfg = CallerConfig(custom_parameters={"key": twilio_stream_key(token)}, response_timeout_s=60)
         steps = [say(shop / "caller16k.wav"), WaitFor("audio", 60), WaitFor("quiet", 20)]
         seen: set[str] = set()
