@@ -108,7 +108,7 @@ def test_the_caller_never_hears_a_refund_that_was_rolled_back(tmp_path: Path) ->
     heard = said(session)
     assert "refunded" not in heard.lower()
     assert "I couldn't refund $20 on order 4567: it didn't go through, so nothing was changed." in heard
-    assert session.turns[-1].agent_text == heard.strip()
+    assert heard.strip().endswith(session.turns[-1].agent_text)  # after the lookup's own words
     assert "refunded" not in session.history[-1].content  # the model's claim is not remembered as said
 
 

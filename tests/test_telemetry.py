@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,8 @@ def otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[InMemorySpanExporter
 
 def _session(model: Any, tmp_path: Path, stt: dict[int, str], call_id: str, **cfg: Any) -> CallSession:
     desk = OrderDesk(tmp_path / "orders.db")
-    agent = Agent(model=model, tools=desk.tools(), policy=order_policy(), config=LoopConfig.profile("voice"),
+    tools = [replace(t, answers=False) for t in desk.tools()]  # the model words each answer: its usage is exact
+    agent = Agent(model=model, tools=tools, policy=order_policy(), config=LoopConfig.profile("voice"),
                   journal_path=str(tmp_path / "j.db"))
     return CallSession(agent, LoudnessVAD(), ScriptedSTT(stt), ToneTTS(), WordChunker, SessionConfig(**cfg),
                        call_id=call_id)

@@ -53,6 +53,8 @@ class AgentSide:
         if ev.generation != self.reply.generation:
             return  # the caller cut this reply off while it was being synthesised
         self.reply.synthesising = max(0, self.reply.synthesising - 1)
+        if ev.kind is SpeechKind.REPLY and self.approval is not None:
+            return  # the rest of a read's words, superseded by the question the agent went on to ask
         if ev.kind is SpeechKind.REPLY:
             self.reply.mark("first_audio_ready", self.clock())
         self.reply.playout.enqueue(ev.text, ev.audio, ev.kind.value)
@@ -161,6 +163,9 @@ class AgentSide:
         if ev.verdict.decision is not Decision.ASK:
             self._out.append(ce.SettleApproval(False))
             return
+        # The model went on to act after a read whose words were being said: the caller asked for this, not the
+        # read, so the question follows the clause playing now instead of the rest of the read
+        self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
         self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
         self.writes.ask(ev.call, ev.tool)
         self.approval = PendingApproval(ev.call, self.now)

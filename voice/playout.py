@@ -73,6 +73,10 @@ class PlayoutCursor:
         for seg in self.queue:
             seg.sent = seg.heard
 
+    def drop_unsent(self, kind: str) -> None:
+        """Forget the clauses of `kind` not yet handed to the transport (the one playing finishes)."""
+        self.queue = deque(s for s in self.queue if s.kind != kind or s.sent)
+
     def clear(self) -> None:
         """Barge-in: drop everything not yet heard; keep the record of what was."""
         self.done.extend(s for s in self.queue if s.heard)

@@ -79,7 +79,9 @@ class OperatorAPI:
         title = f"call {call.call_id} ({call.transport}{', live' if call.ended_at is None else ''})"
         return HTMLResponse(render_timeline(build_timeline(list(call.events)), title))
 
-    async def escalations(self, _request: Request) -> Response:
+    async def escalations(self, request: Request) -> Response:
+        if request.state.grant != OPERATOR:  # other callers' transcripts: the operator's only
+            raise HTTPException(403, "listing escalated calls needs the operator token")
         return _json({"calls": escalated_calls(self.ctx.registry)})
 
     async def approval(self, request: Request) -> Response:

@@ -132,9 +132,10 @@ function onControl(text) {
   }
   if (msg.type === 'hello') {
     vl.callId = msg.call_id;
+    vl.callToken = msg.call_token || '';
     $('call').textContent = msg.call_id;
     const link = $('timeline-link');
-    link.href = apiUrl(`calls/${encodeURIComponent(msg.call_id)}/timeline`);
+    link.href = apiUrl(`calls/${encodeURIComponent(msg.call_id)}/timeline`, vl.callToken);
     link.hidden = false;
     setStatus('connected: speak now', 'ok');
   } else if (msg.type === 'clear') {
@@ -273,10 +274,11 @@ function renderTurn(turn) {
 
 // ---- operator: escalated calls ---------------------------------------------------------------
 
-function apiUrl(path) {
-  // relative to the page (it may be mounted under a prefix); the operator API takes the token as ?token=
+function apiUrl(path, token = vl.token) {
+  // relative to the page (it may be mounted under a prefix); the API takes the token as ?token= (the operator
+  // token for the operator's views, this call's own token for this call)
   const url = new URL(`api/${path}`, location.href);
-  url.search = `?token=${encodeURIComponent(vl.token)}`;
+  url.search = `?token=${encodeURIComponent(token)}`;
   return url.href;
 }
 
