@@ -206,7 +206,7 @@ def test_console_on_a_real_portaudio_device(tmp_path: Path) -> None:
          "voiceloop_speaker", "--script", str(script), "--tts", "espeak", "--greeting", "",
          "--data-dir", str(tmp_path / "data")],
         cwd=root, env={**os.environ, "HOME": str(tmp_path), "PYTHONPATH": str(root)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=(tmp_path / "console.err").open("w"), text=True)  # a file never fills up
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
     reader.start()
@@ -219,12 +219,15 @@ def test_console_on_a_real_portaudio_device(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)  # Ctrl-C hangs up
         try:
             proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # never leave a console running after the test
+            proc.wait(10)
         finally:
             mic.stop.set()
             speaker.stop.set()
             for t in threads:
                 t.join(5)
-    err = proc.stderr.read()
+    err = (tmp_path / "console.err").read_text()
     assert proc.returncode == 0, err[-2000:]
     you = [line for line in lines if line.startswith("you:")]
     assert you and "forward" in you[0].lower(), (lines, err[-2000:])
