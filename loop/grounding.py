@@ -267,6 +267,26 @@ def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -
     return ground(tools, messages)[0]
 
 
+def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
+                 grounded: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The grounded tools whose missing arguments the agent's last words asked for (`ask_for`), once the caller
+    has answered: "Could you tell me the order number?" - "It's 4567." completes that call, not a new topic."""
+    if not messages or messages[-1].role != "user":
+        return []
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
+    if at is None or messages[at].tool_calls:
+        return []
+    _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
+    asked = messages[at].content.strip()
+    found = []
+    for tool in grounded:  # a call the question asked for all of (not one that also took a loose span of words)
+        fn = tool.get("function") or tool
+        need = lacked.get(str(fn.get("name", "")))
+        if need and ask_for(need) == asked and set(need) == set((fn.get("parameters") or {}).get("required") or []):
+            found.append(tool)
+    return found
+
+
 def ask_for(arguments: Sequence[str]) -> str:
     """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?"."""
     names = [" ".join("number" if w == "id" else w for w in a.split("_")) for a in arguments]

@@ -35,7 +35,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads it
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
-from loop.grounding import ask_for, ground
+from loop.grounding import answered_ask, ask_for, ground
 from loop.llama_decoding import Emit, GenStats, GrammarSampler, Plan
 from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
@@ -194,6 +194,9 @@ class LlamaModel:
         if not self.ground:
             return Plan(self._compiled(build_grammar(request.tools)))
         tools, missing = ground(request.tools, request.messages)
+        if completing := answered_ask(request.tools, request.messages, tools):  # the caller gave what was asked for
+            return Plan(self._compiled(build_grammar(completing, calls_only=True)), {}, None,
+                        call_texts(completing, tagged=self.tag_calls) if self.force_fixed else [])
         grounded = {tool_name(t): t for t in tools}
         mixed = [grounded.get(tool_name(t), t) for t in request.tools]
         fallback = self._compiled(build_grammar([])) if missing else None

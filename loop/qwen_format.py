@@ -125,8 +125,9 @@ def _tool_params(tool: dict[str, Any]) -> dict[str, Any]:
     return dict((tool.get("function") or tool).get("parameters") or {"type": "object", "properties": {}})
 
 
-def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
-    """GBNF: a plain-text reply, or tool calls `{"name": <a tool>, "arguments": <per its schema>}`.
+def build_grammar(tools: Sequence[dict[str, Any]], calls_only: bool = False) -> str:
+    """GBNF: a plain-text reply, or tool calls `{"name": <a tool>, "arguments": <per its schema>}` (only calls with
+    `calls_only`).
 
     A call may come inside `<tool_call>` tags as the template asks, or bare (what the 0.5B prefers). A text reply
     is meant to be spoken: it starts with a visible character, so the first character tells a reply from a call,
@@ -149,7 +150,7 @@ def build_grammar(tools: Sequence[dict[str, Any]]) -> str:
     rules = [r'char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})' if r.startswith("char ::=")
              else r for r in rules]
     return "\n".join([
-        "root ::= text | calls", 'calls ::= call ("\\n" call)*',
+        "root ::= calls" if calls_only else "root ::= text | calls", 'calls ::= call ("\\n" call)*',
         'call ::= "<tool_call>\\n" body "\\n</tool_call>" | body',
         'body ::= "{\\"name\\": " ( ' + " | ".join(alts) + ' ) "}"', text, *rules])
 

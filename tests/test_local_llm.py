@@ -128,6 +128,22 @@ def test_grounding_drops_tools_the_caller_gave_no_values_for() -> None:
     assert missing["lookup_order"] == [] and missing["delivery_status"] == []
 
 
+def test_the_callers_answer_to_the_agents_question_completes_the_call_it_was_asked_for() -> None:
+    from loop.grounding import answered_ask, ground
+
+    desk_tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    history = [Message("user", "Where is my order?"), Message("assistant", ask_for(["order_id"])),
+               Message("user", "It's 4567.")]
+    tools, _ = ground(desk_tools, history)
+    # the refund still lacks an amount; the address change was asked for nothing (it lacked an address too)
+    assert [tool_name(t) for t in answered_ask(desk_tools, history, tools)] == ["lookup_order"]
+    assert answered_ask(desk_tools, history[:2], tools) == []  # the caller has not answered yet
+    other = [Message("user", "Hi"), Message("assistant", "Hello! How can I help?"), Message("user", "Order 4567?")]
+    assert answered_ask(desk_tools, other, ground(desk_tools, other)[0]) == []  # the agent asked for nothing
+    grammar = __import__("loop.qwen_format", fromlist=["build_grammar"]).build_grammar(tools[:1], calls_only=True)
+    assert grammar.startswith("root ::= calls\n")
+
+
 # ---- weights: joining chunk packages ---------------------------------------------------------
 
 
