@@ -85,10 +85,15 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
     return found
 
 
+def join_digit_words(text: str) -> str:
+    """Runs of three or more spoken digits as one number: "four five six seven" -> "4567"."""
+    return _SPOKEN_DIGITS.sub(lambda m: "".join(_DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
+                              text)
+
+
 def _normalise(text: str) -> str:
     """Lowercase, spoken digit runs joined ("four five six seven" -> "4567"), "$20.00" -> "$20"."""
-    text = _SPOKEN_DIGITS.sub(lambda m: "".join(_DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
-                              text)
+    text = join_digit_words(text)
     text = re.sub(r"(\d)\.00\b", r"\1", text)
     return " ".join(text.lower().split())
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 
-_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-          "seven": "7", "eight": "8", "nine": "9"}
+from loop.speakable import join_digit_words
+
 _SEP = r"(?:,?\s+|\s*-\s*)"
 _GROUPS = re.compile(rf"(?<![$\d.,])\b\d{{1,3}}(?:{_SEP}\d{{1,3}})+\b(?![.,]?\d)")
-_WORD_RUN = re.compile(rf"\b(?:{'|'.join(_WORDS)})(?:{_SEP}(?:{'|'.join(_WORDS)})){{2,}}\b", re.IGNORECASE)
 _UNIT = re.compile(r"\s*(?:dollars?|bucks|cents?|percent|%|pounds?|euros?|[ap]\.?m\b|o'clock|minutes?|hours?|days?"
                    r"|weeks?|months?|years?)", re.IGNORECASE)
 
@@ -27,12 +26,6 @@ def _join_groups(m: re.Match[str]) -> str:
     return digits if 3 <= len(digits) <= 12 else text
 
 
-def _join_words(m: re.Match[str]) -> str:
-    words = re.findall(r"[a-z]+", m.group(0).lower())
-    return "".join(_WORDS[w] for w in words)
-
-
 def join_spoken_digits(text: str) -> str:
     """"It's 4 5 6 7." -> "It's 4567."; "order 12, 34" -> "order 1234"; "four five six seven" -> "4567"."""
-    text = _WORD_RUN.sub(_join_words, text)
-    return _GROUPS.sub(_join_groups, text)
+    return _GROUPS.sub(_join_groups, join_digit_words(text))

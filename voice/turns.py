@@ -96,10 +96,13 @@ TRAILING = frozenset({
 })
 
 
+_TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end
+
+
 def trails_off(text: str) -> bool:
     """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in `TRAILING`."""
     text = text.strip()
-    if not text or re.search(r"(,|-|\.\.\.|…)[\"')\]]*$", text):
+    if not text or _TRAILING_MARK.search(text):
         return True
     last = re.findall(r"[a-z']+|\d+", text.lower())
     return not last or last[-1] in TRAILING
@@ -107,7 +110,7 @@ def trails_off(text: str) -> bool:
 
 def needed_silence(text: str, cfg: TurnConfig) -> float:
     """How long a silence ends the turn after these words."""
-    if looks_finished(text) and not re.search(r"(\.\.\.|…)[\"')\]]*$", text.strip()):
+    if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
         return cfg.endpoint_silence_s
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 
