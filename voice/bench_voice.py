@@ -266,13 +266,16 @@ def _alnum(text: str) -> str:
 
 
 async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: float = 1.0,
-                     workdir: Path | None = None, agent: Any = None) -> CallOutcome:
-    """One scripted call on the wall clock through the bench's own feeder and transport."""
+                     workdir: Path | None = None, agent: Any = None, trace_dir: Path | None = None) -> CallOutcome:
+    """One scripted call on the wall clock through the bench's own feeder and transport; with `trace_dir`, its
+    trace is written there as <call>.jsonl, each entry with the wall time since the feed started."""
     t0 = time.perf_counter()
     caller = Caller(fixture, stack.vad)
     sink = BenchSink()
     session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent)
     fed = await feed(session, sink, caller, speed)
+    if trace_dir is not None:
+        write_wall_trace(trace_dir / f"{fixture.path.stem}.jsonl", fed)
     result = finish_call(fixture, session, desk, sink.sent, model)
     rows = answer_turns(fed, sink, caller.spans(), session.turns)
     problems = list(dict.fromkeys([*result.failures, *result.reply_problems]))
@@ -289,6 +292,15 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
                        [s for s in stops if s is not None], time.perf_counter() - t0)
 
 
+def write_wall_trace(path: Path, fed: Fed) -> None:
+    """The call's trace as the feeder saw it: `wall_ms` since the feed started, `call_s` of audio fed by then."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        for wall, call_s, entry in fed.events:
+            stamp = {"wall_ms": round((wall - fed.started) * 1000, 1), "call_s": round(call_s, 3)}
+            fh.write(json.dumps({**stamp, **entry}, default=str) + "\n")
+
+
 def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
     """Every fixture (`script`), or every fixture where a real model makes sense; `only` picks by name."""
     paths = sorted(FIXTURES.glob("*.yaml"))
@@ -302,14 +314,15 @@ def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
 
 def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any] | None = None,
               speed: float = 1.0, progress: Callable[[str], None] | None = None,
-              agent: Any = None) -> list[CallOutcome]:
+              agent: Any = None, trace_dir: Path | None = None) -> list[CallOutcome]:
     """Every call in turn; `model_factory` gives the real model (None: each fixture's scripted replies)."""
     model = model_factory() if model_factory else None
     calls = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-bench-") as tmp:
         for i, path in enumerate(paths):
             fixture = Fixture.load(path)
-            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / path.stem, agent))
+            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / path.stem, agent,
+                                                trace_dir))
             calls.append(outcome)
             if progress:
                 v2v = ", ".join(f"{r['voice_to_voice_ms']:.0f}" for r in outcome.rows) or "-"
@@ -350,15 +363,16 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
         from voice.agent_source import load_agent
 
         chosen["agent"] = load_agent(args.agent)
-    calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
-                      **chosen)
-    summary = summarise(calls)
     csv_path = Path(getattr(args, "csv", DEFAULT_CSV))
+    calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                      trace_dir=csv_path.parent / "traces", **chosen)
+    summary = summarise(calls)
     write_csv(csv_path, calls)
     if getattr(args, "json", False):
         print(json.dumps({**summary, "csv": str(csv_path), "llm": llm, "speed": speed,
                           "calls_detail": [asdict(c) for c in calls]}, indent=2, default=str))
     else:
         print(format_summary(summary, llm, speed))
-        print(f"per-turn CSV: {csv_path}")
+        print(f"per-turn CSV: {csv_path}; each call's trace (wall_ms since the feed started): "
+              f"{csv_path.parent / 'traces'}/<call>.jsonl")
     return 0 if summary["quality"]["passed"] == len(calls) else 1

@@ -23,6 +23,7 @@ import numpy as np
 from opentelemetry import context as otel_context
 
 from loop import Agent, Event, ToolCall, Verdict
+from voice import speech_first
 from voice.audio import FRAME_S, FRAME_SAMPLES, FrameAssembler
 from voice.call_core import CallCore
 from voice.call_events import (
@@ -263,6 +264,8 @@ class RealtimeDriver(CallDriver):
         self.tasks: set[asyncio.Task] = set()
         self.speculation: asyncio.Task | None = None
         self.speculation_in_pause = False
+        self.speech_gate = speech_first.SpeechGate()  # the voice goes first (voice/speech_first.py)
+        speech_first.install(self.agent, self.speech_gate)
 
     async def start(self) -> None:
         self._spawn(self._speak_forever())
@@ -318,21 +321,28 @@ class RealtimeDriver(CallDriver):
         self.pump()
 
     def synthesize(self, command: Synthesize) -> None:
+        self.speech_gate.queued()
         self.speech_queue.put_nowait(command)
 
     async def _speak_forever(self) -> None:
         while True:
             command = await self.speech_queue.get()
-            if command.generation != self.core.reply.generation:
-                continue  # cut off before it was synthesised
             try:
-                audio = await asyncio.to_thread(self.tts.synthesize, command.text)
-            except Exception as exc:  # the clause is lost, not the call
-                log.error("text-to-speech failed: %r", exc)
-                self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
-                audio = np.zeros(0, np.int16)
-            self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
-            self.pump()
+                await self._speak(command)
+            finally:
+                self.speech_gate.done()
+
+    async def _speak(self, command: Synthesize) -> None:
+        if command.generation != self.core.reply.generation:
+            return  # cut off before it was synthesised
+        try:
+            audio = await asyncio.to_thread(self.tts.synthesize, command.text)
+        except Exception as exc:  # the clause is lost, not the call
+            log.error("text-to-speech failed: %r", exc)
+            self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
+            audio = np.zeros(0, np.int16)
+        self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
+        self.pump()
 
     def speculate(self, command: Speculate) -> None:
         if self.speculation is not None and not self.speculation.done():
