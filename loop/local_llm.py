@@ -69,7 +69,7 @@ class LlamaModel:
                  lead_words: int = 2, force_fixed: bool = True) -> None:
         from llama_cpp import Llama
 
-        from loop.weights import cache_dir, ensure_gguf
+        from loop.weights import cache_dir, runnable_gguf
 
         self.name = name
         self.pricing = Pricing()  # local: free
@@ -81,7 +81,7 @@ class LlamaModel:
         self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
         self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
         self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
-        self.path = Path(model_path) if model_path else ensure_gguf(name)
+        self.path = Path(model_path) if model_path else runnable_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
                          n_threads_batch=n_threads_batch, n_batch=n_batch, verbose=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import json
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[CallOutcome], 
     tmp = tmp_path_factory.mktemp("bench")
     paths = [FIXTURES / "order_total.yaml", FIXTURES / "out_of_scope_weather.yaml", _leaky_copy(tmp)]
     progress: list[str] = []
-    calls = run_bench(paths, stack, None, speed=2.0, progress=progress.append)
+    calls = run_bench(paths, stack, None, speed=2.0, progress=progress.append, trace_dir=tmp / "traces")
     assert [line.split(":")[0] for line in progress] == ["[1/3] order_total", "[2/3] out_of_scope_weather",
                                                         "[3/3] leaky_weather"]
     out = tmp / "turns.csv"
@@ -73,6 +74,15 @@ def test_csv_has_one_row_per_answer_turn_with_every_column(bench: tuple[list[Cal
             float(r["voice_to_voice_ms"]), abs=0.2)
         assert r["first_audio_ms"] == r["voice_to_voice_ms"] and r["ack_first"] == "0"
         assert r["endpointing_ms"] and r["stt_ms"] and r["llm_first_token_ms"]  # the session's own parts
+
+
+def test_each_call_leaves_its_wall_clock_trace(bench: tuple[list[CallOutcome], Path]) -> None:
+    _, out = bench
+    entries = [json.loads(line) for line in (out.parent / "traces" / "order_total.jsonl").read_text().splitlines()]
+    kinds = [e["kind"] for e in entries]
+    assert kinds.index("caller_turn_ended") < kinds.index("agent_said") and kinds[-1] == "call_ended"
+    walls = [e["wall_ms"] for e in entries]
+    assert walls == sorted(walls) and all("call_s" in e for e in entries)
 
 
 def test_quality_pass_rate_and_a_leak_fails_the_call(bench: tuple[list[CallOutcome], Path]) -> None:
@@ -165,8 +175,9 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
 
     seen: dict[str, Any] = {}
 
-    def fake_run(paths: list[Path], stack: Any, factory: Any, speed: float, progress: Any) -> list[CallOutcome]:
-        seen.update(paths=[p.stem for p in paths], factory=factory, speed=speed)
+    def fake_run(paths: list[Path], stack: Any, factory: Any, speed: float, progress: Any,
+                 trace_dir: Path | None = None) -> list[CallOutcome]:
+        seen.update(paths=[p.stem for p in paths], factory=factory, speed=speed, trace_dir=trace_dir)
         row = {k: "" for k in COLUMNS} | {"call": "order_total", "turn": 0, "voice_to_voice_ms": 900.0,
                                           "first_audio_ms": 900.0, "with_tools": 1, "ack_first": 0,
                                           "turn_detected_ms": 600.0, "answer_after_turn_ms": 300.0}
@@ -179,7 +190,7 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
                                       "--csv", str(out)])
     assert isinstance(args, argparse.Namespace) and args.llm == "script"
     assert args.func(args) == 0
-    assert seen == {"paths": ["order_total"], "factory": None, "speed": 3.0}
+    assert seen == {"paths": ["order_total"], "factory": None, "speed": 3.0, "trace_dir": tmp_path / "traces"}
     text = capsys.readouterr().out
     assert "voice-to-voice, all answer turns" in text and "quality: 1/1 calls pass (100.0 %)" in text
     assert out.read_text().splitlines()[0] == ",".join(COLUMNS)
