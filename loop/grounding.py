@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop.qwen_format import tool_name
 from loop.types import Message, ToolCall
 
 _UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -45,6 +46,7 @@ _CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correct
                          re.IGNORECASE)
 _NAME_PROPS = {"city", "town", "country", "state", "region", "name", "company", "person"}
 _PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
+_VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
 
 
 def words_to_number(text: str) -> float | None:
@@ -133,6 +135,7 @@ def proper_names(text: str) -> list[str]:
     """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York")."""
     names: list[str] = []
     for sentence in re.split(r"[.!?\n]+", text):
+        sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
         run: list[str] = []
         for i, raw in enumerate(sentence.split()):
             word = re.sub(r"[^\w'&-]", "", raw)
@@ -285,6 +288,71 @@ def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
         if need and ask_for(need) == asked and set(need) == set((fn.get("parameters") or {}).get("required") or []):
             found.append(tool)
     return found
+
+
+def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                ) -> list[dict[str, Any]]:
+    """Reads that the caller's words since the agent last spoke fill on their own ("Which city is order 1234 going
+    to?" fills lookup_order). A read the model names but cannot fill yields to these rather than asking the
+    caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
+    if not messages or messages[-1].role != "user":
+        return []
+    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    fresh = [m for m in messages[last_agent + 1:] if m.role == "user"]
+    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes and _filled_by_values(t)]
+
+
+def _filled_by_values(tool: dict[str, Any]) -> bool:
+    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words."""
+    params = (tool.get("function") or tool).get("parameters") or {}
+    required = params.get("required") or []
+    return bool(required) and all("enum" in (params.get("properties") or {}).get(r, {}) for r in required)
+
+
+def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: dict[str, tuple[str, ...]]
+            ) -> list[dict[str, Any]]:
+    """`tools` without those whose cue words (`Tool.cues`) the caller has not said since the agent last spoke."""
+    if not cues:
+        return list(tools)
+    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    fresh = " ".join(m.content for m in messages[last_agent + 1:] if m.role == "user").lower()
+
+    def heard(words: tuple[str, ...]) -> bool:
+        return any(re.search(rf"\b{re.escape(w.lower())}\b", fresh) for w in words)
+
+    return [t for t in tools if tool_name(t) not in cues or heard(cues[tool_name(t)])]
+
+
+_STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they", "them", "there", "their", "would",
+         "could", "should", "will", "just", "like", "want", "please", "tell", "give", "need"}
+
+
+def _stems(text: str) -> set[str]:
+    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
+
+
+def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:
+    """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
+    "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark."""
+    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    fresh = " ".join(m.content for m in messages[last_agent + 1:] if m.role == "user")
+    fn = tool.get("function") or tool
+    return bool(_stems(fresh) & _stems(f"{fn.get('name', '')} {fn.get('description', '')}"))
+
+
+_CLOSING_CUES = {"thanks", "thank", "bye", "goodbye", "cheers"}
+_CLOSING_WORDS = _CLOSING_CUES | {
+    "you", "so", "much", "very", "that's", "thats", "that", "is", "was", "all", "it", "good", "great", "ok", "okay",
+    "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
+    "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
+    "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
+}
+
+
+def closing_remark(text: str) -> bool:
+    """"Great, thanks, that's all. Bye!": thanks or a goodbye and nothing else, which no tool answers."""
+    words = re.findall(r"[a-z'-]+|\d", text.lower())
+    return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
 
 
 def ask_for(arguments: Sequence[str]) -> str:

@@ -7,10 +7,13 @@ from __future__ import annotations
 import ctypes
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loop.errors import ModelRequestError
+from loop.grounding import about_tool, answered_ask, closing_remark, fresh_reads, ground, uncued
+from loop.qwen_format import build_grammar, call_texts, tool_name
+from loop.types import ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
 Emit = Callable[[tuple[str, Any]], None]
@@ -68,10 +71,56 @@ class Plan:
     missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
     fallback: GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
     calls: list[str] = field(default_factory=list)  # every bare call the grammar admits, or its fixed start
+    instead: GrammarSampler | None = None  # the reads the caller's words fill, for a named read that cannot be called
+    instead_calls: list[str] = field(default_factory=list)
+    writes: frozenset[str] = frozenset()
+
+    def yields(self, blocked: str) -> bool:
+        """A named read the conversation cannot fill gives way to the reads the caller's words do fill."""
+        return self.instead is not None and blocked not in self.writes
 
     def blocked(self, raw: str) -> str | None:
         """The first tool named in `raw` that cannot be called, if any."""
         return next((name for name in _NAMED.findall(raw) if name in self.missing), None) if self.missing else None
+
+
+def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *, grounded: bool = True,
+             forced_calls: bool = True, tagged: bool = False) -> Plan:
+    """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
+    model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks — unless
+    it is a read and the caller's words fill another read (`fresh_reads`): that read is called instead."""
+    if not grounded:
+        return Plan(compiled(build_grammar(request.tools)))
+    request = replace(request, tools=uncued(request.tools, request.messages, request.cues))
+    last = request.messages[-1] if request.messages else None
+    if last is not None and last.role == "user" and closing_remark(last.content):
+        return Plan(compiled(build_grammar([])))  # thanks and goodbye: answered in words, never a transfer
+
+    def texts(tools: list[dict[str, Any]]) -> list[str]:
+        return call_texts(tools, tagged=tagged) if forced_calls else []
+
+    tools, missing = ground(request.tools, request.messages)
+    _steer_stray_remarks(request, missing)
+    if completing := answered_ask(request.tools, request.messages, tools):  # the caller gave what was asked for
+        return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing))
+    by_name = {tool_name(t): t for t in tools}
+    mixed = [by_name.get(tool_name(t), t) for t in request.tools]
+    plan = Plan(compiled(build_grammar(mixed)), missing, compiled(build_grammar([])) if missing else None,
+                texts(mixed), writes=request.writes)
+    if missing and (reads := fresh_reads(request.tools, request.messages, request.writes)):
+        plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
+    return plan
+
+
+def _steer_stray_remarks(request: ModelRequest, missing: dict[str, list[str]]) -> None:
+    """A tool the caller did not speak of ("a losing game" -> issue_refund) is not asked about; the caller is asked
+    instead what the first read lacks ("Could you tell me the order number?"), which steers back to the agent's
+    purpose rather than asking for a refund amount nobody mentioned."""
+    lacking_reads = [missing[tool_name(t)] for t in request.tools
+                     if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+    for name in [n for n, lacks in missing.items() if lacks]:
+        if not about_tool(next(t for t in request.tools if tool_name(t) == name), request.messages):
+            missing[name] = lacking_reads[0] if lacking_reads else []
 
 
 @dataclass

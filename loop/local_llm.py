@@ -35,14 +35,12 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads it
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
-from loop.grounding import answered_ask, ask_for, ground
-from loop.llama_decoding import Emit, GenStats, GrammarSampler, Plan
+from loop.grounding import ask_for
+from loop.llama_decoding import Emit, GenStats, GrammarSampler, Plan, plan_for
 from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
     CONTINUATION,
     OutputSplitter,
-    build_grammar,
-    call_texts,
     forced,
     present,
     render_prefix,
@@ -188,21 +186,10 @@ class LlamaModel:
         return self._samplers[gbnf]
 
     def _plan(self, request: ModelRequest) -> Plan:
-        """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
-        model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks."""
         if not self.use_grammar:
             return Plan(None)
-        if not self.ground:
-            return Plan(self._compiled(build_grammar(request.tools)))
-        tools, missing = ground(request.tools, request.messages)
-        if completing := answered_ask(request.tools, request.messages, tools):  # the caller gave what was asked for
-            return Plan(self._compiled(build_grammar(completing, calls_only=True)), {}, None,
-                        call_texts(completing, tagged=self.tag_calls) if self.force_fixed else [])
-        grounded = {tool_name(t): t for t in tools}
-        mixed = [grounded.get(tool_name(t), t) for t in request.tools]
-        fallback = self._compiled(build_grammar([])) if missing else None
-        calls = call_texts(mixed, tagged=self.tag_calls) if self.force_fixed else []
-        return Plan(self._compiled(build_grammar(mixed)), missing, fallback, calls)
+        return plan_for(request, self._compiled, grounded=self.ground, forced_calls=self.force_fixed,
+                        tagged=self.tag_calls)
 
     # ---- stream ----
 
@@ -374,18 +361,19 @@ class LlamaModel:
             piece = decoder.decode(self.llm.detokenize([token], special=True))
             raw += piece
             batch = [token]
-            if plan.calls and sampler is plan.sampler and raw[:1] in "{<" and (more := forced(plan.calls, raw)):
+            calls = plan.instead_calls if sampler is plan.instead else plan.calls if sampler is plan.sampler else []
+            if calls and raw[:1] in "{<" and (more := forced(calls, raw)):
                 extra, more = self._read_forced(more, sampler, stats, max_tokens)
                 batch += extra
                 piece += more
                 raw += more
             if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
                 emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
-                if plan.missing[blocked]:
+                if plan.missing[blocked] and not plan.yields(blocked):
                     emit(("piece", ask_for(plan.missing[blocked])))
                     stats.finish = "stop"
                     break
-                sampler, raw = plan.fallback, ""
+                sampler, raw = (plan.instead, "") if plan.yields(blocked) else (plan.fallback, "")
                 sampler.reset()
                 self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
                 continue

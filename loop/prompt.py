@@ -35,6 +35,8 @@ class PromptAssembler:
         text = self.system if not self.policy_text else f"{self.system}\n\nPolicy:\n{self.policy_text}"
         self.prefix: list[Message] = [Message("system", text)]
         self.tool_schemas = [t.openai_schema() for t in self.tools]
+        self.writes = frozenset(t.name for t in self.tools if t.mutates)
+        self.cues = {t.name: tuple(t.cues) for t in self.tools if t.cues}
         self.prefix_tokens = self.count_tokens(text) + sum(
             self.count_tokens(str(s)) for s in self.tool_schemas)
 
@@ -47,7 +49,8 @@ class PromptAssembler:
         """Returns the request and how many history messages were left out to fit the budget."""
         body = self._select(history, max_output)
         request = ModelRequest(messages=self.prefix + body, tools=self.tool_schemas, max_output_tokens=max_output,
-                               turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s)
+                               turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s,
+                               writes=self.writes, cues=self.cues)
         return request, len(history) - len(body)
 
     def input_tokens(self, history: Sequence[Message], max_output: int) -> int:

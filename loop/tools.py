@@ -48,6 +48,10 @@ class Tool:
     # For a write keyed by its call id (`idempotency_key`): the call id -> the result it committed, or None if it
     # never committed. Lets a resumed run (or a restarted server) say what a write cut off by a kill really did.
     reconcile: Callable[[str], str | None] | None = None
+    # Words (or phrases) one of which the caller must have said since the agent last spoke before the embedded
+    # model may name this tool, e.g. ("person", "human", "manager") for a hand-over: a small model reaches for a
+    # free-text tool on any stray remark. A decoding aid of `loop.local_llm`; hosted models see the tool as usual.
+    cues: tuple[str, ...] = ()
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

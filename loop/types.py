@@ -186,6 +186,10 @@ class ModelRequest:
     # The caller has already heard this turn's answer (the tools' own words, `Tool.answers`): only a further
     # tool call matters, and the loop stops reading at the first word of text. A model may stop there itself.
     words_spoken: bool = False
+    # Names of the tools that change data (`Tool.mutates`): a model may treat reads and writes differently.
+    writes: frozenset[str] = frozenset()
+    # Tool name -> words one of which the caller must have said before a small local model may name it (`Tool.cues`).
+    cues: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -56,10 +56,15 @@ class ToolEntry(BaseModel):
     mutates: bool | None = None
     reversible: bool | None = None
     timeout_s: float | None = None
+    answers: bool | None = None
+    """Its result is what the caller hears as the answer (`loop.Tool.answers`)."""
+    cues: list[str] | None = None
+    """Words one of which the caller must have said before the embedded model may call it (`loop.Tool.cues`)."""
 
     def overrides(self) -> dict[str, Any]:
-        fields = ("name", "description", "confirm", "mutates", "reversible", "timeout_s")
-        return {k: getattr(self, k) for k in fields if getattr(self, k) not in (None, "")}
+        fields = ("name", "description", "confirm", "mutates", "reversible", "timeout_s", "answers")
+        found = {k: getattr(self, k) for k in fields if getattr(self, k) not in (None, "")}
+        return found | ({"cues": tuple(self.cues)} if self.cues else {})
 
 
 class AgentSpec(BaseModel):
@@ -156,7 +161,7 @@ def _as_tools(value: Any, ref: str, overrides: dict[str, Any] | None = None) -> 
 
 def _tool_fields(tool: Tool) -> dict[str, Any]:
     return {k: getattr(tool, k) for k in ("fn", "name", "description", "args", "mutates", "reversible",
-                                          "timeout_s", "max_cost_usd", "confirm")}
+                                          "timeout_s", "max_cost_usd", "confirm", "answers", "reconcile", "cues")}
 
 
 def resolve_ref(ref: str, base_dir: Path | None = None) -> Any:

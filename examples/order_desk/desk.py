@@ -84,6 +84,11 @@ class AddressArgs(BaseModel):
     address: str
 
 
+# What a caller says when they want a person; the 0.5B otherwise hands over on stray remarks ("a losing game").
+HANDOVER_CUES = ("person", "human", "agent", "someone", "somebody", "supervisor", "manager", "representative",
+                 "operator", "staff", "people", "customer service", "transfer", "speak to", "talk to")
+
+
 class TransferArgs(BaseModel):
     reason: str
 
@@ -239,7 +244,8 @@ class OrderDesk:
                 answers=True,
                 reconcile=self.reconcile,
             ),
-            Tool(transfer_to_human, description="Hand the call to a human agent", args=TransferArgs),
+            Tool(transfer_to_human, description="Hand the call to a human agent", args=TransferArgs,
+                 cues=HANDOVER_CUES),
         ]
 
 

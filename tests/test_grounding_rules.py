@@ -1,0 +1,86 @@
+"""What the embedded model may do with a caller's words: the grammar plan per request (no model needed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from examples.order_desk.desk import OrderDesk, order_desk_brain
+from loop.grounding import closing_remark, fresh_reads, proper_names, uncued
+from loop.llama_decoding import Plan, plan_for
+from loop.prompt import PromptAssembler
+from loop.qwen_format import tool_name
+from loop.types import Message, ModelRequest
+
+
+def _assembler() -> PromptAssembler:
+    return order_desk_brain().assembler(lambda text: len(text) // 4 + 1)
+
+
+def _request(*said: str) -> ModelRequest:
+    messages = [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(said)]
+    return _assembler().build(messages, 0, 96)[0]
+
+
+def _plan(*said: str) -> tuple[Plan, list[str]]:
+    grammars: list[str] = []
+
+    def compiled(gbnf: str) -> Any:
+        grammars.append(gbnf)
+        return gbnf  # the plan keeps whatever the compiler returns: the grammar text is enough to look at
+
+    return plan_for(_request(*said), compiled), grammars
+
+
+def test_the_request_names_the_writes_and_the_cued_tools() -> None:
+    request = _request("hello")
+    assert request.writes == frozenset({"issue_refund", "update_address"})
+    assert "person" in request.cues["transfer_to_human"]
+
+
+def test_a_read_the_caller_asks_about_yields_to_the_read_their_words_fill() -> None:
+    plan, _ = _plan("Which city is order 1234 going to?")
+    assert plan.missing["delivery_status"] == ["city"] and plan.yields("delivery_status")
+    assert plan.instead_calls == ['{"name": "lookup_order", "arguments": {"order_id": "1234"}}']
+    assert not plan.yields("issue_refund")  # a write still asks for what it lacks
+
+
+def test_a_refund_without_an_amount_asks_for_it_and_a_stray_remark_is_steered_to_the_order() -> None:
+    plan, _ = _plan("I'd like a refund for order 4567.")
+    assert plan.missing["issue_refund"] == ["amount"] and plan.instead is not None  # lookup_order(4567) is fresh
+    assert not plan.yields("issue_refund")
+    stray, _ = _plan("I'm playing a single hand in what looks like a losing game.")
+    assert stray.missing["issue_refund"] == ["order_id"]  # not "the order number and the amount"
+    assert stray.missing["lookup_order"] == ["order_id"]
+
+
+def test_thanks_and_goodbye_get_words_only() -> None:
+    plan, grammars = _plan("Great, thanks, that's all. Bye!")
+    assert plan.missing == {} and grammars and "lookup_order" not in grammars[0]
+    assert closing_remark("Thank you, that's all, goodbye!") and closing_remark("Cheers, bye.")
+    assert not closing_remark("Thanks, can you check order 1234?") and not closing_remark("Yes, go ahead.")
+
+
+def test_a_hand_over_is_offered_only_after_the_caller_asks_for_a_person() -> None:
+    tools = OrderDesk(":memory:").tools()
+    schemas = [t.openai_schema() for t in tools]
+    cues = {t.name: t.cues for t in tools if t.cues}
+
+    def offered(text: str) -> bool:
+        return "transfer_to_human" in [tool_name(t) for t in uncued(schemas, [Message("user", text)], cues)]
+
+    assert offered("Can I speak to a real person?") and offered("Get me your manager.")
+    assert not offered("I'm playing a single hand in what looks like a losing game.")
+    assert not offered("Great, thanks.")
+
+
+def test_fresh_reads_take_values_not_loose_words() -> None:
+    schemas = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
+    writes = frozenset({"issue_refund", "update_address"})
+    assert [tool_name(t) for t in fresh_reads(schemas, [Message("user", "Order 7788 been delivered")], writes)] == [
+        "lookup_order"]
+    assert fresh_reads(schemas, [Message("user", "Where is my order?")], writes) == []  # "order" is no value
+
+
+def test_a_name_the_caller_addresses_is_not_a_place() -> None:
+    assert proper_names("Lord, but I am glad to see you again, Phil.") == []
+    assert proper_names("Any deliveries going to New York?") == ["New York"]
