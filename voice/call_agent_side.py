@@ -146,9 +146,14 @@ class AgentSide:
             if last is not None:
                 last.content = truth
         if result.outcome is RunOutcome.ESCALATED:
-            self._say("Let me get a person to help you with that. Please hold.", SpeechKind.REPLY)
+            self._say_clauses("Let me get a person to help you with that. Please hold.")
         elif result.outcome is not RunOutcome.COMPLETED:
-            self._say(self.writes.override or self.writes.after_failure(), SpeechKind.REPLY)
+            self._say_clauses(self.writes.override or self.writes.after_failure())
+
+    def _say_clauses(self, text: str) -> None:
+        """A fixed line a clause at a time, like a model's reply: its first clause is heard sooner."""
+        for clause in [*self.reply.chunker.push(text), *self.reply.chunker.flush()]:
+            self._say(clause, SpeechKind.REPLY)
 
     def _may_speculate(self) -> bool:
         return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
