@@ -171,7 +171,9 @@ class AgentSide:
         # The model went on to act after a read whose words were being said: the caller asked for this, not the
         # read, so the question follows the clause playing now instead of the rest of the read
         self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
-        self._say(confirmation_question(ev.call, ev.tool), SpeechKind.PROMPT)
+        chunker = self.chunker_cls()  # "Just to confirm:" is heard while the rest is synthesised
+        for clause in [*chunker.push(confirmation_question(ev.call, ev.tool)), *chunker.flush()]:
+            self._say(clause, SpeechKind.PROMPT)
         self.writes.ask(ev.call, ev.tool)
         self.approval = PendingApproval(ev.call, self.now)
         self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
