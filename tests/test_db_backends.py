@@ -29,6 +29,7 @@ from loop.ledger import SharedLedger
 from loop.settle import settle_unfinished
 from loop.tenancy import TenantConfigError, open_tenant, parse_allowances
 from tests.helpers import ORDER_SCHEMA
+from tests.pg_server import PgCluster
 
 ROOT = Path(__file__).resolve().parents[1]
 SPAWN = mp.get_context("spawn")
@@ -91,6 +92,18 @@ def test_a_run_live_in_another_process_is_not_settled_until_that_process_dies(pg
         time.sleep(0.1)
     assert [(s.run_id, s.how) for s in settled] == [("run-1", "closed")]
     assert journal.events("run-1")[-1].kind == "run_interrupted" and journal.unfinished_run_ids() == []
+
+
+def test_a_journal_survives_the_server_dropping_its_connection(pg_url: str, pg_cluster: PgCluster) -> None:
+    import psycopg
+
+    journal = open_journal(pg_url)
+    journal.append(Event("r", 0, "run_started", {"goal": "x"}))  # this process now runs (claims) r
+    with psycopg.connect(pg_cluster.url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (journal._pg.conn.info.backend_pid,))  # type: ignore
+    journal.append(Event("r", 1, "turn_admitted", {"turn": 0}))  # on a new connection
+    assert [(e.seq, e.kind) for e in journal.events("r")] == [(0, "run_started"), (1, "turn_admitted")]
+    assert open_journal(pg_url).claim_run("r") is False  # the claim was taken again: r is still live here
 
 
 def test_settling_one_reservation_from_many_connections_at_once_commits_it_once(db_url: str) -> None:
