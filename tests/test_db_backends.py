@@ -27,7 +27,7 @@ from loop.journal import Event
 from loop.journal_pg import PgJournal
 from loop.ledger import SharedLedger
 from loop.settle import settle_unfinished
-from loop.tenancy import TenantConfigError, open_tenant, parse_allowances
+from loop.tenancy import TenantConfigError, open_tenant, parse_allowances, storage_from_args
 from tests.helpers import ORDER_SCHEMA
 from tests.pg_server import PgCluster
 
@@ -185,3 +185,24 @@ def test_tenant_budgets_parse_or_say_what_is_wrong() -> None:
                       ("cost_usd=-1", ">= 0"), ("cost_usd=inf", "finite"), ("", "empty")]:
         with pytest.raises(TenantConfigError, match=said):
             parse_allowances(bad)
+
+
+def test_two_calls_on_one_database_draw_on_one_tenant_budget(pg_url: str, tmp_path: Path) -> None:
+    """`voiceloop call ... --db URL --tenant acme --tenant-budget turns=3`, twice: the first call's two turns
+    leave one for the second, whose second turn is refused by the shared budget."""
+    from voice.cli import build_parser
+    from voice.fixtures import FIXTURES, Fixture, run_call
+    from voice.testing import shared_stack
+
+    fixture = Fixture.load(FIXTURES / "read_tool.yaml")  # a lookup turn, then the answer: two turns
+    argv = ["call", str(fixture.path), "--db", pg_url, "--tenant", "acme", "--tenant-budget", "turns=3"]
+    outcomes = []
+    for i in range(2):
+        db, tenant = storage_from_args(build_parser().parse_args(argv), tmp_path)
+        result = asyncio.run(run_call(fixture, shared_stack(), tmp_path / f"call{i}", db=db, tenant=tenant))
+        outcomes.append(result.summary()["outcome"])
+    assert outcomes == ["COMPLETED", "BUDGET_EXHAUSTED"]
+    assert open_ledger(pg_url).balance("acme")["turns"] == {"limit": 3.0, "committed": 3.0, "reserved": 0.0,
+                                                             "available": 0.0}
+    assert not (tmp_path / "call0" / "journal.db").exists()  # both calls journaled into PostgreSQL
+    assert len(open_journal(pg_url).run_ids()) == 2
