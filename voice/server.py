@@ -287,6 +287,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 
 
 def add_serve_command(subparsers: Any) -> None:
+    from loop.tenancy import add_storage_options
     from voice.agent_source import add_agent_option
     from voice.engines import add_engine_options
     from voice.turns import max_turn_seconds
@@ -307,6 +308,7 @@ def add_serve_command(subparsers: Any) -> None:
                    help="live calls from one client address (browser; Twilio when the webhook is unsigned)")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
+    add_storage_options(p)  # --db, --tenant, --tenant-budget
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
@@ -364,6 +366,8 @@ def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from loop.db import redact
+    from loop.tenancy import storage_from_args
     from voice.agent_source import load_agent
     from voice.calls import CallContext, CallFactory, CallRegistry, model_source
     from voice.engines import STT_ENGINES, TTS_ENGINES
@@ -380,9 +384,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config.transfer = TransferConfig.from_env(args.transfer_to)
         agent = load_agent(args.agent)
         make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
-    except (OSError, ValueError, RuntimeError, TransferConfigError) as exc:
+        db, tenant = storage_from_args(args, args.data_dir)  # a bad --db fails now, before the models load
+    except (OSError, ValueError, RuntimeError, TransferConfigError) as exc:  # RuntimeError: DatabaseUnavailable too
         print(f"voiceloop serve: {exc}", file=sys.stderr)
         return 2
+    log.info("journal%s: %s", f" and tenant {tenant.tenant}'s ledger" if tenant else "", redact(db))
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("listening on %s: beyond this machine, put TLS (wss/https) in front", args.host)
     if not config.twilio_auth_token:
@@ -394,7 +400,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, speculate=not args.no_speculate,
-                                        turns=TurnConfig(max_turn_s=args.max_turn_s)))
+                                        turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 
