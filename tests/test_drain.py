@@ -17,7 +17,7 @@ import websockets
 
 from tests.abuse.conftest import REFUND
 from tests.abuse.serving import TOKEN, Server, close_code, launch, line_noise, start_msg, until_event, utterance
-from tests.fleet import said_msgs, wait_exit
+from tests.fleet import quiet, said_msgs, wait_exit
 from voice.fixtures import FIXTURES
 
 REFUND_ASK = FIXTURES / "synthetic/refund_4567.wav"  # "refund twenty dollars on order 4567": the write is asked for
@@ -66,10 +66,10 @@ async def test_sigterm_refuses_new_calls_lets_the_live_one_finish_then_exits_0(t
             assert await healthz(server) == (503, {"ok": False, "status": "draining"})
             await refused_everywhere(server)
             noise.cancel()
+            await quiet(live)  # the rest of the first answer
             for message in utterance():  # the live call goes on: the caller speaks again and is answered
                 await live.send(message)
             noise = asyncio.create_task(line_noise(live))
-            await until_event(live, "mark")
             await until_event(live, "media")
             noise.cancel()
             assert server.proc.poll() is None  # still draining: it waits for this call

@@ -63,7 +63,7 @@ class CallLimitReached(RuntimeError):
 
 
 class ServerDraining(RuntimeError):
-    """The server is draining (SIGTERM, voice/drain.py): it takes no new call; calling again reaches another
+    """The server is draining (SIGTERM, voice/server_drain.py): it takes no new call; calling again reaches another
     server behind the load balancer (close code 1012, the webhook 503)."""
 
 

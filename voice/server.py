@@ -49,9 +49,8 @@ from starlette.websockets import WebSocket
 
 from voice.call_tokens import TokenLimit
 from voice.calls import DRAINING, CallContext
-from voice.drain import drain
-from voice.serve_args import add_serve_arguments, server_config
 from voice.server_api import operator_routes, read_body
+from voice.server_args import add_serve_arguments, server_config
 from voice.server_auth import (
     CleanRequests,
     RedactSecrets,
@@ -62,6 +61,7 @@ from voice.server_auth import (
     presented,
     same,
 )
+from voice.server_drain import drain
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
 from voice.transports.twilio import twilio_call
@@ -270,7 +270,7 @@ def bound_port(server: VoiceServer) -> int:
 
 
 async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None]) -> None:
-    """Serve until SIGTERM or SIGINT, then drain (voice/drain.py: no new calls, live ones end or are ended by
+    """Serve until SIGTERM or SIGINT, then drain (voice/server_drain.py: no new calls, live ones end or are ended by
     `drain_timeout_s`; a second signal ends them at once) and stop."""
     server = await start_server(ctx)
     first, second = asyncio.Event(), asyncio.Event()
@@ -293,7 +293,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 
 
 def add_serve_command(subparsers: Any) -> None:
-    parser = add_serve_arguments(subparsers)  # the options: voice/serve_args.py
+    parser = add_serve_arguments(subparsers)  # the options: voice/server_args.py
     parser.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
 
 

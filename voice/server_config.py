@@ -83,7 +83,7 @@ class ServerConfig:
     """Longest call, whatever it does (0: no limit)."""
     drain_timeout_s: float = 30.0
     """On SIGTERM the server drains: no new calls, `/healthz` 503, live calls go on this long at most, then
-    they are ended (voice/drain.py)."""
+    they are ended (voice/server_drain.py)."""
     forwarded_allow_ips: str = "127.0.0.1"
     """Proxies whose X-Forwarded-For / X-Forwarded-Proto uvicorn trusts for the client's address (what the
     per-source caps count): a load balancer on another machine must be listed, or every call is its address."""

@@ -1,0 +1,122 @@
+"""Issue 13, parts 5 and 6: two real `voiceloop serve` processes (standing in for two machines) behind a real
+HAProxy running the shipped configs/haproxy.cfg. The page, the browser's call token and socket, Twilio's signed
+webhook and its Media Streams socket all go through the balancer and reach both servers; a server sent SIGTERM
+is taken out by the health check while its live call finishes, and new calls go to the other one."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+
+from tests.abuse.serving import OPERATOR, TOKEN, Server, close_code, line_noise, start_msg, until_event, utterance
+from tests.fleet import Fleet, fleet_of, quiet, wait_exit
+from tests.test_drain import ANSWER
+from voice.transports.twilio_webhook import twilio_stream_key
+
+pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (./run installs it)")
+
+
+async def live_calls(server: Server) -> list[dict[str, Any]]:
+    async with server.operator() as client:
+        return (await client.get("/api/calls")).json()["calls"]
+
+
+@dataclass
+class PhoneCall:
+    ws: Any
+    sid: str
+    noise: asyncio.Task[None]  # the line's silence between words, so the call is never a stalled stream
+
+    async def say_again(self) -> None:
+        """Speak once more and get a new answer (what was still coming of the last one is read first)."""
+        self.noise.cancel()
+        await quiet(self.ws)
+        for message in utterance():
+            await self.ws.send(message)
+        self.noise = asyncio.create_task(line_noise(self.ws))
+        await until_event(self.ws, "media")
+
+    async def hang_up(self) -> None:
+        self.noise.cancel()
+        await self.ws.send(json.dumps({"event": "stop", "streamSid": self.sid}))
+        assert (await close_code(self.ws))[0] == 1000
+
+
+async def phone_call(fleet: Fleet, sid: str) -> PhoneCall:
+    """A Twilio call through the balancer: the signed webhook's TwiML, then its stream, started and spoken to
+    until the agent answers."""
+    hook = await fleet.webhook("CA" + sid)
+    assert hook.status_code == 200, hook.text
+    stream_url, key = re.search(r'<Stream url="([^"]+)"><Parameter name="key" value="([^"]+)"/>', hook.text).groups()
+    assert stream_url == f"wss://{fleet.host}/twilio" and key == twilio_stream_key(OPERATOR)
+    ws = await websockets.connect(fleet.ws("/twilio"))
+    await ws.send(start_msg(sid))
+    for message in utterance():
+        await ws.send(message)
+    call = PhoneCall(ws, sid, asyncio.create_task(line_noise(ws)))
+    await until_event(ws, "media")
+    return call
+
+
+async def browser_call(fleet: Fleet) -> str:
+    """The page's own steps through the balancer, each with a new browser's cookies: load the page, mint a call
+    token, open the socket with it. Returns the call id from the server's hello."""
+    async with httpx.AsyncClient(base_url=fleet.http, timeout=10) as page:
+        got = await page.get("/")
+        assert got.status_code == 200 and "text/html" in got.headers["content-type"]
+        minted = await page.post("/call-token", headers={"Authorization": f"Bearer {TOKEN}"})
+        assert minted.status_code == 200, minted.text
+        cookie = "; ".join(f"{k}={v}" for k, v in page.cookies.items())
+    url = fleet.ws(f"/ws?call_token={minted.json()['call_token']}")
+    async with websockets.connect(url, additional_headers={"Cookie": cookie}) as ws:
+        hello = json.loads(await ws.recv())
+        assert hello["type"] == "hello", hello  # the token was minted by the server this socket reached
+        await ws.send(json.dumps({"type": "hangup"}))
+        return str(hello["call_id"])
+
+
+async def test_haproxy_spreads_every_way_in_and_a_drained_server_finishes_its_call(tmp_path: Path) -> None:
+    with fleet_of(tmp_path, ANSWER, "--drain-timeout", "120") as fleet:
+        assert await fleet.states() == {"s1": "UP", "s2": "UP"}
+        for _ in range(4):  # without the balancer's cookie, about half of these would reach the wrong server
+            await browser_call(fleet)
+        first = await phone_call(fleet, "MZfirst")
+        second = await phone_call(fleet, "MZsecond")  # leastconn: the server without a call takes it
+        where = [len(await live_calls(s)) for s in fleet.servers]
+        assert where == [1, 1]
+        await second.hang_up()
+        await drain_one(fleet, first)
+
+
+async def drain_one(fleet: Fleet, live: PhoneCall) -> None:
+    """SIGTERM the server carrying `live`: the webhook still answers through the balancer, HAProxy's health check
+    takes the server out, new calls reach the other one, and the live call goes on to its end."""
+    counts = [len(await live_calls(s)) for s in fleet.servers]
+    assert sorted(counts) == [0, 1]
+    draining, other = fleet.servers[counts.index(1)], fleet.servers[counts.index(0)]
+    name = f"s{fleet.servers.index(draining) + 1}"
+    draining.proc.send_signal(signal.SIGTERM)
+    for n in range(4):  # sent to the draining server by its cookie: until the health check notices, its 503 is
+        assert (await fleet.webhook(f"CAdrain{n}", stick_to=name)).status_code == 200  # retried on the other
+    await fleet.until_state(name, "DOWN")
+    assert draining.proc.poll() is None  # taken out of rotation, still serving its call
+    later = [await phone_call(fleet, f"MZlater{n}") for n in range(2)]
+    assert len(await live_calls(other)) == 2 and len(await live_calls(draining)) == 1
+    for call in later:
+        await call.hang_up()
+    await live.say_again()  # the call on the draining server goes on: spoken to again, it answers
+    await live.hang_up()
+    assert await wait_exit(draining.proc) == 0
+    log = draining.log.read_text()
+    order = [log.index("draining: 1 calls live"), log.index("ended: stream stopped"), log.index("drained: no call")]
+    assert order == sorted(order)
