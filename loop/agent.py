@@ -16,9 +16,10 @@ from typing import Any
 from loop.act import Observation, ToolRunner, not_executed
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
+from loop.db import open_journal
 from loop.errors import ModelError
 from loop.events import EventKind, ObservationStatus
-from loop.journal import Event, EventLog, Journal, Listener
+from loop.journal import Event, EventLog, Listener
 from loop.ledger import TenantBudget
 from loop.outcomes import (
     ApprovalDenied,
@@ -79,7 +80,7 @@ class Agent:
         self.config = config or LoopConfig.profile("task")
         self.tools = {t.name: t for t in tools}
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
-        self.journal = Journal(journal_path) if journal_path else None
+        self.journal = open_journal(journal_path) if journal_path else None  # a SQLite path or postgresql:// URL
         self.speculative: dict[str, Observation] = {}  # filled by a voice session while the caller speaks
         self.tenant = tenant  # a shared tenant budget every admission also holds against
         self.unsettled_writes: list[tuple[str, Future[Any]]] = []  # timed-out sync writes still running

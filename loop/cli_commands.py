@@ -1,4 +1,4 @@
-"""The loop's subcommands for the `voiceloop` entry point: `report DB` and `bench loop`.
+"""The loop's subcommands for the `voiceloop` entry point: `report [DB] [--db URL]` and `bench loop`.
 
 Wiring, in the entry point:
 
@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from loop.bench import bench_loop, format_bench
+from loop.db import DB_ENV, DatabaseUnavailable, add_db_option, redact
 from loop.report import build_report, format_report
 
 Command = Callable[[argparse.Namespace], int]
@@ -28,13 +30,17 @@ Command = Callable[[argparse.Namespace], int]
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Summarise a journal. Exit 0 on success, 2 when the journal cannot be read."""
+    db = args.db_path or args.db or os.environ.get(DB_ENV, "")
+    if not db:
+        print(f"voiceloop report: which journal? give DB (a SQLite file), --db URL or ${DB_ENV}", file=sys.stderr)
+        return 2
     try:
-        report = build_report(args.db)
-    except (FileNotFoundError, OSError) as exc:
+        report = build_report(db)
+    except (FileNotFoundError, OSError, DatabaseUnavailable) as exc:
         print(f"voiceloop report: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # sqlite3.DatabaseError and friends: not a voiceloop journal
-        print(f"voiceloop report: cannot read {args.db} as a journal: {exc}", file=sys.stderr)
+        print(f"voiceloop report: cannot read {redact(db)} as a journal: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
@@ -72,7 +78,8 @@ def add_loop_commands(subparsers: Any, bench_targets: Mapping[str, Command] | No
     report = subparsers.add_parser("report", help="summarise how the runs in a journal ended",
                                    description="Outcome histogram, turns to completion, repeated-intent depth and "
                                                "budget headroom of the runs in a voiceloop journal.")
-    report.add_argument("db", metavar="DB", help="journal file (SQLite), e.g. runs.db")
+    report.add_argument("db_path", metavar="DB", nargs="?", help="journal: a SQLite file (e.g. runs.db) or a URL")
+    add_db_option(report)
     report.add_argument("--json", action="store_true", help="print the report as JSON")
     report.set_defaults(func=cmd_report)
 

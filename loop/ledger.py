@@ -4,6 +4,8 @@ A per-run budget check reads "remaining" and acts on it later, so two workers ca
 both reserve $20. Here the ceiling check and the write of the reservation happen in one `BEGIN IMMEDIATE`
 transaction: SQLite lets one writer in at a time across processes, so the second worker's check sees the
 first worker's reservation. Amounts are stored as integer micro-units so many small charges never drift.
+On PostgreSQL (`loop.ledger_pg.PgLedger`, one server shared by many machines) the same statements run under
+row locks on the tenant's account rows instead.
 
 A budget is a vector: each resource ("cost_usd", "tokens", "tool_calls", ...) has its own allowance, and a
 reservation is admitted only if every resource it names fits. A resource with no allowance configured is
@@ -24,23 +26,26 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 MICRO = 1_000_000
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS account (tenant TEXT NOT NULL, resource TEXT NOT NULL, limit_u INTEGER,
-    committed_u INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (tenant, resource));
+# One schema for both backends (BIGINT and DOUBLE PRECISION are INTEGER and REAL to SQLite; PostgreSQL's
+# INTEGER would overflow at 2,147 units and its REAL would round timestamps to minutes).
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS account (tenant TEXT NOT NULL, resource TEXT NOT NULL, limit_u BIGINT,
+    committed_u BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (tenant, resource));
 CREATE TABLE IF NOT EXISTS reservation (id TEXT PRIMARY KEY, tenant TEXT NOT NULL, run_id TEXT NOT NULL,
-    created_at REAL NOT NULL, expires_at REAL, state TEXT NOT NULL, result TEXT);
+    created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION, state TEXT NOT NULL, result TEXT);
 CREATE TABLE IF NOT EXISTS reservation_amount (reservation_id TEXT NOT NULL, resource TEXT NOT NULL,
-    amount_u INTEGER NOT NULL, PRIMARY KEY (reservation_id, resource));
+    amount_u BIGINT NOT NULL, PRIMARY KEY (reservation_id, resource));
 CREATE INDEX IF NOT EXISTS reservation_state ON reservation (tenant, state)
 """
 _HELD = """FROM reservation_amount a JOIN reservation r ON r.id = a.reservation_id
     WHERE r.tenant = ? AND r.state = 'held'"""
 _ADD_COMMITTED = """INSERT INTO account (tenant, resource, committed_u) VALUES (?, ?, ?)
-    ON CONFLICT (tenant, resource) DO UPDATE SET committed_u = committed_u + excluded.committed_u"""
+    ON CONFLICT (tenant, resource) DO UPDATE SET committed_u = account.committed_u + excluded.committed_u"""
 
 
 def _to_units(value: float, what: str) -> int:
@@ -92,7 +97,13 @@ class Settlement:
 
 
 class SharedLedger:
-    """Tenant allowances in one SQLite file, safe to share between threads and processes."""
+    """Tenant allowances in one SQLite file, safe to share between threads and processes.
+
+    `loop.ledger_pg.PgLedger` runs these same methods on PostgreSQL; `loop.db.open_ledger(url)` picks one.
+    A backend supplies `_tx` (one transaction), `ROW_LOCK` and `_lock_tenant` (how a transaction keeps others
+    off the rows it read); SQLite's `BEGIN IMMEDIATE` already excludes every other writer, so it needs neither."""
+
+    ROW_LOCK = ""  # appended to SELECTs of rows the transaction will update
 
     def __init__(self, path: str | Path, *, fail_closed: bool = True, busy_timeout_s: float = 30.0) -> None:
         self.path = str(path)
@@ -105,7 +116,7 @@ class SharedLedger:
         self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
         self._db.execute("PRAGMA journal_mode = WAL")  # readers (balance) never block the writer
         with self._tx() as db:
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 db.execute(statement)
 
     def close(self) -> None:
@@ -124,6 +135,9 @@ class SharedLedger:
                     self._db.execute("ROLLBACK")
                 raise
 
+    def _lock_tenant(self, db: Any, tenant: str) -> None:
+        """Hold the tenant's account rows until commit (a no-op where the transaction excludes all writers)."""
+
     def set_allowance(self, tenant: str, resource: str, limit: float) -> None:
         with self._tx() as db:
             db.execute("INSERT INTO account (tenant, resource, limit_u) VALUES (?, ?, ?) ON CONFLICT "
@@ -138,6 +152,7 @@ class SharedLedger:
         # Wall clock, not monotonic: other processes compare expiry and share no monotonic clock with us.
         expires_at = None if ttl_s is None else now + ttl_s
         with self._tx() as db:
+            self._lock_tenant(db, tenant)
             for resource, wanted in units.items():
                 self._admit(db, tenant, resource, wanted)
             db.execute("INSERT INTO reservation VALUES (?, ?, ?, ?, ?, 'held', NULL)",
@@ -146,7 +161,7 @@ class SharedLedger:
                            [(rid, resource, u) for resource, u in units.items()])
         return Reservation(rid, tenant, _floats(units), run_id, expires_at)
 
-    def _admit(self, db: sqlite3.Connection, tenant: str, resource: str, wanted: int) -> None:
+    def _admit(self, db: Any, tenant: str, resource: str, wanted: int) -> None:
         limit_u, committed_u, reserved_u = _usage(db, tenant, resource)
         if limit_u is None:
             if self.fail_closed:
@@ -166,13 +181,14 @@ class SharedLedger:
         """
         used = _units_map(actual)
         with self._tx() as db:
-            tenant, state, result = _load(db, reservation_id)
+            tenant, state, result = self._load(db, reservation_id)
             if state == "settled":
                 return Settlement(**json.loads(result))
+            self._lock_tenant(db, tenant)
             rows = db.execute("SELECT resource, amount_u FROM reservation_amount WHERE reservation_id = ?",
                               (reservation_id,)).fetchall()
             held = dict(rows) if state == "held" else {}  # a dropped hold has nothing left to release
-            db.executemany(_ADD_COMMITTED, [(tenant, resource, u) for resource, u in used.items()])
+            db.executemany(_ADD_COMMITTED, [(tenant, resource, u) for resource, u in sorted(used.items())])
             released = {r: max(h - used.get(r, 0), 0) for r, h in held.items()}
             over = {r: u - held.get(r, 0) for r, u in used.items() if u > held.get(r, 0)}
             settlement = Settlement(reservation_id, _floats(used), _floats(released), _floats(over))
@@ -186,7 +202,7 @@ class SharedLedger:
     def release(self, reservation_id: str) -> bool:
         """Drop a held reservation, committing nothing. False if it was no longer held (idempotent)."""
         with self._tx() as db:
-            _load(db, reservation_id)
+            self._load(db, reservation_id)
             cur = db.execute("UPDATE reservation SET state = 'released' WHERE id = ? AND state = 'held'",
                              (reservation_id,))
         return cur.rowcount == 1
@@ -199,10 +215,9 @@ class SharedLedger:
         """
         now = time.time() if now is None else now
         with self._tx() as db:
-            ids = [i for (i,) in db.execute("SELECT id FROM reservation WHERE state = 'held' "
-                                            "AND expires_at IS NOT NULL AND expires_at <= ?", (now,))]
-            db.executemany("UPDATE reservation SET state = 'expired' WHERE id = ?", [(i,) for i in ids])
-        return ids
+            rows = db.execute("UPDATE reservation SET state = 'expired' WHERE state = 'held' "
+                              "AND expires_at IS NOT NULL AND expires_at <= ? RETURNING id", (now,)).fetchall()
+        return sorted(i for (i,) in rows)
 
     def balance(self, tenant: str) -> dict[str, dict[str, float]]:
         """Per resource: limit, committed, reserved, available (inf without a limit; < 0 after overshoot)."""
@@ -219,21 +234,22 @@ class SharedLedger:
         return out
 
 
-def _usage(db: sqlite3.Connection, tenant: str, resource: str) -> tuple[int | None, int, int]:
+    def _load(self, db: Any, reservation_id: str) -> tuple[str, str, str | None]:
+        row = db.execute(f"SELECT tenant, state, result FROM reservation WHERE id = ?{self.ROW_LOCK}",
+                         (reservation_id,)).fetchone()
+        if row is None:
+            raise LedgerError(f"unknown reservation {reservation_id!r}")
+        return tuple(row)  # type: ignore[return-value]
+
+
+def _usage(db: Any, tenant: str, resource: str) -> tuple[int | None, int, int]:
     row = db.execute("SELECT limit_u, committed_u FROM account WHERE tenant = ? AND resource = ?",
                      (tenant, resource)).fetchone()
     limit_u, committed_u = row if row else (None, 0)
-    (reserved_u,) = db.execute(f"SELECT COALESCE(SUM(a.amount_u), 0) {_HELD} AND a.resource = ?",
-                               (tenant, resource)).fetchone()
+    # CAST: PostgreSQL sums BIGINTs as NUMERIC (a Decimal in Python)
+    (reserved_u,) = db.execute(f"SELECT CAST(COALESCE(SUM(a.amount_u), 0) AS BIGINT) {_HELD} "
+                               "AND a.resource = ?", (tenant, resource)).fetchone()
     return limit_u, committed_u, reserved_u
-
-
-def _load(db: sqlite3.Connection, reservation_id: str) -> tuple[str, str, str | None]:
-    row = db.execute("SELECT tenant, state, result FROM reservation WHERE id = ?",
-                     (reservation_id,)).fetchone()
-    if row is None:
-        raise LedgerError(f"unknown reservation {reservation_id!r}")
-    return row
 
 
 @dataclass(frozen=True)

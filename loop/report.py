@@ -1,8 +1,8 @@
-"""`voiceloop report runs.db`: what a journal says about how runs end.
+"""`voiceloop report runs.db` (or `--db postgresql://...`): what a journal says about how runs end.
 
-Reads only five event kinds — run_started, model_response, run_finished, run_cancelled, run_interrupted — straight
-from SQLite (read-only), so it can run against a journal that live agents are still appending to. A run its
-caller cut off (a barge-in) is counted as cancelled, and a killed run closed on restart (`loop.settle`) as
+Reads only five event kinds — run_started, model_response, run_finished, run_cancelled, run_interrupted — read-only
+(SQLite opened `mode=ro`; PostgreSQL only SELECTs), so it can run against a journal live agents still append to.
+A run its caller cut off (a barge-in) is counted as cancelled, and a killed run closed on restart (`loop.settle`) as
 interrupted, apart from the outcomes: neither ended for a reason of its own. Each interrupted run is listed with
 its reason (what became of its writes).
 Percentiles are nearest-rank: every figure shown is a value some run actually had.
@@ -10,15 +10,14 @@ Percentiles are nearest-rank: every figure shown is a value some run actually ha
 
 from __future__ import annotations
 
-import json
 import math
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from loop.config import DIMENSIONS, PROFILES
+from loop.db import open_journal, redact
 from loop.events import EventKind
 from loop.outcomes import RunOutcome
 from loop.repetition import repeated_intent_depth
@@ -51,21 +50,16 @@ def percentile(values: Sequence[float], p: float) -> float | None:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
-def _read_runs(journal_path: str | Path) -> list[_Run]:
-    path = Path(journal_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"no journal at {path}")
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+def _read_runs(journal_url: str | Path) -> list[_Run]:
+    journal = open_journal(journal_url, read_only=True)
     try:
-        marks = ",".join("?" * len(_KINDS))
-        rows = db.execute(f"SELECT run_id, kind, payload, meta FROM events WHERE kind IN ({marks}) ORDER BY rowid",
-                          _KINDS).fetchall()
-        all_ids = [r[0] for r in db.execute("SELECT run_id FROM events GROUP BY run_id ORDER BY MIN(rowid)")]
+        events = journal.events_of_kinds(_KINDS)
+        all_ids = journal.run_ids()
     finally:
-        db.close()
+        journal.close()
     runs = {run_id: _Run(run_id) for run_id in all_ids}  # a run with no run_started still shows up
-    for run_id, kind, payload, meta in rows:
-        run, data = runs[run_id], json.loads(payload)
+    for event in events:
+        run, kind, data = runs[event.run_id], event.kind, event.payload
         if kind == EventKind.RUN_STARTED:
             run.profile = data.get("profile")
         elif kind == EventKind.MODEL_RESPONSE:
@@ -75,7 +69,7 @@ def _read_runs(journal_path: str | Path) -> list[_Run]:
         elif kind == EventKind.RUN_INTERRUPTED:
             run.interrupted = data
         else:
-            run.finished, run.finished_meta = data, json.loads(meta)
+            run.finished, run.finished_meta = data, event.meta
     return list(runs.values())
 
 
@@ -111,12 +105,13 @@ def _headroom(completed: list[_Run]) -> dict[str, dict[str, Any]]:
 
 
 def build_report(journal_path: str | Path) -> dict[str, Any]:
-    """Outcome histogram, turns to completion, repeated-intent depth and budget headroom of a journal."""
+    """Outcome histogram, turns to completion, repeated-intent depth and budget headroom of a journal: a SQLite
+    file or a `postgresql://` URL (every server's runs, when several share it)."""
     runs = _read_runs(journal_path)
     completed = [r for r in runs if r.finished and r.finished.get("outcome") == RunOutcome.COMPLETED.value]
     turns = [int(r.finished["turns"]) for r in completed if r.finished and "turns" in r.finished]
     return {
-        "journal": str(journal_path),
+        "journal": redact(journal_path),
         "runs": len(runs),
         "outcomes": _outcomes(runs),
         "unfinished_runs": [r.run_id for r in runs if not r.finished and not r.cancelled and not r.interrupted],

@@ -24,7 +24,7 @@ from typing import Any
 
 from loop.act import Observation, not_executed, reconciled
 from loop.agent import Agent
-from loop.events import INTERRUPTED_BY_RESTART, EventKind
+from loop.events import INTERRUPTED_BY_RESTART, RUN_ENDS, EventKind
 from loop.events import ObservationStatus as Status
 from loop.journal import Event, EventLog, Journal, JournalDivergence
 from loop.policy import Decision
@@ -79,21 +79,33 @@ async def settle_unfinished(journal: Journal, tools: Mapping[str, Tool], *,
                             resume: Callable[[str], Agent | None] | None = None,
                             reason: str = "server restarted") -> list[Settlement]:
     """Resume or close every run the journal holds open (see the module docstring). Call it before new runs
-    start: a run still live in another process would be closed under it."""
+    start. A run that another live process still runs (a shared PostgreSQL journal: `Journal.claim_run`) is
+    left alone; so is one another starting process settled first."""
     settled = []
     for run_id in journal.unfinished_run_ids():
-        agent = resume(run_id) if resume is not None else None
-        if agent is not None:
-            try:
-                result = await agent.run(run_id=run_id)
-            except JournalDivergence as exc:  # it cannot walk the same path again: close it instead
-                settled.append(close_run(journal, run_id, tools, f"{reason}; resuming failed ({exc})"))
+        if not journal.claim_run(run_id):
+            log.info("run %s is open in another live process: left to it", run_id)
+            continue
+        try:
+            if journal.events(run_id)[-1].kind in RUN_ENDS:  # settled by another process since we listed it
                 continue
-            settled.append(Settlement(run_id, "resumed", result.outcome.value, result.reason))
-        else:
-            settled.append(close_run(journal, run_id, tools, reason))
+            settled.append(await _settle(journal, run_id, tools, resume, reason))
+        finally:
+            journal.release_run(run_id)
         log.info("settled run %s: %s (%s)", run_id, settled[-1].outcome, settled[-1].reason)
     return settled
+
+
+async def _settle(journal: Journal, run_id: str, tools: Mapping[str, Tool],
+                  resume: Callable[[str], Agent | None] | None, reason: str) -> Settlement:
+    agent = resume(run_id) if resume is not None else None
+    if agent is None:
+        return close_run(journal, run_id, tools, reason)
+    try:
+        result = await agent.run(run_id=run_id)
+    except JournalDivergence as exc:  # it cannot walk the same path again: close it instead
+        return close_run(journal, run_id, tools, f"{reason}; resuming failed ({exc})")
+    return Settlement(run_id, "resumed", result.outcome.value, result.reason)
 
 
 def close_run(journal: Journal, run_id: str, tools: Mapping[str, Tool], reason: str) -> Settlement:

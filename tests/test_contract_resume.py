@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
+from loop.db import open_journal
 from tests.helpers import ORDER_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,28 +37,27 @@ def build(journal: str, side_effects: Path, hang: bool) -> Agent:
     return Agent(model=model, tools=tools, config=LoopConfig.profile("chat"), journal_path=journal)
 
 
-def _second_write_started(db: str) -> bool:
-    try:
-        query = "SELECT count(*) FROM events WHERE kind='tool_started' AND payload LIKE '%notify_customer%'"
-        return bool(sqlite3.connect(db).execute(query).fetchone()[0])
-    except sqlite3.OperationalError:
-        return False
+def _second_write_started(journal: Journal) -> bool:
+    return any(e.kind == "tool_started" and e.payload["call"]["name"] == "notify_customer"
+               for e in journal.events("run-1"))
 
 
-def test_a_write_finished_before_the_kill_keeps_its_result_on_resume(tmp_path: Path) -> None:
-    db, side = str(tmp_path / "runs.db"), tmp_path / "side.txt"
+def test_a_write_finished_before_the_kill_keeps_its_result_on_resume(tmp_path: Path, db_url: str) -> None:
+    """On both backends (`db_url`: SQLite, then a real PostgreSQL server)."""
+    db, side = db_url, tmp_path / "side.txt"
+    journal = open_journal(db)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "tests.test_contract_resume", db, str(side), "--hang"],
                             cwd=ROOT, env=env)
     try:
         deadline = time.time() + 60
-        while time.time() < deadline and not _second_write_started(db):
+        while time.time() < deadline and not _second_write_started(journal):
             time.sleep(0.05)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     assert side.read_text() == "ticket 1\n"
-    assert "run_finished" not in [e.kind for e in Journal(db).events("run-1")]
+    assert "run_finished" not in [e.kind for e in journal.events("run-1")]
 
     resumed = build(db, side, hang=False).run_sync(run_id="run-1")
     assert resumed.outcome is RunOutcome.COMPLETED
@@ -69,6 +68,8 @@ def test_a_write_finished_before_the_kill_keeps_its_result_on_resume(tmp_path: P
                            "current state before calling it again.",
     }
     assert side.read_text() == "ticket 1\n"  # nothing ran twice
+    kinds = [e.kind for e in journal.events("run-1")]
+    assert kinds.count("run_started") == 1 and kinds[-1] == "run_finished"
 
 
 if __name__ == "__main__":

@@ -4,9 +4,9 @@ exceed it together."""
 from __future__ import annotations
 
 import multiprocessing as mp
-from pathlib import Path
 
 from loop import Agent, Budget, LoopConfig, Pricing, RunOutcome, ScriptedModel, ScriptedTurn, Tool, ToolCall
+from loop.db import open_ledger
 from loop.ledger import SharedLedger, TenantBudget
 from tests.helpers import ORDER_SCHEMA
 
@@ -29,7 +29,7 @@ def tenant_agent(ledger: SharedLedger) -> Agent:
 
 
 def _worker(path: str, barrier: mp.Barrier, results: mp.Queue) -> None:
-    ledger = SharedLedger(path)
+    ledger = open_ledger(path)
     a = tenant_agent(ledger)
     barrier.wait(timeout=60)  # both processes start their runs at the same moment
     result = a.run_sync("look up orders 0 to 9")
@@ -37,9 +37,10 @@ def _worker(path: str, barrier: mp.Barrier, results: mp.Queue) -> None:
     ledger.close()
 
 
-def test_two_processes_running_agents_for_one_tenant_never_exceed_its_budget(tmp_path: Path) -> None:
-    path = str(tmp_path / "tenants.db")
-    ledger = SharedLedger(path)
+def test_two_processes_running_agents_for_one_tenant_never_exceed_its_budget(db_url: str) -> None:
+    """On both backends (`db_url`: SQLite, then a real PostgreSQL server)."""
+    path = db_url
+    ledger = open_ledger(path)
     ledger.set_allowance(TENANT, "cost_usd", 1.0)
     barrier, results = SPAWN.Barrier(2), SPAWN.Queue()
     workers = [SPAWN.Process(target=_worker, args=(path, barrier, results)) for _ in range(2)]
@@ -63,8 +64,8 @@ def test_two_processes_running_agents_for_one_tenant_never_exceed_its_budget(tmp
         assert "refused by the shared budget: tenant acme: cost_usd would reach" in reason
 
 
-def test_a_lone_agent_is_refused_once_the_tenant_allowance_is_committed(tmp_path: Path) -> None:
-    ledger = SharedLedger(tmp_path / "tenants.db")
+def test_a_lone_agent_is_refused_once_the_tenant_allowance_is_committed(db_url: str) -> None:
+    ledger = open_ledger(db_url)
     ledger.set_allowance(TENANT, "cost_usd", 0.5)
     result = tenant_agent(ledger).run_sync("x")
     assert (result.outcome, result.budget_dimension) == (RunOutcome.BUDGET_EXHAUSTED, "cost_usd")

@@ -1,4 +1,5 @@
-"""The journal: append before emit, and resume through the same code path after a real SIGKILL."""
+"""The journal: append before emit, and resume through the same code path after a real SIGKILL — on both
+backends (`db_url`: a SQLite file, then a real PostgreSQL server; see tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,23 @@ import time
 from pathlib import Path
 
 from loop import Journal, RunOutcome, ScriptedModel, ToolCall
+from loop.db import open_journal
 from tests.helpers import Calls, agent, read_tool
 from tests.resume_worker import build
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_event_is_durable_before_a_listener_sees_it(tmp_path: Path) -> None:
-    db = str(tmp_path / "runs.db")
+def test_every_event_is_durable_before_a_listener_sees_it(db_url: str) -> None:
+    db = db_url
     seen = []
+    reader = None
 
     def listener(event):
-        rows = sqlite3.connect(db).execute("SELECT kind FROM events WHERE run_id=? AND seq=?",
-                                           (event.run_id, event.seq)).fetchall()
-        seen.append((event.kind, rows[0][0] if rows else None))
+        nonlocal reader  # another connection: it sees only what was committed
+        reader = reader or open_journal(db, read_only=True)
+        stored = {e.seq: e.kind for e in reader.events(event.run_id)}
+        seen.append((event.kind, stored.get(event.seq)))
 
     calls = Calls()
     model = ScriptedModel([ToolCall("lookup_order", {"order_id": "1"}), "It shipped."])
@@ -41,45 +45,45 @@ def test_journal_is_wal(tmp_path: Path) -> None:
     assert sqlite3.connect(tmp_path / "j.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
-def _started_second_lookup(db: str) -> bool:
-    try:  # the worker may not have created the file or its schema yet
-        query = "SELECT count(*) FROM events WHERE kind='tool_started' AND payload LIKE '%\"2\"%'"
-        return bool(sqlite3.connect(db).execute(query).fetchone()[0])
-    except sqlite3.OperationalError:
-        return False
+def _started_second_lookup(journal: Journal) -> bool:
+    return any(e.kind == "tool_started" and e.payload["call"]["arguments"] == {"order_id": "2"}
+               for e in journal.events("run-1"))
 
 
 def _trajectory(result):
     return [(o.call.id, o.call.name, o.call.arguments, o.content, o.status) for o in result.trajectory]
 
 
-def test_killed_run_resumes_with_the_same_trajectory_without_repeating_mutations(tmp_path: Path) -> None:
+def test_killed_run_resumes_with_the_same_trajectory_without_repeating_mutations(tmp_path: Path, db_url: str) -> None:
     # reference: the same run, uninterrupted
     ref = build(str(tmp_path / "ref.db"), tmp_path / "ref-side.txt", False, tmp_path / "ref-asked.txt")
     expected = ref.run_sync("refund order 1 and check order 2", run_id="run-1")
     assert expected.outcome is RunOutcome.COMPLETED
 
-    db, side, asked = str(tmp_path / "runs.db"), tmp_path / "side.txt", tmp_path / "asked.txt"
+    db, side, asked = db_url, tmp_path / "side.txt", tmp_path / "asked.txt"
+    journal = open_journal(db)  # created first, so the poll below never races the worker's schema
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "tests.resume_worker", db, str(side), str(asked), "--hang"],
                             cwd=ROOT, env=env)
     deadline = time.time() + 30
     while time.time() < deadline:  # wait until the hanging lookup of order 2 has started
-        if _started_second_lookup(db):
+        if _started_second_lookup(journal):
             break
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    kinds = [e.kind for e in Journal(db).events("run-1")]
-    assert "run_finished" not in kinds and side.read_text() == "refund 1\n"
+    kinds = [e.kind for e in journal.events("run-1")]
+    assert "tool_started" in kinds and "run_finished" not in kinds and side.read_text() == "refund 1\n"
+    assert journal.unfinished_run_ids() == ["run-1"]
 
     resumed = build(db, side, False, asked).run_sync(run_id="run-1")
     assert resumed.outcome is RunOutcome.COMPLETED
     assert _trajectory(resumed) == _trajectory(expected)
     assert side.read_text() == "refund 1\n"  # the refund ran once, before the kill
     assert asked.read_text() == "asked issue_refund\n"  # the human was not asked again
-    reference_kinds = [e.kind for e in Journal(str(tmp_path / "ref.db")).events("run-1")]
-    assert [e.kind for e in Journal(db).events("run-1")] == reference_kinds
+    reference = [(e.seq, e.kind, e.payload) for e in Journal(str(tmp_path / "ref.db")).events("run-1")]
+    assert [(e.seq, e.kind, e.payload) for e in journal.events("run-1")] == reference  # nothing twice
+    assert journal.unfinished_run_ids() == []
 
 
 def test_an_interrupted_mutation_is_reported_not_repeated(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""SharedLedger: arithmetic, vector budgets, idempotency, expiry, and real processes racing for one budget."""
+"""SharedLedger: arithmetic, vector budgets, idempotency, expiry, and real processes racing for one budget —
+each test on both backends (`db_url`: a SQLite file, then a real PostgreSQL server; see tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 import multiprocessing as mp
 import random
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # no packaging config yet; spawned children inherit this sys.path
     sys.path.insert(0, str(ROOT))
 
+from loop.db import open_ledger  # noqa: E402
 from loop.ledger import LedgerError, LedgerRefused, SharedLedger  # noqa: E402
 
 TENANT = "acme"
@@ -22,8 +24,8 @@ SPAWN = mp.get_context("spawn")  # fresh interpreters, as separate workers would
 
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[SharedLedger]:
-    led = SharedLedger(tmp_path / "ledger.db")
+def ledger(db_url: str) -> Iterator[SharedLedger]:
+    led = open_ledger(db_url)
     led.set_allowance(TENANT, "cost_usd", 100.0)
     led.set_allowance(TENANT, "tokens", 10_000)
     yield led
@@ -111,22 +113,22 @@ def test_settling_a_released_reservation_still_counts_spend(ledger: SharedLedger
     assert ledger.balance(TENANT)["cost_usd"]["committed"] == 4.0
 
 
-def test_unknown_resource_fails_closed(tmp_path: Path, ledger: SharedLedger) -> None:
+def test_unknown_resource_fails_closed(db_url: str, ledger: SharedLedger) -> None:
     with pytest.raises(LedgerRefused, match="no allowance configured for tool_calls") as exc:
         ledger.reserve(TENANT, {"cost_usd": 1.0, "tool_calls": 1})
     assert exc.value.resource == "tool_calls"
     assert ledger.balance(TENANT)["cost_usd"]["reserved"] == 0.0
     with pytest.raises(LedgerRefused):
         ledger.reserve("other-tenant", {"cost_usd": 1.0})
-    open_ledger = SharedLedger(tmp_path / "ledger.db", fail_closed=False)
-    r = open_ledger.reserve(TENANT, {"cost_usd": 1.0, "tool_calls": 3})
-    bal = open_ledger.balance(TENANT)
+    lenient = open_ledger(db_url, fail_closed=False)
+    r = lenient.reserve(TENANT, {"cost_usd": 1.0, "tool_calls": 3})
+    bal = lenient.balance(TENANT)
     assert bal["tool_calls"]["reserved"] == 3.0 and math.isinf(bal["tool_calls"]["limit"])
-    open_ledger.settle(r.id, {"tool_calls": 2})
-    assert open_ledger.balance(TENANT)["tool_calls"]["committed"] == 2.0
+    lenient.settle(r.id, {"tool_calls": 2})
+    assert lenient.balance(TENANT)["tool_calls"]["committed"] == 2.0
     with pytest.raises(LedgerRefused):  # the limit still applies to configured resources
-        open_ledger.reserve(TENANT, {"cost_usd": 200.0})
-    open_ledger.close()
+        lenient.reserve(TENANT, {"cost_usd": 200.0})
+    lenient.close()
 
 
 def test_negative_amounts_rejected(ledger: SharedLedger) -> None:
@@ -150,7 +152,7 @@ def test_expiry_only_with_ttl(ledger: SharedLedger) -> None:
 
 def _race_worker(paths: mp.Queue, results: mp.Queue, barrier: mp.Barrier, rounds: int) -> None:
     for _ in range(rounds):
-        led = SharedLedger(paths.get(timeout=30))
+        led = open_ledger(paths.get(timeout=30))
         barrier.wait(timeout=30)  # both workers hold an open ledger; release them at the same instant
         try:
             results.put(("admitted", led.reserve(TENANT, {"cost_usd": 20.0}).id))
@@ -159,7 +161,16 @@ def _race_worker(paths: mp.Queue, results: mp.Queue, barrier: mp.Barrier, rounds
         led.close()
 
 
-def test_two_processes_race_for_the_last_20_dollars(tmp_path: Path) -> None:
+@pytest.fixture
+def fresh_db(db_url: str, request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[int], str]:
+    """`fresh_db(i)`: another empty database on the same backend as `db_url`."""
+    if db_url.startswith("postgresql://"):
+        cluster = request.getfixturevalue("pg_cluster")
+        return lambda i: cluster.fresh_schema_url(f"race{i}")
+    return lambda i: str(tmp_path / f"race-{i}.db")
+
+
+def test_two_processes_race_for_the_last_20_dollars(fresh_db: Callable[[int], str]) -> None:
     """$100 allowance, $72 committed, two processes reserve $20 at once: exactly one may get in, 20 times."""
     rounds = 20
     paths, results, barrier = SPAWN.Queue(), SPAWN.Queue(), SPAWN.Barrier(2)
@@ -168,11 +179,12 @@ def test_two_processes_race_for_the_last_20_dollars(tmp_path: Path) -> None:
         w.start()
     try:
         for i in range(rounds):
-            led = SharedLedger(tmp_path / f"race-{i}.db")  # fresh ledger every round
+            url = fresh_db(i)  # fresh ledger every round
+            led = open_ledger(url)
             led.set_allowance(TENANT, "cost_usd", 100.0)
             _commit(led, {"cost_usd": 72.0})
-            paths.put(led.path)
-            paths.put(led.path)
+            paths.put(url)
+            paths.put(url)
             outcome = sorted(results.get(timeout=30)[0] for _ in range(2))
             bal = led.balance(TENANT)["cost_usd"]
             led.close()
@@ -190,7 +202,7 @@ def test_two_processes_race_for_the_last_20_dollars(tmp_path: Path) -> None:
 
 def _stress_worker(path: str, barrier: mp.Barrier, seed: int, results: mp.Queue) -> None:
     rng = random.Random(seed)
-    led = SharedLedger(path)
+    led = open_ledger(path)
     settled_micro, settled_calls, violations = 0, 0, []
     barrier.wait(timeout=30)
     while True:
@@ -212,9 +224,9 @@ def _stress_worker(path: str, barrier: mp.Barrier, seed: int, results: mp.Queue)
 
 
 @pytest.mark.parametrize("n_workers", [2, 4])
-def test_concurrent_reserve_settle_never_overspends(tmp_path: Path, n_workers: int) -> None:
-    path = tmp_path / "stress.db"
-    led = SharedLedger(path)
+def test_concurrent_reserve_settle_never_overspends(db_url: str, n_workers: int) -> None:
+    path = db_url
+    led = open_ledger(path)
     led.set_allowance(TENANT, "cost_usd", 15.0)
     led.set_allowance(TENANT, "tool_calls", 60)
     results, barrier = SPAWN.Queue(), SPAWN.Barrier(n_workers)

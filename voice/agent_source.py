@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loop import Agent, Journal
+from loop import Agent
+from loop.db import open_journal
 from loop.types import Model
 from voice.agent_spec import AgentConfigError, AgentSpec, call_with_accepted, resolve_ref
 from voice.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script_turns
@@ -98,11 +99,12 @@ class AgentMaker:
             agent.use_model(self.model_for(call_id))
         return agent
 
-    def with_journal(self, call_id: str, journal_path: Path) -> Agent:
-        """An agent for one scripted call, journaling into `journal_path` unless it has its own journal."""
+    def with_journal(self, call_id: str, journal_path: str | Path) -> Agent:
+        """An agent for one scripted call, journaling into `journal_path` (a SQLite path or a postgresql://
+        URL) unless it has its own journal."""
         agent = self(call_id)
         if agent.journal is None:
-            agent.journal = Journal(str(journal_path))
+            agent.journal = open_journal(journal_path)
         return agent
 
 

@@ -5,8 +5,8 @@ The contract between the server and a transport (`voice/transports/*.py`): an ac
 
 - `ctx.factory: CallFactory` — `call = ctx.factory.new_call(sink, transport="twilio", **meta)` builds a
   `Call`: a real-time `CallSession` (its own Silero VAD, the server's shared Whisper STT and TTS, an Agent
-  from `make_agent(call_id)` journaling into the server's one SQLite journal) that sends agent audio to
-  `sink` (an `AudioSink`: `send(pcm16k)` must not block, `clear()` flushes on barge-in).
+  from `make_agent(call_id)` journaling into the server's one journal, SQLite or PostgreSQL: `--db`) that sends
+  agent audio to `sink` (an `AudioSink`: `send(pcm16k)` must not block, `clear()` flushes on barge-in).
 - `ctx.registry: CallRegistry` — live calls for the operator API; `add` raises `CallLimitReached` when
   `--max-calls` calls are live (the transport closes with 1013), `ServerDraining` once the server drains (1012).
 - `ctx.config: ServerConfig` (voice/server_config.py) — every limit a transport honours.
@@ -40,11 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loop import (
-    Agent,
-    EventKind,
-    Journal,
-)
+from loop import Agent, EventKind, TenantBudget
+from loop.db import database_url, open_journal
 from loop.types import Model
 from voice.admission import Admission
 from voice.call_events import AudioSink
@@ -177,11 +174,14 @@ class CallFactory:
     """Builds a real-time CallSession per call from one loaded speech stack."""
 
     def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
-                 session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None) -> None:
+                 session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None, *,
+                 db: str | None = None, tenant: TenantBudget | None = None) -> None:
         self.stack, self.make_agent = stack, make_agent
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self.journal = Journal(str(self.data_dir / "journal.db"))
+        # `db`: a postgresql:// URL many servers share, or a SQLite path; default data_dir/journal.db
+        self.journal = open_journal(database_url(db, self.data_dir))
+        self.tenant = tenant  # every call's runs also hold their spend against this shared budget
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
         self.stt = SharedSTT(stack.stt)
@@ -193,7 +193,9 @@ class CallFactory:
         call_id = uuid.uuid4().hex[:12]
         agent = self.make_agent(call_id)
         if agent.journal is None:
-            agent.journal = self.journal  # every call journals into the server's one file
+            agent.journal = self.journal  # every call journals into the server's one database
+        if agent.tenant is None:
+            agent.tenant = self.tenant
         vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
         vad.reset()
         session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, self.session_config,

@@ -16,6 +16,8 @@ from loop.cli_commands import add_loop_commands
 def cmd_call(args: argparse.Namespace) -> int:
     import yaml
 
+    from loop.db import DatabaseUnavailable, database_url
+    from loop.tenancy import tenant_from_args
     from voice.agent_source import load_agent
     from voice.agent_spec import AgentConfigError
     from voice.audio import AudioFormatError
@@ -30,14 +32,20 @@ def cmd_call(args: argparse.Namespace) -> int:
     except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
         print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
         return 2
+    out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
+    try:  # the database is opened before any model loads: a bad --db fails at once
+        db = database_url(args.db, out)
+        tenant = tenant_from_args(args, db)
+    except (DatabaseUnavailable, ValueError) as exc:
+        print(f"voiceloop call: {exc}", file=sys.stderr)
+        return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts})...", file=sys.stderr)
     stack = load_stack(stt, tts=tts)
     print(f"running {fixture.path.name} with the agent {agent.name} on the virtual clock...", file=sys.stderr)
-    out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
     try:
         model = _model_for(args.llm, has_script=bool(fixture.script()))
-        result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent))
+        result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent, db=db, tenant=tenant))
     except AgentConfigError as exc:
         print(f"voiceloop call: {exc}", file=sys.stderr)
         return 2
@@ -110,6 +118,8 @@ def _order_desk() -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from loop.db import add_db_option
+    from loop.tenancy import add_tenant_options
     from voice.agent_source import add_agent_option
     from voice.console import add_console_command
     from voice.engines import add_engine_options
@@ -132,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true")
     add_engine_options(call, model_alias=True)
     add_agent_option(call)
+    add_db_option(call)  # default: journal.db in --out
+    add_tenant_options(call)
     # unset: the agent file's choice, else the registry's default; --llm unset: the script's or agent's model
     call.set_defaults(func=cmd_call, stt=None, tts=None, llm=None)
     tr = sub.add_parser("transcribe", help="speech to text for one WAV file")

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from loop.db import add_db_option
+from loop.tenancy import add_tenant_options
 from voice.agent_source import add_agent_option
 from voice.audio import SAMPLE_RATE
 from voice.engines import add_engine_options
@@ -157,6 +159,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     sd = import_sounddevice()
     if sd is None:
         return 2
+    from loop.db import database_url
+    from loop.tenancy import tenant_from_args
     from voice.agent_source import load_agent
     from voice.calls import CallFactory, model_source
     from voice.engines import STT_ENGINES, TTS_ENGINES
@@ -167,14 +171,16 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
         make_agent = agent.maker(data, model_source(args.script, args.llm))
-    except (OSError, ValueError, RuntimeError) as exc:
+        db = database_url(args.db, data)
+        tenant = tenant_from_args(args, db)
+    except (OSError, ValueError, RuntimeError) as exc:  # DatabaseUnavailable is a RuntimeError
         print(f"voiceloop console: {exc}", file=sys.stderr)
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
     stack = load_stack(stt, tts=tts)
     greeting = args.greeting if args.greeting is not None else agent.greeting or "Hello, how can I help?"
-    factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting))
+    factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting), db=db, tenant=tenant)
     console = Console(sd, _device(args.input_device), _device(args.output_device))
     call = factory.new_call(console.sink, "console")
     call.session.observers.append(_printer)
@@ -200,6 +206,8 @@ def add_console_command(sub: Any) -> None:
     p.add_argument("--greeting", default=None, help="said first (default: the agent's, else 'Hello, how can I help?')")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
+    add_db_option(p)
+    add_tenant_options(p)
     p.add_argument("--input-device", default=None, help="sounddevice input device (name or index)")
     p.add_argument("--output-device", default=None, help="sounddevice output device (name or index)")
     p.set_defaults(func=cmd_console, stt=None, tts=None)  # unset: the agent file's engines, else the defaults

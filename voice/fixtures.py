@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from loop import ScriptedModel, ScriptedTurn, ToolCall
+from loop import ScriptedModel, ScriptedTurn, TenantBudget, ToolCall
 from voice.agent_source import AgentSource, load_agent
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.pacer import PacedSink, drive_realtime
@@ -108,25 +108,28 @@ class CallResult:
 
 
 async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, realtime: bool = False,
-                   speed: float = 1.0, model: Any = None, agent: AgentSource | None = None) -> CallResult:
+                   speed: float = 1.0, model: Any = None, agent: AgentSource | None = None, *,
+                   db: str | None = None, tenant: TenantBudget | None = None) -> CallResult:
     """Run one fixture through the real speech stack (`stack` holds vad, stt, tts, chunker): on the
     virtual clock by default, or paced on the wall clock (`realtime`) as a transport would drive it. `model`
     replaces the fixture's scripted replies with a real model (the embedded LLM or a remote one); `agent`
-    replaces the fixture's agent."""
+    replaces the fixture's agent. `db`: the journal (default `workdir`/journal.db); `tenant`: a shared budget."""
     if realtime:
         sink = PacedSink()
-        session, state = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent)
+        session, state = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent,
+                                     db=db, tenant=tenant)
         await drive_realtime(session, sink, fixture.caller_audio(), speed)
         out = sink.sent
     else:
-        session, state = new_session(fixture, stack, workdir, model, agent=agent)
+        session, state = new_session(fixture, stack, workdir, model, agent=agent, db=db, tenant=tenant)
         await session.run_file(fixture.caller_audio())
         out = session.out
     return finish_call(fixture, session, state, out, model)
 
 
 def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
-                sink: Any = None, realtime: bool = False, agent: AgentSource | None = None) -> tuple[CallSession, Any]:
+                sink: Any = None, realtime: bool = False, agent: AgentSource | None = None, *,
+                db: str | None = None, tenant: TenantBudget | None = None) -> tuple[CallSession, Any]:
     """A fresh agent (its toolset's data rebuilt in `workdir/agent_data`) and a call session for `fixture`, ready
     to be driven; also the toolset's state object. Who answers: `model` if given, else the fixture's scripted
     replies (`model:`), else the agent's own model."""
@@ -138,7 +141,9 @@ def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model
     script = fixture.script()
     model_for = (lambda _id: model) if model is not None else (lambda _id: ScriptedModel(script)) if script else None
     maker = source.maker(data_dir, model_for)
-    call_agent = maker.with_journal(fixture.path.stem, workdir / "journal.db")
+    call_agent = maker.with_journal(fixture.path.stem, db or workdir / "journal.db")
+    if call_agent.tenant is None:
+        call_agent.tenant = tenant
     greeting = fixture.agent_options().get("greeting", source.greeting)
     config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}),
                               "turns": TurnConfig(**fixture.data.get("turns", {}))})

@@ -227,19 +227,24 @@ async def run_job(job: Any, calls: Any, caller_audio: Callable[[Any], AsyncItera
 @functools.cache
 def shared_context() -> Any:
     """One speech stack and call registry per worker process, however many jobs it runs."""
+    from loop.db import DB_ENV, database_url
+    from loop.tenancy import open_tenant, parse_allowances
     from voice.agent_source import load_agent
     from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
     from voice.session import SessionConfig
     from voice.stack import load_stack
 
     data_dir = os.environ.get("VOICELOOP_DATA", "voiceloop-data")
+    db = database_url(os.environ.get(DB_ENV) or None, data_dir)
+    tenant_name, budget = os.environ.get("VOICELOOP_TENANT"), os.environ.get("VOICELOOP_TENANT_BUDGET")
+    tenant = open_tenant(db, tenant_name, parse_allowances(budget) if budget else None) if tenant_name else None
     agent = load_agent(os.environ.get("VOICELOOP_AGENT") or None)
     make_agent = agent.maker(data_dir, model_source(os.environ.get("VOICELOOP_SCRIPT") or None,
                                                     os.environ.get("VOICELOOP_LLM") or None))
     stack = load_stack(agent.engine("stt", os.environ.get("VOICELOOP_STT"), STT_ENGINES.default),
                        tts=agent.engine("tts", os.environ.get("VOICELOOP_TTS"), TTS_ENGINES.default))
     greeting = os.environ.get("VOICELOOP_GREETING", agent.greeting)
-    factory = CallFactory(stack, make_agent, data_dir, SessionConfig(greeting=greeting))
+    factory = CallFactory(stack, make_agent, data_dir, SessionConfig(greeting=greeting), db=db, tenant=tenant)
     max_calls = int(os.environ.get("VOICELOOP_MAX_CALLS", "4"))
     return CallContext(factory, CallRegistry(max_calls), ServerConfig(max_calls=max_calls))
 
@@ -276,7 +281,8 @@ def cmd_livekit(args: argparse.Namespace) -> int:
     chosen = {"VOICELOOP_AGENT": args.agent,
               "VOICELOOP_SCRIPT": args.script, "VOICELOOP_LLM": args.llm, "VOICELOOP_DATA": args.data_dir,
               "VOICELOOP_STT": args.stt, "VOICELOOP_TTS": args.tts, "VOICELOOP_GREETING": args.greeting,
-              "VOICELOOP_MAX_CALLS": args.max_calls and str(args.max_calls)}
+              "VOICELOOP_MAX_CALLS": args.max_calls and str(args.max_calls), "VOICELOOP_DB": args.db,
+              "VOICELOOP_TENANT": args.tenant, "VOICELOOP_TENANT_BUDGET": args.tenant_budget_text}
     for name, value in chosen.items():
         if value:
             os.environ[name] = value  # job processes are spawned: they read the choice from the environment
@@ -290,6 +296,11 @@ def add_livekit_command(sub: Any) -> None:
     add_engine_options(p, script=True, defaults=False)  # unset: the job processes read $VOICELOOP_STT etc.
     add_agent_option(p)  # job processes read it as $VOICELOOP_AGENT
     p.add_argument("--data-dir", help="journal.db and the agent's files (default $VOICELOOP_DATA or ./voiceloop-data)")
+    p.add_argument("--db", default=None, metavar="URL", help="journal and tenant ledger: postgresql://... or a "
+                   "SQLite path (default $VOICELOOP_DB, else journal.db in the data folder)")
+    p.add_argument("--tenant", default=None, metavar="NAME", help="calls draw on this tenant's shared budget")
+    p.add_argument("--tenant-budget", dest="tenant_budget_text", default=None, metavar="RESOURCE=N,...",
+                   help="set the tenant's allowance, e.g. cost_usd=5,tool_calls=50")
     p.add_argument("--greeting", default=None, help="said when a call starts")
     p.add_argument("--max-calls", type=int, default=None, help="concurrent jobs per worker process (default 4)")
     p.add_argument("--agent-name", default="", help="explicit dispatch: only jobs for this agent name")
