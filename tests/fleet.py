@@ -7,7 +7,9 @@ import asyncio
 import contextlib
 import csv
 import io
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -20,10 +22,22 @@ from typing import Any
 
 import httpx
 import numpy as np
+import websockets
 
-from tests.abuse.serving import ROOT, Server, launch, media_msgs
+from tests.abuse.serving import (
+    OPERATOR,
+    ROOT,
+    Server,
+    close_code,
+    launch,
+    line_noise,
+    media_msgs,
+    start_msg,
+    until_event,
+    utterance,
+)
 from voice.audio import load_audio, resample
-from voice.transports.twilio_webhook import twilio_signature
+from voice.transports.twilio_webhook import twilio_signature, twilio_stream_key
 
 
 def said_msgs(wav: Path, frame_ms: int = 200) -> list[str]:
@@ -107,10 +121,11 @@ class Fleet:
             return await client.post(f"{self.http}/twilio/voice", data=params, headers=headers)
 
 
-def start_servers(tmp: Path, script: list[Any], count: int, *flags: str, lb_port: int) -> list[Server]:
+def start_servers(tmp: Path, script: list[Any], count: int, *flags: str, lb_port: int,
+                  env: dict[str, str] | None = None) -> list[Server]:
     """`count` serve processes started side by side (each loads its speech stack), tokens and Twilio's auth token
     shared, `--public-host` the balancer."""
-    env = {"TWILIO_AUTH_TOKEN": TWILIO_SECRET}
+    env = {"TWILIO_AUTH_TOKEN": TWILIO_SECRET, **(env or {})}
     dirs = [tmp / f"s{i + 1}" for i in range(count)]
     for d in dirs:
         d.mkdir(exist_ok=True)
@@ -140,11 +155,12 @@ def start_balancer(tmp: Path, servers: list[Server], port: int) -> Fleet:
 
 
 @contextlib.contextmanager
-def fleet_of(tmp: Path, script: list[Any], *flags: str, count: int = 2) -> Iterator[Fleet]:
+def fleet_of(tmp: Path, script: list[Any], *flags: str, count: int = 2,
+             env: dict[str, str] | None = None) -> Iterator[Fleet]:
     """`count` serve processes behind HAProxy; everything is stopped on the way out (the servers drained by
     SIGTERM), and no server log may hold a traceback."""
     port = free_port()
-    servers = start_servers(tmp, script, count, *flags, lb_port=port)
+    servers = start_servers(tmp, script, count, *flags, lb_port=port, env=env)
     try:
         fleet = start_balancer(tmp, servers, port)
         try:
@@ -156,7 +172,7 @@ def fleet_of(tmp: Path, script: list[Any], *flags: str, count: int = 2) -> Itera
         for server in servers:
             stop(server.proc)
     for server in servers:
-        log = server.log.read_text()
+        log = server.log.read_text()  # (a server the test killed has none either: SIGKILL leaves no trace)
         assert "Traceback" not in log, log[-3000:]
 
 
@@ -168,3 +184,53 @@ def stop(proc: subprocess.Popen[str]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+# ---- calls through the balancer ------------------------------------------------------------------------------
+
+
+async def live_calls(server: Server) -> list[dict[str, Any]]:
+    async with server.operator() as client:
+        return (await client.get("/api/calls")).json()["calls"]
+
+
+@dataclass
+class PhoneCall:
+    ws: Any
+    sid: str
+    noise: asyncio.Task[None]  # the line's silence between words, so the call is never a stalled stream
+
+    async def say(self, messages: list[str] | None = None) -> None:
+        """Speak (default: the clip and a pause), then the line's silence again."""
+        self.noise.cancel()
+        for message in messages or utterance():
+            await self.ws.send(message)
+        self.noise = asyncio.create_task(line_noise(self.ws))
+
+    async def say_again(self) -> None:
+        """Speak once more and get a new answer (what was still coming of the last one is read first)."""
+        self.noise.cancel()
+        await quiet(self.ws)
+        await self.say()
+        await until_event(self.ws, "media")
+
+    async def hang_up(self) -> None:
+        self.noise.cancel()
+        await self.ws.send(json.dumps({"event": "stop", "streamSid": self.sid}))
+        assert (await close_code(self.ws))[0] == 1000
+
+
+async def phone_call(fleet: Fleet, sid: str, speak: bool = True) -> PhoneCall:
+    """A Twilio call through the balancer: the signed webhook's TwiML, then its stream, started and (`speak`)
+    spoken to until the agent answers."""
+    hook = await fleet.webhook("CA" + sid)
+    assert hook.status_code == 200, hook.text
+    stream_url, key = re.search(r'<Stream url="([^"]+)"><Parameter name="key" value="([^"]+)"/>', hook.text).groups()
+    assert stream_url == f"wss://{fleet.host}/twilio" and key == twilio_stream_key(OPERATOR)
+    ws = await websockets.connect(fleet.ws("/twilio"))
+    await ws.send(start_msg(sid))
+    call = PhoneCall(ws, sid, asyncio.create_task(line_noise(ws)))
+    if speak:
+        await call.say()
+        await until_event(ws, "media")
+    return call

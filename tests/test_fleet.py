@@ -5,67 +5,20 @@ is taken out by the health check while its live call finishes, and new calls go 
 
 from __future__ import annotations
 
-import asyncio
 import json
-import re
 import shutil
 import signal
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import websockets
 
-from tests.abuse.serving import OPERATOR, TOKEN, Server, close_code, line_noise, start_msg, until_event, utterance
-from tests.fleet import Fleet, fleet_of, quiet, wait_exit
+from tests.abuse.serving import TOKEN
+from tests.fleet import Fleet, PhoneCall, fleet_of, live_calls, phone_call, wait_exit
 from tests.test_drain import ANSWER
-from voice.transports.twilio_webhook import twilio_stream_key
 
 pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (./run installs it)")
-
-
-async def live_calls(server: Server) -> list[dict[str, Any]]:
-    async with server.operator() as client:
-        return (await client.get("/api/calls")).json()["calls"]
-
-
-@dataclass
-class PhoneCall:
-    ws: Any
-    sid: str
-    noise: asyncio.Task[None]  # the line's silence between words, so the call is never a stalled stream
-
-    async def say_again(self) -> None:
-        """Speak once more and get a new answer (what was still coming of the last one is read first)."""
-        self.noise.cancel()
-        await quiet(self.ws)
-        for message in utterance():
-            await self.ws.send(message)
-        self.noise = asyncio.create_task(line_noise(self.ws))
-        await until_event(self.ws, "media")
-
-    async def hang_up(self) -> None:
-        self.noise.cancel()
-        await self.ws.send(json.dumps({"event": "stop", "streamSid": self.sid}))
-        assert (await close_code(self.ws))[0] == 1000
-
-
-async def phone_call(fleet: Fleet, sid: str) -> PhoneCall:
-    """A Twilio call through the balancer: the signed webhook's TwiML, then its stream, started and spoken to
-    until the agent answers."""
-    hook = await fleet.webhook("CA" + sid)
-    assert hook.status_code == 200, hook.text
-    stream_url, key = re.search(r'<Stream url="([^"]+)"><Parameter name="key" value="([^"]+)"/>', hook.text).groups()
-    assert stream_url == f"wss://{fleet.host}/twilio" and key == twilio_stream_key(OPERATOR)
-    ws = await websockets.connect(fleet.ws("/twilio"))
-    await ws.send(start_msg(sid))
-    for message in utterance():
-        await ws.send(message)
-    call = PhoneCall(ws, sid, asyncio.create_task(line_noise(ws)))
-    await until_event(ws, "media")
-    return call
 
 
 async def browser_call(fleet: Fleet) -> str:

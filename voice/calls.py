@@ -180,7 +180,8 @@ class CallFactory:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         # `db`: a postgresql:// URL many servers share, or a SQLite path; default data_dir/journal.db
-        self.journal = open_journal(database_url(db, self.data_dir))
+        self.db_url = database_url(db, self.data_dir)
+        self.journal = open_journal(self.db_url)
         self.tenant = tenant  # every call's runs also hold their spend against this shared budget
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)

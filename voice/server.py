@@ -62,6 +62,7 @@ from voice.server_auth import (
     same,
 )
 from voice.server_drain import drain
+from voice.settle_on_start import settle_peers
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
 from voice.transports.twilio import twilio_call
@@ -280,9 +281,12 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
             loop.add_signal_handler(sig, lambda: (second if first.is_set() else first).set())
     announce(server.port)
     assert server.task is not None
+    peers = asyncio.create_task(settle_peers(ctx.factory, ctx.config.settle_interval_s))  # a shared journal only
     await asyncio.wait([asyncio.ensure_future(first.wait()), server.task], return_when=asyncio.FIRST_COMPLETED)
     if first.is_set():
         await drain(ctx.registry, ctx.config.drain_timeout_s, second)
+    peers.cancel()
+    await asyncio.gather(peers, return_exceptions=True)
     server.close()  # any connection left is closed (1012) and closes (and journals) its call
     await server.wait_closed()
     for call in ctx.registry.live():

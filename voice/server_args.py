@@ -81,6 +81,10 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
                    default=defaults.drain_timeout_s, metavar="S",
                    help="on SIGTERM: refuse new calls, answer /healthz with 503, and give live calls up to S seconds "
                         f"to end before ending them (default {defaults.drain_timeout_s:g}; a second signal: at once)")
+    p.add_argument("--settle-interval", dest="settle_interval_s", type=non_negative_seconds,
+                   default=defaults.settle_interval_s, metavar="S",
+                   help="with a postgresql:// --db several servers share: every S seconds, settle the runs of "
+                        f"servers that stopped (killed mid-call); 0: never (default {defaults.settle_interval_s:g})")
     p.add_argument("--forwarded-allow-ips", default=defaults.forwarded_allow_ips, metavar="IPS",
                    help="proxies (comma-separated addresses, or *) whose X-Forwarded-For/-Proto are trusted for "
                         "the client's address, which the per-source caps count "
@@ -117,5 +121,6 @@ def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
                           idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s,
                           max_pending_per_source=args.max_pending_per_source,
                           max_messages_per_s=args.max_messages_per_second, drain_timeout_s=args.drain_timeout_s,
+                          settle_interval_s=args.settle_interval_s,
                           forwarded_allow_ips=args.forwarded_allow_ips)
     return config, generated
