@@ -99,7 +99,8 @@ KILL_POINTS = {  # when the server is killed: the refunds after, and what the jo
 async def test_a_server_killed_mid_refund_is_settled_by_the_other(tmp_path: Path, pg_url: str, step: str) -> None:
     shared = tmp_path / "shared"
     expected, effect = KILL_POINTS[step]
-    flags = ("--db", pg_url, "--settle-interval", "0.5", "--no-speculate", "--data-dir", str(shared))
+    flags = ("--db", pg_url, "--settle-interval", "0.5", "--no-speculate", "--data-dir", str(shared),
+             "--tenant", "acme", "--tenant-budget", "turns=50")
     with fleet_of(tmp_path, REFUND, *flags, env={"VOICELOOP_ORDERS_WRITE_DELAY_S": "1.0"}) as fleet:
         call = await phone_call(fleet, "MZkill", speak=False)
         await call.say(said_msgs(REFUND_ASK))
@@ -133,6 +134,8 @@ async def test_a_server_killed_mid_refund_is_settled_by_the_other(tmp_path: Path
     assert settled["reason"].startswith("its server stopped (killed, or cut off from the database): issue_refund")
     assert [w["effect"] for w in settled["writes"]] == [effect]
     assert f"run {run_id} was left open by a server that stopped" in survivor.log.read_text()
+    turns = open_ledger(pg_url).balance("acme")["turns"]  # the dead run's hold was committed, not left held
+    assert turns["reserved"] == 0 and turns["committed"] >= 2
 
 
 def refunds(data: Path) -> list[tuple[Any, ...]]:

@@ -38,7 +38,18 @@ def settle_on_start(factory: CallFactory) -> list[Settlement]:
     settled = asyncio.run(settle_unfinished(factory.journal, tools, reason=REASON))
     for s in settled:
         log.warning("run %s was left open by a killed server; %s as %s: %s", s.run_id, s.how, s.outcome, s.reason)
+        commit_holds(factory, s)
     return settled
+
+
+def commit_holds(factory: CallFactory, settled: Settlement) -> None:
+    """The tenant budget's holds a dead run left open are committed (spend may have happened), so they do not
+    shrink the tenant's allowance for ever."""
+    if factory.tenant is None or settled.how != "closed":
+        return
+    for s in factory.tenant.ledger.settle_run(settled.run_id):
+        log.warning("run %s: its open hold on tenant %s's budget was committed (%s)", settled.run_id,
+                    factory.tenant.tenant, ", ".join(f"{k}={v:g}" for k, v in s.committed.items()))
 
 
 async def settle_peers(factory: CallFactory, interval_s: float) -> None:
@@ -60,6 +71,7 @@ async def settle_peers(factory: CallFactory, interval_s: float) -> None:
             for s in settled:
                 log.warning("run %s was left open by a server that stopped; %s as %s: %s", s.run_id, s.how,
                             s.outcome, s.reason)
+                commit_holds(factory, s)
     finally:
         with contextlib.suppress(Exception):
             journal.close()
