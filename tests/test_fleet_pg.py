@@ -28,6 +28,8 @@ from voice.fixtures import FIXTURES
 
 pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (./run installs it)")
 TENANT_TURNS = 5
+CALLERS = 4
+RUNS = 2 * CALLERS  # each caller speaks twice: one run each time
 REFUND_ASK = FIXTURES / "synthetic/refund_4567.wav"
 REFUND = [{"tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "4567"}}]},
           {"tool_calls": [{"name": "issue_refund", "arguments": {"order_id": "4567", "amount": 20}}]},
@@ -65,9 +67,9 @@ async def test_calls_on_two_servers_draw_on_one_tenant_budget_and_one_report(tmp
     flags = ("--db", pg_url, "--tenant", "acme", "--tenant-budget", f"turns={TENANT_TURNS}", "--no-speculate",
              "--data-dir", str(tmp_path / "shared"))
     with fleet_of(tmp_path, ANSWER, *flags) as fleet:
-        calls = [await phone_call(fleet, f"MZt{n}", speak=False) for n in range(6)]
-        assert [len(await live_calls(s)) for s in fleet.servers] == [3, 3]  # leastconn: three on each
-        for turn in (1, 2):  # six callers speak at once, twice: twelve runs race for five model turns
+        calls = [await phone_call(fleet, f"MZt{n}", speak=False) for n in range(CALLERS)]
+        assert [len(await live_calls(s)) for s in fleet.servers] == [CALLERS // 2] * 2  # leastconn: half on each
+        for turn in (1, 2):  # every caller speaks at once, twice: eight runs race for five model turns
             await asyncio.gather(*(call.say() for call in calls))
             await until(lambda turn=turn: turns_done(fleet, turn))
         runs_by_server = [[r for c in await live_calls(s) for r in c["runs"]] for s in fleet.servers]
@@ -76,15 +78,15 @@ async def test_calls_on_two_servers_draw_on_one_tenant_budget_and_one_report(tmp
             await call.hang_up()
     balance = open_ledger(pg_url).balance("acme")["turns"]
     assert balance["limit"] == TENANT_TURNS and balance["reserved"] == 0
-    assert balance["committed"] == TENANT_TURNS  # twelve asked: every turn of the allowance spent, none more
+    assert balance["committed"] == TENANT_TURNS  # eight asked: every turn of the allowance spent, none more
     answered = rows(pg_url, "SELECT count(*) FROM events WHERE kind = 'model_response'")[0][0]
     assert answered == TENANT_TURNS
-    assert outcomes.count("COMPLETED") == TENANT_TURNS and outcomes.count("BUDGET_EXHAUSTED") == 12 - TENANT_TURNS
+    assert outcomes.count("COMPLETED") == TENANT_TURNS and outcomes.count("BUDGET_EXHAUSTED") == RUNS - TENANT_TURNS
     assert all(runs_by_server)  # both servers ran calls...
     got = report(pg_url)
-    assert got["runs"] == sum(map(len, runs_by_server)) == 12  # ...and the report reads every one of them
+    assert got["runs"] == sum(map(len, runs_by_server)) == RUNS  # ...and the report reads every one of them
     assert got["outcomes"]["COMPLETED"]["count"] == TENANT_TURNS
-    assert got["outcomes"]["BUDGET_EXHAUSTED"]["count"] == 12 - TENANT_TURNS
+    assert got["outcomes"]["BUDGET_EXHAUSTED"]["count"] == RUNS - TENANT_TURNS
     assert got["unfinished_runs"] == []
 
 
