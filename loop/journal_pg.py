@@ -47,6 +47,7 @@ class PgJournal(Journal):
             self._pg.close()
             raise DatabaseUnavailable(f"no journal at {self.path}: it has no events table")
         self._claims: Counter[str] = Counter()
+        self._pg.on_reconnect.append(self._reclaim)
 
     def append(self, event: Event) -> Event:
         # Claimed before the run is visible as open. Not got only when the run is being resumed while a
@@ -74,13 +75,33 @@ class PgJournal(Journal):
             if not self._claims[run_id]:
                 del self._claims[run_id]
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _run(self, sql: str, params: Sequence[Any]) -> Any:
+        """Every journal statement is a read or an insert-or-nothing, so one lost connection is retried once
+        on a new one without risk of writing twice."""
         with self._pg.lock:
-            return self._pg.execute(sql, params).fetchall()
+            try:
+                return self._pg.execute(sql, params)
+            except self._pg.OperationalError:
+                return self._pg.execute(sql, params)  # reconnects first
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._run(sql, params).fetchall()
 
     def _insert(self, sql: str, params: Sequence[Any]) -> bool:
-        with self._pg.lock:
-            return self._pg.execute(sql, params).rowcount == 1
+        return self._run(sql, params).rowcount == 1
+
+    def _reclaim(self) -> None:
+        """A new session holds no advisory locks: take this process's live runs back (before anyone settles
+        them, unless a starting server got there first in the moment between; it then closes them)."""
+        for run_id in list(self._claims):
+            held, self._claims[run_id] = self._claims[run_id], 0
+            for _ in range(held):
+                self.claim_run(run_id)
+
+    def sessions(self) -> set[int]:
+        """The database sessions connected now (their server process ids). A process's run locks go with its
+        session, so one that is gone is the sign that some runs may need settling (`voice.settle_on_start`)."""
+        return {pid for (pid,) in self._rows("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")}
 
     def close(self) -> None:
         self._pg.close()

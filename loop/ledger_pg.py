@@ -10,16 +10,42 @@ the lock was granted, so:
 - a reservation settled twice at once is committed once (the second waits, then reads state 'settled').
 
 No Python lock is part of the guarantee: the ledger holds across processes and machines sharing the server.
+Should PostgreSQL still abort a transaction as a deadlock or serialization failure (two expiries locking the
+same holds in another order), the whole method runs again: its transaction was rolled back, nothing was half done.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import random
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from loop.ledger import SCHEMA, SharedLedger
 from loop.pg import PgConnection, redact
+
+RETRIES = 5
+T = TypeVar("T", bound=Callable[..., Any])
+
+
+def _retried(method: T) -> T:
+    """`method` (one transaction) again, after a short random pause, when PostgreSQL aborted it as a deadlock
+    or a serialization failure."""
+    @functools.wraps(method)
+    def run(self: PgLedger, *args: Any, **kwargs: Any) -> Any:
+        errors = self._pg.errors
+        for attempt in range(RETRIES):
+            try:
+                return method(self, *args, **kwargs)
+            except (errors.DeadlockDetected, errors.SerializationFailure):
+                if attempt == RETRIES - 1:
+                    raise
+                time.sleep(random.uniform(0, 0.01 * 2 ** attempt))
+        raise AssertionError("unreachable")
+
+    return run  # type: ignore[return-value]
 
 
 class PgLedger(SharedLedger):
@@ -45,3 +71,10 @@ class PgLedger(SharedLedger):
 
     def _lock_tenant(self, db: Any, tenant: str) -> None:
         db.execute("SELECT resource FROM account WHERE tenant = ? ORDER BY resource FOR UPDATE", (tenant,))
+
+    set_allowance = _retried(SharedLedger.set_allowance)
+    reserve = _retried(SharedLedger.reserve)
+    settle = _retried(SharedLedger.settle)
+    release = _retried(SharedLedger.release)
+    expire = _retried(SharedLedger.expire)
+    balance = _retried(SharedLedger.balance)

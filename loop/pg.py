@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 PG_SCHEMES = ("postgresql://", "postgres://")
+log = logging.getLogger(__name__)
 
 
 class DatabaseUnavailable(RuntimeError):
@@ -24,7 +26,7 @@ def is_postgres(url: str | os.PathLike[str]) -> bool:
 def redact(url: str | os.PathLike[str]) -> str:
     """The URL without its password, for logs and reports."""
     text = str(url)
-    if not is_postgres(text):
+    if "://" not in text:  # a file path
         return text
     parts = urlsplit(text)
     if parts.password is None:
@@ -40,7 +42,9 @@ class PgConnection:
     """One psycopg 3 connection, shared by a process's threads one transaction at a time.
 
     The Python lock only keeps this process's threads from interleaving statements on the one connection;
-    what concurrent processes may do is decided by PostgreSQL (transactions, row locks), never by it."""
+    what concurrent processes may do is decided by PostgreSQL (transactions, row locks), never by it.
+    A connection the server dropped (a restart, a failover) is replaced on the next use; `on_reconnect`
+    callbacks then restore what lived in the old session (the journal's run claims)."""
 
     def __init__(self, url: str) -> None:
         try:
@@ -50,14 +54,31 @@ class PgConnection:
                                       "(or pip install 'voiceloop[postgres]')") from exc
         self.url = url
         self.errors = psycopg.errors
-        try:
-            self.conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
-            raise DatabaseUnavailable(f"cannot connect to {redact(url)}: {exc}".strip()) from exc
+        self.OperationalError = psycopg.OperationalError  # the connection failed (not the statement)
         self.lock = threading.RLock()
+        self.on_reconnect: list[Callable[[], None]] = []
+        self._in_transaction = False
+        self.conn = self._connect()
+
+    def _connect(self) -> Any:
+        import psycopg
+
+        try:
+            return psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise DatabaseUnavailable(f"cannot connect to {redact(self.url)}: {exc}".strip()) from exc
+
+    def _ensure(self) -> None:
+        if self.conn.closed or self.conn.broken:
+            log.warning("connection to %s was lost: reconnecting", redact(self.url))
+            self.conn = self._connect()
+            for restore in self.on_reconnect:
+                restore()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one statement written with `?` placeholders; returns psycopg's cursor."""
+        if not self._in_transaction:  # inside one, a new connection would run the rest outside it
+            self._ensure()
         return self.conn.execute(_PLACEHOLDER.sub("%s", sql), tuple(params))
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -67,9 +88,15 @@ class PgConnection:
     @contextmanager
     def transaction(self, isolation: str = "READ COMMITTED") -> Iterator[PgConnection]:
         """One transaction (committed on success, rolled back on any exception), this thread only."""
-        with self.lock, self.conn.transaction():
-            self.conn.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
-            yield self
+        with self.lock:
+            self._ensure()
+            with self.conn.transaction():
+                self._in_transaction = True
+                try:
+                    self.conn.execute(f"SET TRANSACTION ISOLATION LEVEL {isolation}")
+                    yield self
+                finally:
+                    self._in_transaction = False
 
     def create_schema(self, schema: str, name: str) -> None:
         """Run `schema` once however many processes start at the same moment: CREATE ... IF NOT EXISTS races

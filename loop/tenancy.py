@@ -9,9 +9,10 @@ can set them and the others just join.
 from __future__ import annotations
 
 import argparse
+import os
 
 from loop.config import DIMENSIONS
-from loop.db import open_ledger
+from loop.db import add_db_option, database_url, open_journal, open_ledger
 from loop.ledger import TenantBudget
 
 
@@ -62,13 +63,24 @@ def open_tenant(db_url: str, tenant: str, allowances: dict[str, float] | None = 
     return TenantBudget(ledger, tenant, resources)
 
 
-def add_tenant_options(parser: argparse.ArgumentParser) -> None:
+def add_storage_options(parser: argparse.ArgumentParser) -> None:
+    """`--db URL` (see `loop.db.add_db_option`), `--tenant NAME` and `--tenant-budget RESOURCE=N,...`."""
+    add_db_option(parser)
     parser.add_argument("--tenant", default=None, metavar="NAME",
                         help="every call draws on this tenant's shared budget in the --db ledger; processes "
                              "sharing the database and tenant never exceed it together")
     parser.add_argument("--tenant-budget", default=None, type=_allowances_arg, metavar="RESOURCE=N,...",
                         help=f"set the tenant's allowance, e.g. cost_usd=5,tool_calls=50 (resources: "
                              f"{', '.join(DIMENSIONS)}; default: the allowances already in the ledger)")
+
+
+def storage_from_args(args: argparse.Namespace, data_dir: str | os.PathLike[str]) -> tuple[str, TenantBudget | None]:
+    """What a command's `--db` and `--tenant` options ask for: the database URL (else `data_dir`/journal.db),
+    opened once here so a bad one fails before any model loads, and the TenantBudget (None without --tenant).
+    Raises DatabaseUnavailable or TenantConfigError."""
+    db = database_url(args.db, data_dir)
+    open_journal(db).close()
+    return db, tenant_from_args(args, db)
 
 
 def tenant_from_args(args: argparse.Namespace, db_url: str) -> TenantBudget | None:

@@ -12,6 +12,7 @@ Run by hand: `python -m tests.pg_server` starts one and prints its URL until Ctr
 from __future__ import annotations
 
 import glob
+import importlib.util
 import os
 import pwd
 import re
@@ -95,6 +96,8 @@ def _run(cmd: list[str], what: str) -> None:
 
 def start_cluster() -> PgCluster:
     """`VOICELOOP_TEST_PG_URL`'s server, or a new one (see the module docstring). Raises PgUnavailable."""
+    if importlib.util.find_spec("psycopg") is None:
+        raise PgUnavailable("psycopg 3 is not installed: pip install 'voiceloop[postgres]'")
     if os.environ.get(PG_URL_ENV):
         return PgCluster(os.environ[PG_URL_ENV])
     bin_dir = find_bin_dir()

@@ -16,8 +16,8 @@ from loop.cli_commands import add_loop_commands
 def cmd_call(args: argparse.Namespace) -> int:
     import yaml
 
-    from loop.db import DatabaseUnavailable, database_url
-    from loop.tenancy import tenant_from_args
+    from loop.db import DatabaseUnavailable
+    from loop.tenancy import storage_from_args
     from voice.agent_source import load_agent
     from voice.agent_spec import AgentConfigError
     from voice.audio import AudioFormatError
@@ -34,9 +34,9 @@ def cmd_call(args: argparse.Namespace) -> int:
         return 2
     out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
     try:  # the database is opened before any model loads: a bad --db fails at once
-        db = database_url(args.db, out)
-        tenant = tenant_from_args(args, db)
-    except (DatabaseUnavailable, ValueError) as exc:
+        out.mkdir(parents=True, exist_ok=True)
+        db, tenant = storage_from_args(args, out)
+    except (DatabaseUnavailable, OSError, ValueError) as exc:
         print(f"voiceloop call: {exc}", file=sys.stderr)
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
@@ -118,8 +118,7 @@ def _order_desk() -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from loop.db import add_db_option
-    from loop.tenancy import add_tenant_options
+    from loop.tenancy import add_storage_options
     from voice.agent_source import add_agent_option
     from voice.console import add_console_command
     from voice.engines import add_engine_options
@@ -142,8 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument("--json", action="store_true")
     add_engine_options(call, model_alias=True)
     add_agent_option(call)
-    add_db_option(call)  # default: journal.db in --out
-    add_tenant_options(call)
+    add_storage_options(call)  # --db (default: journal.db in --out), --tenant, --tenant-budget
     # unset: the agent file's choice, else the registry's default; --llm unset: the script's or agent's model
     call.set_defaults(func=cmd_call, stt=None, tts=None, llm=None)
     tr = sub.add_parser("transcribe", help="speech to text for one WAV file")

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from loop.db import add_db_option
-from loop.tenancy import add_tenant_options
+from loop.tenancy import add_storage_options
 from voice.agent_source import add_agent_option
 from voice.audio import SAMPLE_RATE
 from voice.engines import add_engine_options
@@ -159,8 +158,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     sd = import_sounddevice()
     if sd is None:
         return 2
-    from loop.db import database_url
-    from loop.tenancy import tenant_from_args
+    from loop.tenancy import storage_from_args
     from voice.agent_source import load_agent
     from voice.calls import CallFactory, model_source
     from voice.engines import STT_ENGINES, TTS_ENGINES
@@ -171,8 +169,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
         make_agent = agent.maker(data, model_source(args.script, args.llm))
-        db = database_url(args.db, data)
-        tenant = tenant_from_args(args, db)
+        db, tenant = storage_from_args(args, data)
     except (OSError, ValueError, RuntimeError) as exc:  # DatabaseUnavailable is a RuntimeError
         print(f"voiceloop console: {exc}", file=sys.stderr)
         return 2
@@ -206,8 +203,7 @@ def add_console_command(sub: Any) -> None:
     p.add_argument("--greeting", default=None, help="said first (default: the agent's, else 'Hello, how can I help?')")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
-    add_db_option(p)
-    add_tenant_options(p)
+    add_storage_options(p)
     p.add_argument("--input-device", default=None, help="sounddevice input device (name or index)")
     p.add_argument("--output-device", default=None, help="sounddevice output device (name or index)")
     p.set_defaults(func=cmd_console, stt=None, tts=None)  # unset: the agent file's engines, else the defaults

@@ -302,8 +302,8 @@ def add_serve_command(subparsers: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from loop.db import DatabaseUnavailable, database_url, redact
-    from loop.tenancy import tenant_from_args
+    from loop.db import redact
+    from loop.tenancy import storage_from_args
     from voice.agent_source import load_agent
     from voice.calls import CallContext, CallFactory, CallRegistry, model_source
     from voice.engines import STT_ENGINES, TTS_ENGINES
@@ -320,9 +320,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config.transfer = TransferConfig.from_env(args.transfer_to)
         agent = load_agent(args.agent)
         make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
-        db = database_url(args.db, args.data_dir)
-        tenant = tenant_from_args(args, db)  # opens the database now: a bad --db fails before the models load
-    except (OSError, ValueError, RuntimeError, TransferConfigError, DatabaseUnavailable) as exc:
+        db, tenant = storage_from_args(args, args.data_dir)  # a bad --db fails now, before the models load
+    except (OSError, ValueError, RuntimeError, TransferConfigError) as exc:  # RuntimeError: DatabaseUnavailable too
         print(f"voiceloop serve: {exc}", file=sys.stderr)
         return 2
     log.info("journal%s: %s", f" and tenant {tenant.tenant}'s ledger" if tenant else "", redact(db))
@@ -335,13 +334,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
     stack = load_stack(stt, tts=tts)
     greeting = agent.greeting if args.greeting is None else args.greeting
-    try:
-        factory = CallFactory(stack, make_agent, args.data_dir,
-                              SessionConfig(greeting=greeting, speculate=not args.no_speculate,
-                                            turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant)
-    except DatabaseUnavailable as exc:
-        print(f"voiceloop serve: {exc}", file=sys.stderr)
-        return 2
+    factory = CallFactory(stack, make_agent, args.data_dir,
+                          SessionConfig(greeting=greeting, speculate=not args.no_speculate,
+                                        turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 

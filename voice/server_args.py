@@ -16,8 +16,7 @@ log = logging.getLogger("voiceloop.server")
 
 def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
     """The `serve` subcommand and its options (the caller sets what it runs)."""
-    from loop.db import add_db_option
-    from loop.tenancy import add_tenant_options
+    from loop.tenancy import add_storage_options
     from voice.agent_source import add_agent_option  # imported when the command line is built, as cli.py does
     from voice.engines import add_engine_options
     from voice.turns import max_turn_seconds
@@ -38,8 +37,7 @@ def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
                    help="live calls from one client address (browser; Twilio when the webhook is unsigned)")
     p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
-    add_db_option(p)
-    add_tenant_options(p)
+    add_storage_options(p)  # --db, --tenant, --tenant-budget
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")

@@ -10,10 +10,11 @@ Which runs are dead: on PostgreSQL a server holds a session advisory lock on eac
 (`PgJournal.claim_run`), so the database itself knows. A server killed with SIGKILL drops its connection and
 its locks with it; a machine that vanishes is noticed when the database server's TCP keepalives give up on it
 (set `tcp_keepalives_idle` and friends low: README, "Running more than one server"). Every
-`--settle-interval` seconds each live server sweeps the journal on a connection of its own (its own live runs,
-locked by its main connection, are skipped) and settles what no live server holds; two sweeping servers never
-settle the same run twice (the lock again). A SQLite journal is one machine's file and one server's: there,
-only the start-up settlement runs.
+`--settle-interval` seconds each live server looks at which database sessions are connected; when one went
+away it sweeps the journal on a connection of its own (its own live runs, locked by its main connection, are
+skipped) and settles what no live server holds; two sweeping servers never settle the same run twice (the lock
+again). The sweep reads every run's events, so it runs only then (and every FULL_SWEEP_EVERY looks). A SQLite
+journal is one machine's file and one server's: there, only the start-up settlement runs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from loop.db import is_postgres, open_journal
 from loop.settle import Settlement, settle_unfinished
@@ -30,6 +33,7 @@ log = logging.getLogger(__name__)
 
 REASON = "server restarted"
 PEER_REASON = "its server stopped (killed, or cut off from the database)"
+FULL_SWEEP_EVERY = 60  # looks without a session gone between two sweeps anyway (5 min at the default 5 s)
 
 
 def settle_on_start(factory: CallFactory) -> list[Settlement]:
@@ -53,25 +57,34 @@ def commit_holds(factory: CallFactory, settled: Settlement) -> None:
 
 
 async def settle_peers(factory: CallFactory, interval_s: float) -> None:
-    """Until cancelled: every `interval_s`, settle the runs of servers that stopped (see the module docstring).
-    Returns at once on a SQLite journal, or with `interval_s` 0 (sweeping off)."""
+    """Until cancelled: settle the runs of servers that stopped (see the module docstring). Every `interval_s`
+    it looks at which database sessions are connected (cheap); the journal is swept when one went away since
+    the last look, and every FULL_SWEEP_EVERY looks anyway. Returns at once on a SQLite journal, or with
+    `interval_s` 0 (sweeping off)."""
     if not is_postgres(factory.db_url) or interval_s <= 0:
         return
     journal = open_journal(factory.db_url)  # its own session: this server's live runs stay locked against it
     tools = factory.make_agent("settle-peers").tools
-    log.info("settling the runs of stopped servers every %g s", interval_s)
+    log.info("settling the runs of stopped servers (looking every %g s)", interval_s)
     try:
+        sessions, looks = journal.sessions(), 0
         while True:
             await asyncio.sleep(interval_s)
             try:
-                settled = await settle_unfinished(journal, tools, reason=PEER_REASON)
-            except Exception:  # the database is away for a moment: the next sweep tries again
+                now, looks = journal.sessions(), looks + 1
+                gone, sessions = sessions - now, now
+                if gone or looks >= FULL_SWEEP_EVERY:
+                    looks = 0
+                    await _sweep(factory, journal, tools)
+            except Exception:  # the database is away for a moment: the next look tries again
                 log.exception("settling the runs of stopped servers failed")
-                continue
-            for s in settled:
-                log.warning("run %s was left open by a server that stopped; %s as %s: %s", s.run_id, s.how,
-                            s.outcome, s.reason)
-                commit_holds(factory, s)
     finally:
         with contextlib.suppress(Exception):
             journal.close()
+
+
+async def _sweep(factory: CallFactory, journal: Any, tools: Mapping[str, Any]) -> None:
+    for s in await settle_unfinished(journal, tools, reason=PEER_REASON):
+        log.warning("run %s was left open by a server that stopped; %s as %s: %s", s.run_id, s.how, s.outcome,
+                    s.reason)
+        commit_holds(factory, s)
