@@ -14,12 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 import websockets
 
 from tests.abuse.conftest import REFUND
 from tests.abuse.serving import TOKEN, Server, close_code, launch, line_noise, start_msg, until_event, utterance
 from tests.fleet import quiet, said_msgs, wait_exit
+from voice.cli import build_parser
 from voice.fixtures import FIXTURES
+from voice.server_args import server_config
 
 REFUND_ASK = FIXTURES / "synthetic/refund_4567.wav"  # "refund twenty dollars on order 4567": the write is asked for
 ANSWER = [{"text": "That sounds like a long trip. How can I help with your order?"}]
@@ -133,3 +136,20 @@ async def until_pending_approval(server: Server) -> None:
     async with server.operator() as client, asyncio.timeout(60):
         while not [c for c in (await client.get("/api/calls")).json()["calls"] if c["pending_approval"]]:
             await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--drain-timeout", "-1"), ("--drain-timeout", "soon"),
+                                             ("--settle-interval", "nan"), ("--settle-interval", "inf")])
+def test_a_bad_drain_or_settle_time_is_refused_with_a_reason(capsys: pytest.CaptureFixture[str], flag: str,
+                                                             value: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        build_parser().parse_args(["serve", flag, value])
+    assert exit_.value.code == 2
+    assert f"argument {flag}: {value!r}" in capsys.readouterr().err
+
+
+def test_drain_and_settle_times_reach_the_server_config() -> None:
+    args = build_parser().parse_args(["serve", "--token", "a", "--operator-token", "b", "--drain-timeout", "0",
+                                      "--settle-interval", "2.5", "--forwarded-allow-ips", "10.0.0.5"])
+    config, _ = server_config(args)
+    assert (config.drain_timeout_s, config.settle_interval_s, config.forwarded_allow_ips) == (0.0, 2.5, "10.0.0.5")
