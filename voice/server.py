@@ -11,15 +11,16 @@ Routes (credentials: voice.server_auth):
   GET  /api/calls                                live calls                         } operator token
   GET  /api/calls/{id}/events[?after=N]          a call's events (live or recent)   } (or, for its own call
   POST /api/calls/{id}/approval {"approved": b}  decide a pending approval          } only, a call token)
-  GET  /healthz                                  liveness, no details (GET/HEAD only)
+  GET  /healthz                                  200 {"ok": true}; 503 {"status": "draining"} once SIGTERM came
+                                                 (for a load balancer's health check; GET/HEAD only)
 
 `create_app(ctx)` builds the app; it can be mounted in your own Starlette or FastAPI service
 (`app.mount("/voice", create_app(ctx))`: the TwiML then points Twilio at `/voice/twilio`). `start_server`
 serves it with uvicorn on a socket bound here. HTTP errors are JSON `{"error": ...}`; request bodies over
 `max_body_bytes` get 413; a repeated Host/Authorization/Upgrade header gets 400. WebSockets: 1008 bad token
-or origin, 1013 at `--max-calls` or a per-source cap; the transports add their own close codes
-(voice/transports/). Secrets are never logged: a generated token is printed once on start, and query
-strings and bearer credentials are redacted from uvicorn's log lines.
+or origin, 1013 at `--max-calls` or a per-source cap, 1012 while draining (voice/server_drain.py); the
+transports add their own close codes (voice/transports/). Secrets are never logged: a generated token is
+printed once on start, and query strings and bearer credentials are redacted from uvicorn's log lines.
 """
 
 from __future__ import annotations
