@@ -68,7 +68,8 @@ class Journal:
             self._db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
                                        check_same_thread=False, isolation_level=None)
             return
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        # timeout first: two processes creating one journal at once queue on switching it to WAL
+        self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
         self._db.execute("PRAGMA busy_timeout=5000")

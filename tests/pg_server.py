@@ -3,7 +3,8 @@
 
 The binaries come from Debian's `postgresql` package (/usr/lib/postgresql/<version>/bin; `./run test` installs
 it). PostgreSQL refuses to run as root, so as root the server runs as the package's `postgres` user
-(`runuser`), in a folder that user owns. `VOICELOOP_TEST_PG_URL` points the tests at a server you already run
+(`setpriv`), in a folder that user owns. The server is our child and quits when we die (`--pdeathsig`): a
+killed test session leaves none behind. `VOICELOOP_TEST_PG_URL` points the tests at a server you already run
 instead. Each test gets its own schema (`fresh_schema_url`), so tests never see each other's rows.
 
 Run by hand: `python -m tests.pg_server` starts one and prints its URL until Ctrl-C.
@@ -11,14 +12,17 @@ Run by hand: `python -m tests.pg_server` starts one and prints its URL until Ctr
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import importlib.util
 import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -55,20 +59,31 @@ def _free_port() -> int:
 def _as_server_user() -> tuple[list[str], str | None]:
     """The command prefix that runs a server binary, and the user that must own its folder."""
     if os.geteuid() != 0:
-        return [], None
+        return ["setpriv"], None
     try:
         pwd.getpwnam("postgres")
     except KeyError as exc:
         raise PgUnavailable("running as root and there is no 'postgres' user to run the server as") from exc
-    return ["runuser", "-u", "postgres", "--"], "postgres"
+    return ["setpriv", "--reuid=postgres", "--regid=postgres", "--clear-groups"], "postgres"
+
+
+def _remove_stale_folders(max_age_s: float = 600.0) -> None:
+    """Folders of servers whose test session was killed (the server died with it): old, no live postmaster."""
+    for folder in Path(tempfile.gettempdir()).glob("voiceloop-pg-*"):
+        pid_file = folder / "data" / "postmaster.pid"
+        with contextlib.suppress(OSError, ValueError):
+            if time.time() - folder.stat().st_mtime < max_age_s:
+                continue
+            if pid_file.exists() and Path(f"/proc/{int(pid_file.read_text().split()[0])}").exists():
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass
 class PgCluster:
     url: str  # the superuser's URL to the `postgres` database
     base: Path | None = None  # None: a server someone else runs (VOICELOOP_TEST_PG_URL)
-    bin_dir: Path | None = None
-    prefix: tuple[str, ...] = ()
+    server: subprocess.Popen[bytes] | None = None
 
     def fresh_schema_url(self, name: str = "") -> str:
         """A new, empty schema and a URL whose connections use it (search_path): one test's private database."""
@@ -81,17 +96,32 @@ class PgCluster:
         return f"{self.url}{sep}options={quote(f'-csearch_path={schema}')}"
 
     def stop(self) -> None:
-        if self.base is None or self.bin_dir is None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.send_signal(signal.SIGQUIT)  # immediate shutdown: nothing here is kept
+            try:
+                self.server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+                self.server.wait()
+        if self.base is not None:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _wait_ready(server: subprocess.Popen[bytes], url: str, log: Path, timeout_s: float = 60.0) -> None:
+    import psycopg
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if server.poll() is not None:
+            raise RuntimeError(f"PostgreSQL exited ({server.returncode}); its log:\n{log.read_text()[-2000:]}")
+        try:
+            psycopg.connect(url, connect_timeout=2).close()
             return
-        subprocess.run([*self.prefix, str(self.bin_dir / "pg_ctl"), "-D", str(self.base / "data"), "-m",
-                        "immediate", "-w", "stop"], capture_output=True, timeout=60)
-        shutil.rmtree(self.base, ignore_errors=True)
-
-
-def _run(cmd: list[str], what: str) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        raise RuntimeError(f"{what} failed ({done.returncode}): {done.stderr or done.stdout}")
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"PostgreSQL did not accept connections in {timeout_s:g} s; its log:\n"
+                                   f"{log.read_text()[-2000:]}") from None
+            time.sleep(0.1)
 
 
 def start_cluster() -> PgCluster:
@@ -102,28 +132,34 @@ def start_cluster() -> PgCluster:
         return PgCluster(os.environ[PG_URL_ENV])
     bin_dir = find_bin_dir()
     prefix, owner = _as_server_user()
+    _remove_stale_folders()
     base = Path(tempfile.mkdtemp(prefix="voiceloop-pg-"))
     if owner:
         shutil.chown(base, owner, owner)
-    data, port = base / "data", _free_port()
+    data, port, log = base / "data", _free_port(), base / "server.log"
+    cluster = PgCluster(f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres", base)
     try:
-        _run([*prefix, str(bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER, "--auth=trust", "-E", "UTF8",
-              "--no-sync"], "initdb")
-        # fsync off: nothing here outlives the test session; a client killed mid-write is what the tests kill.
-        options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
-        _run([*prefix, str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(base / "server.log"), "-o", options,
-              "-w", "-t", "60", "start"], "pg_ctl start")
+        done = subprocess.run([*prefix, "--", str(bin_dir / "initdb"), "-D", str(data), "-U", SUPERUSER,
+                               "--auth=trust", "-E", "UTF8", "--no-sync"], capture_output=True, text=True,
+                              timeout=120, cwd=base)
+        if done.returncode != 0:
+            raise RuntimeError(f"initdb failed ({done.returncode}): {done.stderr or done.stdout}")
+        # In the foreground as our child, and told to quit when we die (--pdeathsig): a test session that is
+        # killed leaves no server behind. fsync off: nothing here outlives the session.
+        with log.open("wb") as out:
+            cluster.server = subprocess.Popen(
+                [*prefix, "--pdeathsig=QUIT", "--", str(bin_dir / "postgres"), "-D", str(data),
+                 "-p", str(port), "-k", str(base), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+                 "-c", "max_connections=200"], stdout=out, stderr=subprocess.STDOUT, cwd=base)
+        _wait_ready(cluster.server, cluster.url, log)
     except BaseException:
-        log = base / "server.log"
-        detail = log.read_text()[-2000:] if log.exists() else ""
-        PgCluster("", base, bin_dir, tuple(prefix)).stop()
-        if detail:
-            raise RuntimeError(f"PostgreSQL did not start; its log:\n{detail}") from None
+        cluster.stop()
         raise
-    return PgCluster(f"postgresql://{SUPERUSER}@127.0.0.1:{port}/postgres", base, bin_dir, tuple(prefix))
+    return cluster
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill PID` stops the server too
     cluster = start_cluster()
     print(cluster.url, flush=True)
     try:

@@ -171,10 +171,12 @@ def test_a_missing_driver_or_server_is_a_clear_error(monkeypatch: pytest.MonkeyP
         open_journal("postgresql://u@127.0.0.1:1/x")
 
 
-def test_report_on_a_database_without_a_journal_says_so(pg_url: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "voice.cli", "report", "--db", pg_url], cwd=ROOT, env=ENV,
-                         capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2 and "no journal at postgresql://" in out.stderr and "no events table" in out.stderr
+def test_report_on_a_database_without_a_journal_says_so(pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from voice.cli import main
+
+    assert main(["report", "--db", pg_url]) == 2
+    err = capsys.readouterr().err
+    assert "no journal at postgresql://" in err and "no events table" in err
 
 
 def test_tenant_budgets_parse_or_say_what_is_wrong() -> None:

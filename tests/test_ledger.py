@@ -223,7 +223,8 @@ def _stress_worker(path: str, barrier: mp.Barrier, seed: int, results: mp.Queue)
     results.put((settled_micro, settled_calls, violations))
 
 
-@pytest.mark.parametrize("n_workers", [2, 4])
+@pytest.mark.parametrize(("db_url", "n_workers"), [("sqlite", 2), ("sqlite", 4), ("postgres", 4)],
+                         indirect=["db_url"])
 def test_concurrent_reserve_settle_never_overspends(db_url: str, n_workers: int) -> None:
     path = db_url
     led = open_ledger(path)

@@ -267,6 +267,8 @@ def worker_options(agent_name: str = "", executor: str = "process") -> Any:
 
 
 def cmd_livekit(args: argparse.Namespace) -> int:
+    from loop.tenancy import parse_allowances
+
     try:
         from livekit.agents import cli
     except ImportError:
@@ -277,6 +279,12 @@ def cmd_livekit(args: argparse.Namespace) -> int:
             and "--url" not in args.livekit_args:
         print("voiceloop livekit: set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET (see docs/livekit.md)",
               file=sys.stderr)
+        return 2
+    try:  # checked here, not first in a job process
+        if args.tenant_budget_text:
+            parse_allowances(args.tenant_budget_text)
+    except ValueError as exc:
+        print(f"voiceloop livekit: {exc}", file=sys.stderr)
         return 2
     chosen = {"VOICELOOP_AGENT": args.agent,
               "VOICELOOP_SCRIPT": args.script, "VOICELOOP_LLM": args.llm, "VOICELOOP_DATA": args.data_dir,
