@@ -52,8 +52,10 @@ async def refused_everywhere(server: Server) -> None:
     assert code == 1012 and "shutting down" in reason
     async with httpx.AsyncClient(timeout=5) as client:
         hook = await client.post(f"{server.http}/twilio/voice", data={"CallSid": "CAlate"})
-    assert hook.status_code == 503 and "shutting down" in hook.json()["error"]
-    assert hook.headers["retry-after"] == "1"
+        minted = await client.post(f"{server.http}/call-token", headers={"Authorization": f"Bearer {TOKEN}"})
+    for refused in (hook, minted):  # HAProxy replays these on another server (configs/haproxy.cfg: retry-on 503)
+        assert refused.status_code == 503 and "shutting down" in refused.json()["error"]
+        assert refused.headers["retry-after"] == "1"
 
 
 async def test_sigterm_refuses_new_calls_lets_the_live_one_finish_then_exits_0(tmp_path: Path) -> None:

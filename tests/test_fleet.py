@@ -21,21 +21,34 @@ from tests.test_drain import ANSWER
 pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (./run installs it)")
 
 
-async def browser_call(fleet: Fleet) -> str:
-    """The page's own steps through the balancer, each with a new browser's cookies: load the page, mint a call
-    token, open the socket with it. Returns the call id from the server's hello."""
+async def browser_call(fleet: Fleet, stick_to: str = "") -> str:
+    """The page's own steps through the balancer, as a new browser (or one whose cookie sticks to the server
+    `stick_to`): load the page, mint a call token, open the socket with it, carrying the balancer's cookie as a
+    browser does. Returns the call id from the server's hello."""
+    jar = {"voiceloop_server": stick_to} if stick_to else {}
     async with httpx.AsyncClient(base_url=fleet.http, timeout=10) as page:
-        got = await page.get("/")
+        got = await page.get("/", headers=cookie_header(jar))
         assert got.status_code == 200 and "text/html" in got.headers["content-type"]
-        minted = await page.post("/call-token", headers={"Authorization": f"Bearer {TOKEN}"})
+        remember(jar, got)
+        minted = await page.post("/call-token", headers={"Authorization": f"Bearer {TOKEN}", **cookie_header(jar)})
         assert minted.status_code == 200, minted.text
-        cookie = "; ".join(f"{k}={v}" for k, v in page.cookies.items())
+        remember(jar, minted)
     url = fleet.ws(f"/ws?call_token={minted.json()['call_token']}")
-    async with websockets.connect(url, additional_headers={"Cookie": cookie}) as ws:
+    async with websockets.connect(url, additional_headers=cookie_header(jar)) as ws:
         hello = json.loads(await ws.recv())
         assert hello["type"] == "hello", hello  # the token was minted by the server this socket reached
         await ws.send(json.dumps({"type": "hangup"}))
         return str(hello["call_id"])
+
+
+def remember(jar: dict[str, str], response: httpx.Response) -> None:
+    for header in response.headers.get_list("set-cookie"):
+        name, _, value = header.split(";", 1)[0].partition("=")
+        jar[name.strip()] = value.strip()
+
+
+def cookie_header(jar: dict[str, str]) -> dict[str, str]:
+    return {"Cookie": "; ".join(f"{k}={v}" for k, v in jar.items())} if jar else {}
 
 
 async def test_haproxy_spreads_every_way_in_and_a_drained_server_finishes_its_call(tmp_path: Path) -> None:
@@ -62,6 +75,7 @@ async def drain_one(fleet: Fleet, live: PhoneCall) -> None:
     draining.proc.send_signal(signal.SIGTERM)
     for n in range(4):  # sent to the draining server by its cookie: until the health check notices, its 503 is
         assert (await fleet.webhook(f"CAdrain{n}", stick_to=name)).status_code == 200  # retried on the other
+    await browser_call(fleet, stick_to=name)  # the page too: its token and socket move to the other server
     await fleet.until_state(name, "DOWN")
     assert draining.proc.poll() is None  # taken out of rotation, still serving its call
     later = [await phone_call(fleet, f"MZlater{n}") for n in range(2)]

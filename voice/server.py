@@ -122,6 +122,8 @@ class VoiceRoutes:
         """The caller access token buys a call token: it opens one call, then reaches only that call."""
         if not same(presented(request), self.cfg.token):
             return error(401, "missing or wrong access token", {"WWW-Authenticate": "Bearer"})
+        if self.ctx.registry.draining:  # the token could open a call here only: let the balancer ask another
+            return error(503, DRAINING, {"Retry-After": "1"})
         source = request.client.host if request.client else "unknown"
         try:
             token = self.ctx.call_tokens.mint(source, self.cfg.call_token_ttl_s, self.cfg.max_unbound_call_tokens,
