@@ -98,5 +98,10 @@ class PgJournal(Journal):
             for _ in range(held):
                 self.claim_run(run_id)
 
+    def sessions(self) -> set[int]:
+        """The database sessions connected now (their server process ids). A process's run locks go with its
+        session, so one that is gone is the sign that some runs may need settling (`voice.settle_on_start`)."""
+        return {pid for (pid,) in self._rows("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")}
+
     def close(self) -> None:
         self._pg.close()

@@ -207,6 +207,16 @@ class SharedLedger:
                              (reservation_id,))
         return cur.rowcount == 1
 
+    def settle_run(self, run_id: str) -> list[Settlement]:
+        """Commit in full every hold `run_id` still has. For a run whose process died holding them (settled by
+        another, `loop.settle`): spend may have happened, so nothing is released (as `BudgetLedger.close`)."""
+        with self._tx("DEFERRED") as db:
+            held = [rid for (rid,) in db.execute("SELECT id FROM reservation WHERE run_id = ? AND state = 'held' "
+                                                 "ORDER BY created_at", (run_id,)).fetchall()]
+            amounts = {rid: dict(db.execute("SELECT resource, amount_u FROM reservation_amount WHERE "
+                                            "reservation_id = ?", (rid,)).fetchall()) for rid in held}
+        return [self.settle(rid, _floats(amounts[rid])) for rid in held]
+
     def expire(self, now: float | None = None) -> list[str]:
         """Release held reservations whose explicit `expires_at` has passed; return their ids.
 

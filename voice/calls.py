@@ -8,7 +8,7 @@ The contract between the server and a transport (`voice/transports/*.py`): an ac
   from `make_agent(call_id)` journaling into the server's one journal, SQLite or PostgreSQL: `--db`) that sends
   agent audio to `sink` (an `AudioSink`: `send(pcm16k)` must not block, `clear()` flushes on barge-in).
 - `ctx.registry: CallRegistry` — live calls for the operator API; `add` raises `CallLimitReached` when
-  `--max-calls` calls are live (the transport closes with 1013).
+  `--max-calls` calls are live (the transport closes with 1013), `ServerDraining` once the server drains (1012).
 - `ctx.config: ServerConfig` (voice/server_config.py) — every limit a transport honours.
 - `ctx.admission` (voice/admission.py) — per-source caps on sockets and calls; `ctx.call_tokens`
   (voice/call_tokens.py) — the browser callers' per-call tokens.
@@ -59,6 +59,14 @@ class CallLimitReached(RuntimeError):
     """`--max-calls` calls are already live: the caller should try again later (close code 1013)."""
 
 
+class ServerDraining(RuntimeError):
+    """The server is draining (SIGTERM, voice/server_drain.py): it takes no new call; calling again reaches another
+    server behind the load balancer (close code 1012, the webhook 503)."""
+
+
+DRAINING = "this server is shutting down and takes no new calls; call again to reach another server"
+
+
 @dataclass(eq=False)
 class Call:
     call_id: str
@@ -73,6 +81,8 @@ class Call:
     seq: int = 0
     registry: CallRegistry | None = None
     on_release: Callable[[], None] | None = None
+    hang_up: Callable[[str], None] | None = None
+    """Set by the transport: end the call from the server's side, closing its socket with this reason."""
 
     def _observe(self, entry: dict[str, Any]) -> None:
         self.seq += 1
@@ -120,14 +130,25 @@ class CallRegistry:
         self.max_calls = max_calls
         self.calls: dict[str, Call] = {}
         self.ended: deque[Call] = deque(maxlen=keep_ended)
+        self.draining = False
 
     @property
     def full(self) -> bool:
         return len(self.calls) >= self.max_calls
 
-    def add(self, call: Call) -> str:
+    def drain(self) -> None:
+        """From now on every new call is refused (`ServerDraining`); live calls go on."""
+        self.draining = True
+
+    def check_room(self) -> None:
+        """Raise why a new call cannot start now (the server is draining, or full)."""
+        if self.draining:
+            raise ServerDraining(DRAINING)
         if self.full:
             raise CallLimitReached(f"{self.max_calls} calls are live; try again later")
+
+    def add(self, call: Call) -> str:
+        self.check_room()
         call.registry = self
         self.calls[call.call_id] = call
         log.info("call %s started (%s); %d live", call.call_id, call.transport, len(self.calls))
@@ -159,7 +180,8 @@ class CallFactory:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         # `db`: a postgresql:// URL many servers share, or a SQLite path; default data_dir/journal.db
-        self.journal = open_journal(database_url(db, self.data_dir))
+        self.db_url = database_url(db, self.data_dir)
+        self.journal = open_journal(self.db_url)
         self.tenant = tenant  # every call's runs also hold their spend against this shared budget
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
@@ -207,12 +229,11 @@ class CallContext:
     @contextlib.asynccontextmanager
     async def open_call(self, sink: AudioSink, transport: str, **meta: Any) -> AsyncIterator[Call]:
         """Build, register and start a call; always closed on the way out."""
-        if self.registry.full:
-            raise CallLimitReached(f"{self.registry.max_calls} calls are live; try again later")
+        self.registry.check_room()
         call = self.factory.new_call(sink, transport, **meta)
         try:
             self.registry.add(call)
-        except CallLimitReached:
+        except (CallLimitReached, ServerDraining):
             call._released()
             raise
         try:

@@ -11,15 +11,16 @@ Routes (credentials: voice.server_auth):
   GET  /api/calls                                live calls                         } operator token
   GET  /api/calls/{id}/events[?after=N]          a call's events (live or recent)   } (or, for its own call
   POST /api/calls/{id}/approval {"approved": b}  decide a pending approval          } only, a call token)
-  GET  /healthz                                  liveness, no details (GET/HEAD only)
+  GET  /healthz                                  200 {"ok": true}; 503 {"status": "draining"} once SIGTERM came
+                                                 (for a load balancer's health check; GET/HEAD only)
 
 `create_app(ctx)` builds the app; it can be mounted in your own Starlette or FastAPI service
 (`app.mount("/voice", create_app(ctx))`: the TwiML then points Twilio at `/voice/twilio`). `start_server`
 serves it with uvicorn on a socket bound here. HTTP errors are JSON `{"error": ...}`; request bodies over
 `max_body_bytes` get 413; a repeated Host/Authorization/Upgrade header gets 400. WebSockets: 1008 bad token
-or origin, 1013 at `--max-calls` or a per-source cap; the transports add their own close codes
-(voice/transports/). Secrets are never logged: a generated token is printed once on start, and query
-strings and bearer credentials are redacted from uvicorn's log lines.
+or origin, 1013 at `--max-calls` or a per-source cap, 1012 while draining (voice/server_drain.py); the
+transports add their own close codes (voice/transports/). Secrets are never logged: a generated token is
+printed once on start, and query strings and bearer credentials are redacted from uvicorn's log lines.
 """
 
 from __future__ import annotations
@@ -28,9 +29,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
 import re
-import secrets
 import signal
 import socket
 import sys
@@ -50,21 +49,21 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
 from voice.call_tokens import TokenLimit
-from voice.calls import CallContext
+from voice.calls import DRAINING, CallContext
 from voice.server_api import operator_routes, read_body
+from voice.server_args import add_serve_arguments, server_config
 from voice.server_auth import (
     CleanRequests,
     RedactSecrets,
     RequireGrant,
-    SecretError,
     caller_may_connect,
     error,
     origin_ok,
     presented,
-    read_secret,
     same,
 )
-from voice.server_config import ServerConfig
+from voice.server_drain import drain
+from voice.settle_on_start import settle_peers
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
 from voice.transports.twilio import twilio_call
@@ -114,12 +113,17 @@ class VoiceRoutes:
         return serve_file
 
     async def healthz(self, _request: Request) -> Response:
+        """200 while calls are taken; 503 once draining, so a load balancer's health check takes us out."""
+        if self.ctx.registry.draining:
+            return JSONResponse({"ok": False, "status": "draining"}, 503)
         return JSONResponse({"ok": True})
 
     async def call_token(self, request: Request) -> Response:
         """The caller access token buys a call token: it opens one call, then reaches only that call."""
         if not same(presented(request), self.cfg.token):
             return error(401, "missing or wrong access token", {"WWW-Authenticate": "Bearer"})
+        if self.ctx.registry.draining:  # the token could open a call here only: let the balancer ask another
+            return error(503, DRAINING, {"Retry-After": "1"})
         source = request.client.host if request.client else "unknown"
         try:
             token = self.ctx.call_tokens.mint(source, self.cfg.call_token_ttl_s, self.cfg.max_unbound_call_tokens,
@@ -129,6 +133,8 @@ class VoiceRoutes:
         return JSONResponse({"call_token": token, "expires_in": self.cfg.call_token_ttl_s})
 
     async def twilio_webhook(self, request: Request) -> Response:
+        if self.ctx.registry.draining:  # a load balancer retries it on another server (configs/haproxy.cfg)
+            return error(503, DRAINING, {"Retry-After": "1"})
         host = self.cfg.public_host or request.headers.get("host", "")
         if not _HOST.match(host):
             return error(400, "bad Host header")
@@ -222,7 +228,7 @@ class VoiceServer:
         config = uvicorn.Config(create_app(ctx), log_config=None, access_log=False, lifespan="off",
                                 ws="websockets-sansio", ws_max_size=4 * cfg.max_message_bytes,
                                 ws_per_message_deflate=False, server_header=False, headers=[("server", "voiceloop")],
-                                timeout_graceful_shutdown=15)
+                                timeout_graceful_shutdown=15, forwarded_allow_ips=cfg.forwarded_allow_ips)
         self.server = _Uvicorn(config)
         self.task: asyncio.Task[None] | None = None
 
@@ -268,16 +274,23 @@ def bound_port(server: VoiceServer) -> int:
 
 
 async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None]) -> None:
+    """Serve until SIGTERM or SIGINT, then drain (voice/server_drain.py: no new calls, live ones end or are ended by
+    `drain_timeout_s`; a second signal ends them at once) and stop."""
     server = await start_server(ctx)
-    stop = asyncio.Event()
+    first, second = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, lambda: (second if first.is_set() else first).set())
     announce(server.port)
     assert server.task is not None
-    await asyncio.wait([asyncio.ensure_future(stop.wait()), server.task], return_when=asyncio.FIRST_COMPLETED)
-    server.close()  # every connection is closed (1012) and each closes (and journals) its call
+    peers = asyncio.create_task(settle_peers(ctx.factory, ctx.config.settle_interval_s))  # a shared journal only
+    await asyncio.wait([asyncio.ensure_future(first.wait()), server.task], return_when=asyncio.FIRST_COMPLETED)
+    if first.is_set():
+        await drain(ctx.registry, ctx.config.drain_timeout_s, second)
+    peers.cancel()
+    await asyncio.gather(peers, return_exceptions=True)
+    server.close()  # any connection left is closed (1012) and closes (and journals) its call
     await server.wait_closed()
     for call in ctx.registry.live():
         await call.close("server shutting down")
@@ -287,82 +300,8 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
 
 
 def add_serve_command(subparsers: Any) -> None:
-    from loop.tenancy import add_storage_options
-    from voice.agent_source import add_agent_option
-    from voice.engines import add_engine_options
-    from voice.turns import max_turn_seconds
-
-    p = subparsers.add_parser("serve", help="browser page, Twilio Media Streams and the operator API on one port")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
-    p.add_argument("--token", help="caller access token: opens browser calls, no operator rights (visible in `ps`: "
-                                   "prefer --token-file or $VOICELOOP_TOKEN; default: generated and printed)")
-    p.add_argument("--token-file", help="read the caller access token from this file")
-    p.add_argument("--operator-token", help="operator API token (prefer --operator-token-file or "
-                                            "$VOICELOOP_OPERATOR_TOKEN; default: generated and printed)")
-    p.add_argument("--operator-token-file", help="read the operator API token from this file")
-    add_engine_options(p, script=True)  # --stt, --tts, --script | --llm: the same choices as every command
-    add_agent_option(p)
-    p.add_argument("--max-calls", type=int, default=20)
-    p.add_argument("--max-calls-per-source", type=int, default=4,
-                   help="live calls from one client address (browser; Twilio when the webhook is unsigned)")
-    p.add_argument("--data-dir", default=os.environ.get("VOICELOOP_DATA", "voiceloop-data"),
-                   help="journal.db and the agent's own files (the demo's orders.db) live here")
-    add_storage_options(p)  # --db, --tenant, --tenant-budget
-    p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
-    p.add_argument("--no-speculate", action="store_true",
-                   help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
-    p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
-                   help="a caller turn is closed and answered after this many seconds of speech (default 30)")
-    p.add_argument("--allow-origin", action="append", default=[], help="extra browser origin to accept")
-    p.add_argument("--public-host", default="", help="host Twilio reaches us at (TwiML and signatures)")
-    p.add_argument("--no-twilio-key", action="store_true",
-                   help="accept Twilio streams without the key parameter our TwiML adds (for your own TwiML)")
-    p.add_argument("--transfer-to", default=None, metavar="+1...",
-                   help="phone calls a run escalates are transferred to this number through Twilio's REST API "
-                        "(default: $VOICELOOP_TRANSFER_TO; needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN)")
-    p.add_argument("--allow-unsigned-twilio", action="store_true",
-                   help="without TWILIO_AUTH_TOKEN, still answer the webhook (anyone can then get the stream key)")
-    add_timeout_options(p)
-    p.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
-
-
-def add_timeout_options(p: argparse.ArgumentParser) -> None:
-    defaults = ServerConfig()
-    for flag, attr, what in [
-            ("--start-timeout", "start_timeout_s", "close a socket that has not started its call"),
-            ("--media-timeout", "media_timeout_s", "close a call whose client sends no audio"),
-            ("--idle-timeout", "idle_timeout_s", "close a call with no caller speech and nothing going on"),
-            ("--max-call-seconds", "max_call_s", "close any call this old (0: no limit)")]:
-        p.add_argument(flag, dest=attr, type=float, default=getattr(defaults, attr), metavar="S",
-                       help=f"{what} after S seconds (default {getattr(defaults, attr):g})")
-    p.add_argument("--max-pending-per-source", type=int, default=defaults.max_pending_per_source,
-                   help="sockets from one address that have not started a call yet")
-    p.add_argument("--max-messages-per-second", type=float, default=defaults.max_messages_per_s,
-                   help="messages a client may send per second (bursts of twice that); echoes of ours not counted")
-
-
-def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
-    """The config from the command line, and the tokens generated here (to print once)."""
-    token = read_secret(args.token, args.token_file, "VOICELOOP_TOKEN")
-    operator = read_secret(args.operator_token, args.operator_token_file, "VOICELOOP_OPERATOR_TOKEN")
-    if token and token == operator:
-        raise SecretError("the operator token must differ from the caller access token (--token)")
-    if args.token or args.operator_token:
-        log.warning("a token given on the command line is visible in the process list: use --token-file / "
-                    "--operator-token-file or $VOICELOOP_TOKEN / $VOICELOOP_OPERATOR_TOKEN")
-    generated = [name for name, given in (("token", token), ("operator", operator)) if not given]
-    config = ServerConfig(host=args.host, port=args.port, token=token or secrets.token_urlsafe(24),
-                          operator_token=operator or secrets.token_urlsafe(24), max_calls=args.max_calls,
-                          max_calls_per_source=args.max_calls_per_source,
-                          twilio_auth_token=os.environ.get("TWILIO_AUTH_TOKEN", ""),
-                          allowed_origins=tuple(args.allow_origin), public_host=args.public_host,
-                          twilio_key_required=not args.no_twilio_key, allow_unsigned_twilio=args.allow_unsigned_twilio,
-                          start_timeout_s=args.start_timeout_s, media_timeout_s=args.media_timeout_s,
-                          idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s,
-                          max_pending_per_source=args.max_pending_per_source,
-                          max_messages_per_s=args.max_messages_per_second)
-    return config, generated
+    parser = add_serve_arguments(subparsers)  # the options: voice/server_args.py
+    parser.set_defaults(func=cmd_serve, stt=None, tts=None)  # unset: the agent file's engines, else the defaults
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

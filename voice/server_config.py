@@ -81,6 +81,15 @@ class ServerConfig:
     is closed 1000 (the caller walked away, or a client holds the slot with silence)."""
     max_call_s: float = 3600.0
     """Longest call, whatever it does (0: no limit)."""
+    drain_timeout_s: float = 30.0
+    """On SIGTERM the server drains: no new calls, `/healthz` 503, live calls go on this long at most, then
+    they are ended (voice/server_drain.py)."""
+    settle_interval_s: float = 5.0
+    """On a PostgreSQL journal several servers share: how often this server settles the runs of servers that
+    stopped (voice/settle_on_start.py; 0: never, leave it to the others or to a restart)."""
+    forwarded_allow_ips: str = "127.0.0.1"
+    """Proxies whose X-Forwarded-For / X-Forwarded-Proto uvicorn trusts for the client's address (what the
+    per-source caps count): a load balancer on another machine must be listed, or every call is its address."""
     max_pending_sockets: int = 128
     """Sockets open but not yet in a call, server-wide; past it new ones get 1013."""
     max_pending_per_source: int = 32

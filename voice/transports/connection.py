@@ -22,7 +22,7 @@ import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from voice.admission import Refused, Ticket
-from voice.calls import AudioSink, Call, CallContext, CallLimitReached  # AudioSink: wherever calls.py has it
+from voice.calls import AudioSink, Call, CallContext, CallLimitReached, ServerDraining  # AudioSink: as calls.py
 from voice.server_config import RateLimit, ServerConfig
 from voice.transports import TOO_MANY_CALLS, CloseCode, Drop
 from voice.transports.outbox import AckPacing, Outbox, Wire
@@ -112,7 +112,12 @@ class Connection:
         self.ticket.promote(self.cfg, per_source)
         self.watch.opened_call(time.monotonic())  # the client did its part; a slow session start is ours
         self.call = await self._calls.enter_async_context(self.ctx.open_call(sink, transport, **meta))
+        self.call.hang_up = self.hang_up
         return self.call
+
+    def hang_up(self, reason: str) -> None:
+        """End the call from our side (a drained server's deadline): the socket closes 1012 with `reason`."""
+        self.outbox.fail(Drop(CloseCode.SERVICE_RESTART, reason))
 
     def heard_media(self) -> None:
         """The endpoint got an audio message: the stream is alive (see `Watch`)."""
@@ -141,8 +146,7 @@ class Connection:
     async def _run(self, endpoint: Endpoint) -> tuple[int, str]:
         tasks: list[asyncio.Task[Any]] = []
         try:
-            if self.ctx.registry.full:
-                raise CallLimitReached(TOO_MANY_CALLS)
+            self.ctx.registry.check_room()  # draining or full: refused before anything is opened
             self.ticket = self.ctx.admission.open_socket(self.source, self.cfg)
             self.watch.waiting_for = endpoint.waiting_for
             tasks.append(asyncio.create_task(self._read(endpoint)))  # not waited on: it ends the call via the outbox
@@ -243,6 +247,8 @@ def close_reason(exc: BaseException | None, gone_reason: str,
         return exc.code, exc.reason if ours and exc.reason else gone_reason
     if isinstance(exc, WebSocketDisconnect):  # a send found the socket gone
         return exc.code, gone_reason
+    if isinstance(exc, ServerDraining):  # 1012: reconnect now (the load balancer picks another server)
+        return CloseCode.SERVICE_RESTART, str(exc)
     if isinstance(exc, CallLimitReached):
         return CloseCode.TRY_AGAIN_LATER, TOO_MANY_CALLS
     if isinstance(exc, Refused):
