@@ -20,7 +20,7 @@ LAYERS = {
              "voice.livekit_plugins", "voice.escalations", "voice.admission", "voice.call_tokens"),
     "demo": ("voice.fixtures", "voice.testing", "voice.reply_checks", "voice.reply_eval", "voice.wer"),
     "call": ("voice.session", "voice.drivers", "voice.call_core", "voice.call_agent_side", "voice.call_events",
-             "voice.call_state", "voice.priming",
+             "voice.call_state", "voice.priming", "voice.speech_first",
              "voice.reply", "voice.playout", "voice.turns", "voice.approval", "voice.speculation", "voice.trace",
              "voice.pacer", "voice.write_truth", "voice.telemetry", "voice.timeline", "voice.timeline_html"),
     "speech": ("voice.",),
