@@ -130,6 +130,20 @@ def _status_mb(pid: int, key: str) -> float:
     return 0.0
 
 
+SPEECH_WORK = re.compile(r"speech work: (\d+) transcriptions \(mean ([\d.]+) s asked -> text\), "
+                         r"Whisper busy ([\d.]+) s for (\d+) windows in (\d+) batches .*?; "
+                         r"(\d+) syntheses, TTS busy ([\d.]+) s")
+
+
+def speech_work(server_log: str) -> dict[str, float]:
+    """The server's own count of its speech work (logged when it stops), or {} if it did not say."""
+    found = SPEECH_WORK.findall(server_log)
+    if not found:
+        return {}
+    keys = ("transcriptions", "stt_wait_s", "stt_busy_s", "windows", "batches", "syntheses", "tts_busy_s")
+    return dict(zip(keys, map(float, found[-1]), strict=True))
+
+
 def journal_runs(db_path: Path) -> tuple[int, list[str]]:
     """(runs, last event kind of every run that neither finished nor was cancelled)."""
     if not db_path.is_file():
@@ -164,8 +178,9 @@ async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Uttera
 
 def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: list[Utterance],
              progress: Callable[[str], None]) -> tuple[StepRow, list[CallResult]]:
-    data, log = workdir / f"n{n}" / "data", workdir / f"n{n}" / "server.log"
+    data, log = workdir / f"n{n}" / "data", cfg.out / f"server_n{n}.log"  # the log is kept, next to the CSVs
     data.mkdir(parents=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
     proc, port = start_server(cfg, n, llm_url, data, log)
     usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
     try:
@@ -179,6 +194,7 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     if code != 0:
         progress(f"N={n}: the server exited with {code}; see {log}")
     usage.runs, usage.runs_open = journal_runs(data / "journal.db")
+    usage.speech = speech_work(log.read_text())
     return step_row(n, calls, usage, cfg.target_ms), calls
 
 

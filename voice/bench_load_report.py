@@ -16,7 +16,8 @@ from voice.load_caller import CallResult
 
 STEP_COLUMNS = ("calls", "turns", "answered", "unanswered", "v2v_p50_ms", "v2v_p95_ms", "v2v_max_ms",
                 "barge_ins", "barge_stop_p95_ms", "dropped", "runs", "runs_open", "server_cpu_pct",
-                "cpu_pct_per_call", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "wall_s", "holds")
+                "cpu_pct_per_call", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "stt_per_turn", "stt_mean_ms",
+                "mean_batch", "stt_busy_pct", "tts_busy_pct", "wall_s", "holds")
 TURN_COLUMNS = ("calls", "call", "turn", "utterance", "barge_in", "voice_to_voice_ms", "barge_stop_ms")
 
 
@@ -30,6 +31,7 @@ class ServerUsage:
     rss_peak_mb: float = 0.0  # VmHWM at the end of the step
     runs: int = 0  # journal runs of the step
     runs_open: list[str] = field(default_factory=list)  # last event kind of each run not finished/cancelled
+    speech: dict[str, float] = field(default_factory=dict)  # the server's speech work (voice.shared_models)
 
 
 @dataclass
@@ -51,6 +53,11 @@ class StepRow:
     rss_idle_mb: float
     rss_peak_mb: float
     mb_per_call: float
+    stt_per_turn: float | None  # transcriptions per caller turn
+    stt_mean_ms: float | None  # asked -> text, queueing included
+    mean_batch: float | None  # Whisper windows per batch
+    stt_busy_pct: float | None  # Whisper busy, % of the step's wall time
+    tts_busy_pct: float | None
     wall_s: float
     holds: bool  # p95 within the target, nothing dropped or unanswered, no run left open
 
@@ -69,7 +76,17 @@ def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms:
         sum(t.barge_in for t in turns), percentile(stops, 95), dropped, usage.runs, len(usage.runs_open),
         round(100 * usage.cpu_s / max(usage.wall_s, 1e-9), 1), round(100 * usage.cpu_s / call_s, 1),
         round(usage.rss_idle_mb, 1), round(usage.rss_peak_mb, 1),
-        round(max(0.0, usage.rss_peak_mb - usage.rss_idle_mb) / max(n, 1), 1), round(usage.wall_s, 1), holds)
+        round(max(0.0, usage.rss_peak_mb - usage.rss_idle_mb) / max(n, 1), 1), *_speech_columns(usage, len(turns)),
+        round(usage.wall_s, 1), holds)
+
+
+def _speech_columns(usage: ServerUsage, turns: int) -> tuple[float | None, ...]:
+    work, wall = usage.speech, max(usage.wall_s, 1e-9)
+    if not work:
+        return None, None, None, None, None
+    return (round(work["transcriptions"] / max(turns, 1), 2), round(work["stt_wait_s"] * 1000),
+            round(work["windows"] / max(work["batches"], 1), 2), round(100 * work["stt_busy_s"] / wall, 1),
+            round(100 * work["tts_busy_s"] / wall, 1))
 
 
 def largest_holding(rows: Sequence[StepRow]) -> int | None:
@@ -82,19 +99,26 @@ def largest_holding(rows: Sequence[StepRow]) -> int | None:
     return best
 
 
+def _num(value: float | None, width: int, digits: int) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
 def format_table(rows: Sequence[StepRow], target_ms: float, title: str) -> str:
     head = (f"{'calls':>5} {'turns':>5} {'unans':>5} {'v2v p50':>8} {'v2v p95':>8} {'barge p95':>9} "
-            f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'RSS MB':>7} {'MB/call':>7}  holds")
-    out = [title, "(ms; cpu % of one core, server process; barge = barge-in stop)", head]
+            f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'RSS MB':>7} {'MB/call':>7} "
+            f"{'stt/turn':>8} {'stt ms':>6} {'batch':>5} {'stt %':>5} {'tts %':>5}  holds")
+    out = [title, "(ms; cpu % of one core, server process; barge = barge-in stop; stt ms: asked -> text; "
+                  "batch: Whisper windows per batch; stt %, tts %: model busy, % of wall time)", head]
     for r in rows:
         out.append(f"{r.calls:>5} {r.turns:>5} {r.unanswered:>5} {_ms(r.v2v_p50_ms):>8} {_ms(r.v2v_p95_ms):>8} "
                    f"{_ms(r.barge_stop_p95_ms):>9} {r.dropped:>7} {r.runs_open:>9} {r.server_cpu_pct:>6.0f} "
-                   f"{r.cpu_pct_per_call:>10.1f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f}  "
-                   f"{'yes' if r.holds else 'no'}")
+                   f"{r.cpu_pct_per_call:>10.1f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f} "
+                   f"{_num(r.stt_per_turn, 8, 2)} {_num(r.stt_mean_ms, 6, 0)} {_num(r.mean_batch, 5, 2)} "
+                   f"{_num(r.stt_busy_pct, 5, 0)} {_num(r.tts_busy_pct, 5, 0)}  {'yes' if r.holds else 'no'}")
     best = largest_holding(rows)
     out.append(f"largest N with p95 voice-to-voice <= {target_ms / 1000:g} s, nothing dropped or unanswered, every "
                f"run finished or cancelled: {best if best is not None else 'none of those measured'}")

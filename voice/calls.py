@@ -54,6 +54,7 @@ from voice.server_config import ServerConfig  # ServerConfig's home; imported fr
 from voice.session import CallSession, SessionConfig
 from voice.shared_models import LockedTTS, SharedSTT
 from voice.stack import SpeechStack
+from voice.stt_batch import BatchedSTT
 
 log = logging.getLogger("voiceloop.calls")
 
@@ -156,14 +157,17 @@ class CallFactory:
     """Builds a real-time CallSession per call from one loaded speech stack."""
 
     def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
-                 session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None) -> None:
+                 session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None,
+                 stt_batch: int = 1) -> None:
         self.stack, self.make_agent = stack, make_agent
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.journal = Journal(str(self.data_dir / "journal.db"))
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
-        self.stt = SharedSTT(stack.stt)
+        # several calls' transcriptions at once run as one Whisper batch (voice/stt_batch.py)
+        batched = stt_batch > 1 and hasattr(stack.stt, "transcribe_windows")
+        self.stt = SharedSTT(BatchedSTT(stack.stt, stt_batch) if batched else stack.stt)
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 

@@ -22,8 +22,10 @@ import contextlib
 import json
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,16 +138,17 @@ class PhoneCaller:
                     await asyncio.gather(*tasks, return_exceptions=True)
         except ConnectionClosedByServer as exc:
             self.result.dropped = str(exc)
-        except (OSError, asyncio.TimeoutError, websockets.WebSocketException) as exc:
+        except (TimeoutError, OSError, websockets.WebSocketException) as exc:
             self.result.dropped = f"{type(exc).__name__}: {exc}"[:200]
         self.result.seconds = time.perf_counter() - started
         return self.result
 
     async def _follow_plan(self) -> None:
         for i, turn in enumerate(self.plan):
-            barge = turn.barge_after_s is not None and bool(self.media_after)
+            after = turn.barge_after_s
+            barge = after is not None and bool(self.media_after)
             if barge:
-                await self._until(lambda: time.perf_counter() - self.media_after[0] >= turn.barge_after_s)
+                await self._until(lambda a=after: time.perf_counter() - self.media_after[0] >= a)
             else:
                 await self._until_agent_quiet(turn.pause_s)
             result = TurnResult(i, turn.utterance.name, barge)
@@ -158,13 +161,13 @@ class PhoneCaller:
             self.media_after = []
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.0, end + self.answer_timeout_s - time.perf_counter())):
-                    await self._until(lambda: any(t >= end for t in self.media_after))
+                    await self._until(lambda e=end: any(t >= e for t in self.media_after))
             first = next((t for t in self.media_after if t >= end), None)
             result.voice_to_voice_ms = None if first is None else round((first - end) * 1000, 1)
         if self.media_after:  # hear the last answer out before hanging up
             await self._until_agent_quiet(0.5, limit_s=30.0)
 
-    async def _until(self, condition, step_s: float = 0.01) -> None:  # noqa: ANN001 (a predicate)
+    async def _until(self, condition: Callable[[], bool], step_s: float = 0.01) -> None:
         while not condition():
             if self.closed.is_set():
                 raise ConnectionClosedByServer("the server closed the call")
@@ -186,7 +189,7 @@ class PhoneCaller:
         last = min(max(0, round(utterance.speech_end_s / FRAME_S) - 1), len(self.sent_at) - 1)
         return self.sent_at[first], self.sent_at[last]
 
-    async def _line(self, ws) -> None:  # noqa: ANN001 (a websockets connection)
+    async def _line(self, ws: Any) -> None:
         """One media message every 20 ms on the wall clock, and mark echoes as their audio finishes playing."""
         silence = bytes([0xFF]) * FRAME
         started, i = time.perf_counter(), 0
@@ -207,10 +210,10 @@ class PhoneCaller:
             while self.marks and self.marks[0][0] <= now:
                 await self._echo(ws, self.marks.pop(0)[1])
 
-    async def _echo(self, ws, name: str) -> None:  # noqa: ANN001
+    async def _echo(self, ws: Any, name: str) -> None:
         await ws.send(json.dumps({"event": "mark", "streamSid": self.sid, "mark": {"name": name}}))
 
-    async def _listen(self, ws) -> None:  # noqa: ANN001
+    async def _listen(self, ws: Any) -> None:
         import websockets
 
         try:

@@ -35,6 +35,7 @@ import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,8 @@ from voice.server_auth import (
     read_secret,
     same,
 )
-from voice.server_config import ServerConfig
+from voice.server_config import ServerConfig, add_capacity_options, worker_threads
+from voice.shared_models import work_summary
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
 from voice.transports.twilio import twilio_call
@@ -268,9 +270,11 @@ def bound_port(server: VoiceServer) -> int:
 
 
 async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None]) -> None:
+    loop = asyncio.get_running_loop()
+    # every call may wait on a transcription and a synthesis at once: never queue them behind a small pool
+    loop.set_default_executor(ThreadPoolExecutor(worker_threads(ctx.config.max_calls), "voiceloop-work"))
     server = await start_server(ctx)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
@@ -281,6 +285,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
     await server.wait_closed()
     for call in ctx.registry.live():
         await call.close("server shutting down")
+    log.info(work_summary(ctx.factory.stt, ctx.factory.tts))
 
 
 # ---- the command -----------------------------------------------------------------------------
@@ -310,6 +315,7 @@ def add_serve_command(subparsers: Any) -> None:
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
+    add_capacity_options(p)
     p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
                    help="a caller turn is closed and answered after this many seconds of speech (default 30)")
     p.add_argument("--allow-origin", action="append", default=[], help="extra browser origin to accept")
@@ -394,7 +400,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, speculate=not args.no_speculate,
-                                        turns=TurnConfig(max_turn_s=args.max_turn_s)))
+                                        turns=TurnConfig(max_turn_s=args.max_turn_s)),
+                          stt_batch=args.stt_batch)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 
