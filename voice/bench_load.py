@@ -264,6 +264,10 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
                       target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out))
 
 
+def _interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def cmd_bench_load(args: argparse.Namespace) -> int:
     """Exit 0 when the largest N measured holds the target, 1 when it does not, 2 on bad arguments."""
     try:
@@ -273,6 +277,7 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
         return 2
     say: Callable[[str], Any] = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     load = os.getloadavg()
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still stop the servers it started
     say(f"bench load: steps {cfg.steps}, {cfg.turns} turns per call, {os.cpu_count()} cores, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before the run")
     results = run_load(cfg, say)

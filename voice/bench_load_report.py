@@ -16,8 +16,8 @@ from voice.load_caller import CallResult
 
 STEP_COLUMNS = ("calls", "turns", "answered", "unanswered", "v2v_p50_ms", "v2v_p95_ms", "v2v_max_ms",
                 "barge_ins", "barge_stop_p95_ms", "dropped", "runs", "runs_open", "server_cpu_pct",
-                "cpu_pct_per_call", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "stt_per_turn", "stt_mean_ms",
-                "mean_batch", "stt_busy_pct", "tts_busy_pct", "wall_s", "holds")
+                "cpu_pct_per_call", "cpu_s_per_turn", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "stt_per_turn",
+                "stt_mean_ms", "mean_batch", "stt_busy_pct", "tts_busy_pct", "wall_s", "holds")
 TURN_COLUMNS = ("calls", "call", "turn", "utterance", "barge_in", "voice_to_voice_ms", "barge_stop_ms")
 
 
@@ -50,6 +50,7 @@ class StepRow:
     runs_open: int
     server_cpu_pct: float
     cpu_pct_per_call: float
+    cpu_s_per_turn: float  # server CPU seconds per caller turn: what a turn costs, whatever else the machine runs
     rss_idle_mb: float
     rss_peak_mb: float
     mb_per_call: float
@@ -75,6 +76,7 @@ def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms:
         n, len(turns), len(v2v), unanswered, percentile(v2v, 50), p95, max(v2v, default=None),
         sum(t.barge_in for t in turns), percentile(stops, 95), dropped, usage.runs, len(usage.runs_open),
         round(100 * usage.cpu_s / max(usage.wall_s, 1e-9), 1), round(100 * usage.cpu_s / call_s, 1),
+        round(usage.cpu_s / max(len(turns), 1), 2),
         round(usage.rss_idle_mb, 1), round(usage.rss_peak_mb, 1),
         round(max(0.0, usage.rss_peak_mb - usage.rss_idle_mb) / max(n, 1), 1), *_speech_columns(usage, len(turns)),
         round(usage.wall_s, 1), holds)
@@ -109,14 +111,15 @@ def _ms(value: float | None) -> str:
 
 def format_table(rows: Sequence[StepRow], target_ms: float, title: str) -> str:
     head = (f"{'calls':>5} {'turns':>5} {'unans':>5} {'v2v p50':>8} {'v2v p95':>8} {'barge p95':>9} "
-            f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'RSS MB':>7} {'MB/call':>7} "
+            f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'cpu s/turn':>10} {'RSS MB':>7} "
+            f"{'MB/call':>7} "
             f"{'stt/turn':>8} {'stt ms':>6} {'batch':>5} {'stt %':>5} {'tts %':>5}  holds")
     out = [title, "(ms; cpu % of one core, server process; barge = barge-in stop; stt ms: asked -> text; "
                   "batch: Whisper windows per batch; stt %, tts %: model busy, % of wall time)", head]
     for r in rows:
         out.append(f"{r.calls:>5} {r.turns:>5} {r.unanswered:>5} {_ms(r.v2v_p50_ms):>8} {_ms(r.v2v_p95_ms):>8} "
                    f"{_ms(r.barge_stop_p95_ms):>9} {r.dropped:>7} {r.runs_open:>9} {r.server_cpu_pct:>6.0f} "
-                   f"{r.cpu_pct_per_call:>10.1f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f} "
+                   f"{r.cpu_pct_per_call:>10.1f} {r.cpu_s_per_turn:>10.2f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f} "
                    f"{_num(r.stt_per_turn, 8, 2)} {_num(r.stt_mean_ms, 6, 0)} {_num(r.mean_batch, 5, 2)} "
                    f"{_num(r.stt_busy_pct, 5, 0)} {_num(r.tts_busy_pct, 5, 0)}  {'yes' if r.holds else 'no'}")
     best = largest_holding(rows)

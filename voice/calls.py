@@ -158,7 +158,7 @@ class CallFactory:
 
     def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
                  session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None,
-                 stt_batch: int = 1) -> None:
+                 stt_batch: int = 8) -> None:
         self.stack, self.make_agent = stack, make_agent
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -135,6 +135,6 @@ def _at_least_one(text: str) -> int:
 
 def add_capacity_options(p: argparse.ArgumentParser) -> None:
     """`voiceloop serve`'s options for many calls on one machine (measured with `voiceloop bench load`)."""
-    p.add_argument("--stt-batch", type=_at_least_one, default=1, metavar="N",
+    p.add_argument("--stt-batch", type=_at_least_one, default=8, metavar="N",
                    help="transcriptions that different calls ask for at once run as one Whisper batch of up to N "
-                        "windows (1: one at a time)")
+                        "windows (default 8; 1: one at a time)")
