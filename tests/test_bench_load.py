@@ -71,7 +71,8 @@ def test_a_step_holds_only_within_target_with_nothing_dropped_unanswered_or_open
     fine = step_row(1, _calls([800.0, 900.0, 1000.0]), usage, 1500)
     assert fine.holds and fine.v2v_p50_ms == 900.0 and fine.server_cpu_pct == 50.0 and fine.mb_per_call == 100.0
     assert not step_row(2, _calls([800.0, 1600.0]), usage, 1500).holds
-    assert not step_row(3, _calls([800.0, None]), usage, 1500).holds  # an unanswered turn
+    unanswered = step_row(3, _calls([800.0, None]), usage, 1500)
+    assert not unanswered.holds and unanswered.v2v_p95_ms == float("inf")  # counted as infinitely late
     assert not step_row(4, _calls([800.0], dropped="closed"), usage, 1500).holds
     left_open = ServerUsage(cpu_s=1, wall_s=1, runs_open=["turn_admitted"])
     assert not step_row(5, _calls([800.0]), left_open, 1500).holds

@@ -184,10 +184,11 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     proc, port = start_server(cfg, n, llm_url, data, log)
     usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
     try:
-        cpu0, t0 = _cpu_s(proc.pid), time.perf_counter()
+        cpu0, t0, own0 = _cpu_s(proc.pid), time.perf_counter(), time.process_time()
         progress(f"N={n}: server up (pid {proc.pid}, {usage.rss_idle_mb:.0f} MB); placing {n} calls...")
         calls = asyncio.run(place_calls(f"ws://127.0.0.1:{port}/twilio", n, cfg, utterances, progress))
         usage.cpu_s, usage.wall_s = _cpu_s(proc.pid) - cpu0, time.perf_counter() - t0
+        usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
         usage.rss_peak_mb = _status_mb(proc.pid, "VmHWM")
     finally:
         code = _stop(proc)
@@ -222,7 +223,7 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[Ste
 
 def write_outputs(cfg: LoadConfig, results: Sequence[tuple[StepRow, list[CallResult]]], title: str) -> list[Path]:
     rows = [r for r, _ in results]
-    meta = {"ttft_ms": cfg.ttft_ms, "tokens_per_s": cfg.tokens_per_s, "turns": cfg.turns,
+    meta = {"ttft_ms": cfg.ttft_ms, "tokens_per_s": cfg.tokens_per_s, "call_turns": cfg.turns,
             "serve_args": " ".join(cfg.serve_args), "cores": os.cpu_count() or 0}
     paths = [cfg.out / "load.csv", cfg.out / "load_turns.csv", cfg.out / "load_p95.svg"]
     write_step_csv(paths[0], rows, meta)
