@@ -44,12 +44,11 @@ from voice.bench_load_report import (
 )
 from voice.fixtures import FIXTURES
 from voice.load_caller import CallResult, PhoneCaller, Utterance, plan_call
-from voice.transports.twilio_webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDINGS = FIXTURES / "recordings" / "telephone"  # real 8 kHz phone recordings (../shared/audio's, copied)
+RECORDINGS = FIXTURES / "recordings" / "telephone"  # real 8 kHz phone recordings
 DEFAULT_OUT = Path("out") / "bench"
-OPERATOR = "bench-load-operator-token"  # the server's, for this run only; it derives the Twilio stream key
+OPERATOR = "bench-load-operator-token"  # the server's, for this run only
 
 
 @dataclass
@@ -113,7 +112,8 @@ def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -
     env.pop("TWILIO_AUTH_TOKEN", None)
     cmd = [sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--llm", "openai", "--tts", "piper",
            "--data-dir", str(data), "--max-calls", str(n), "--max-calls-per-source", str(n),
-           "--max-pending-per-source", str(n), *cfg.serve_args]
+           "--max-pending-per-source", str(n),
+           "--no-twilio-key", *cfg.serve_args]  # the callers come straight to the stream, not through our TwiML
     proc, m = _launch(cmd, env, r"listening on http://127\.0\.0\.1:(\d+)/", log)
     return proc, int(m.group(1))
 
@@ -161,13 +161,13 @@ async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Uttera
                       progress: Callable[[str], None]) -> list[CallResult]:
     """N calls, each starting at its random offset; a line of progress as calls finish."""
     rng = random.Random(cfg.seed * 1000 + n)
-    key, done = twilio_stream_key(OPERATOR), 0
+    done = 0
 
     async def one(i: int) -> CallResult:
         nonlocal done
         await asyncio.sleep(rng.uniform(0, cfg.spread_s) if n > 1 else 0.0)
         plan = plan_call(rng, utterances, cfg.turns, barge_turn=1 if cfg.turns > 1 else None)
-        result = await PhoneCaller(url, key, i, plan).run()
+        result = await PhoneCaller(url, "", i, plan).run()
         done += 1
         if done == n or done % max(1, n // 4) == 0:
             progress(f"  {done}/{n} calls done")

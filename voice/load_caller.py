@@ -100,6 +100,7 @@ class PhoneCaller:
     result."""
 
     def __init__(self, url: str, key: str, call: int, plan: list[TurnPlan], answer_timeout_s: float = 10.0) -> None:
+        """`key`: the stream key our TwiML would carry ("" for a server started with --no-twilio-key)."""
         self.url, self.key, self.plan, self.answer_timeout_s = url, key, plan, answer_timeout_s
         self.sid = f"MZload{call:04d}"
         self.result = CallResult(call)
@@ -116,7 +117,7 @@ class PhoneCaller:
     def _start_msg(self) -> str:
         start = {"streamSid": self.sid, "callSid": "CA" + self.sid[2:], "tracks": ["inbound"],
                  "mediaFormat": {"encoding": "audio/x-mulaw", "sampleRate": RATE, "channels": 1},
-                 "customParameters": {"key": self.key}}
+                 "customParameters": {"key": self.key} if self.key else {}}
         return json.dumps({"event": "start", "sequenceNumber": "1", "start": start, "streamSid": self.sid})
 
     async def run(self) -> CallResult:
