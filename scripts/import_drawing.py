@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYERS = {
     "edge": ("voice.cli", "voice.server", "voice.console", "voice.livekit_worker", "voice.transports", "voice.calls",
              "voice.bench_voice", "voice.bench_voice_report", "voice.settle_on_start", "voice.livekit_llm",
-             "voice.livekit_plugins", "voice.escalations", "voice.admission", "voice.call_tokens"),
+             "voice.livekit_plugins", "voice.escalations", "voice.admission", "voice.call_tokens", "voice.bench_load",
+             "voice.bench_load_report", "voice.load_caller", "voice.llm_standin"),
     "demo": ("voice.fixtures", "voice.testing", "voice.reply_checks", "voice.reply_eval", "voice.wer"),
     "call": ("voice.session", "voice.drivers", "voice.call_core", "voice.call_agent_side", "voice.call_events",
              "voice.call_state", "voice.priming", "voice.speech_first",

@@ -51,6 +51,7 @@ from voice.server_config import ServerConfig  # ServerConfig's home; imported fr
 from voice.session import CallSession, SessionConfig
 from voice.shared_models import LockedTTS, SharedSTT
 from voice.stack import SpeechStack
+from voice.stt_batch import BatchedSTT
 
 log = logging.getLogger("voiceloop.calls")
 
@@ -175,7 +176,7 @@ class CallFactory:
 
     def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
                  session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None, *,
-                 db: str | None = None, tenant: TenantBudget | None = None) -> None:
+                 db: str | None = None, tenant: TenantBudget | None = None, stt_batch: int = 8) -> None:
         self.stack, self.make_agent = stack, make_agent
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -185,7 +186,9 @@ class CallFactory:
         self.tenant = tenant  # every call's runs also hold their spend against this shared budget
         self.session_config = session_config or SessionConfig()
         self.tts = LockedTTS(stack.tts)
-        self.stt = SharedSTT(stack.stt)
+        # several calls' transcriptions at once run as one Whisper batch (voice/stt_batch.py)
+        batched = stt_batch > 1 and hasattr(stack.stt, "transcribe_windows")
+        self.stt = SharedSTT(BatchedSTT(stack.stt, stt_batch) if batched else stack.stt)
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 

@@ -128,10 +128,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     from loop.brain_bench import add_brain_arguments, brain_command
+    from voice.bench_load import add_bench_load_arguments, cmd_bench_load
     from voice.bench_voice import add_bench_voice_arguments, cmd_bench_voice
 
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk)})
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk),
+                                                    "load": cmd_bench_load})
     add_brain_arguments(parsers["bench"])
+    add_bench_load_arguments(parsers["bench"])
     add_bench_voice_arguments(parsers["bench"])
     add_agent_option(parsers["bench"])  # voice: every call script with this agent
     add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice

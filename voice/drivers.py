@@ -50,9 +50,12 @@ from voice.call_events import (
     TranscriptSkipped,
 )
 from voice.priming import PrimedModel
+from voice.shared_models import SPEECH_URGENCY
 from voice.speculation import speculate_reads
 from voice.spoken import SpokenTTS
 from voice.trace import TraceKind
+
+URGENT_BELOW_SAMPLES = 8000  # less than half a second of agent audio left to play: the next clause is urgent
 
 log = logging.getLogger("voiceloop.call")
 Observer = Callable[[dict[str, Any]], None]
@@ -303,7 +306,8 @@ class RealtimeDriver(CallDriver):
         self.pump()
 
     def transcribe(self, command: Transcribe) -> None:
-        if command.optional and getattr(self.stt, "in_flight", 0):  # a shared Whisper busy with other calls
+        busy = getattr(self.stt, "busy", None)  # a shared Whisper busy with other calls: back-pressure
+        if command.optional and callable(busy) and busy():
             self.trace(TraceKind.SPECULATION_SKIPPED, why="speech-to-text busy")
             self.feed(TranscriptSkipped(command.key))
             return
@@ -335,6 +339,8 @@ class RealtimeDriver(CallDriver):
     async def _speak(self, command: Synthesize) -> None:
         if command.generation != self.core.reply.generation:
             return  # cut off before it was synthesised
+        # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait
+        SPEECH_URGENCY.set(int(self.core.reply.playout.unheard_samples() >= URGENT_BELOW_SAMPLES))
         try:
             audio = await asyncio.to_thread(self.tts.synthesize, command.text)
         except Exception as exc:  # the clause is lost, not the call

@@ -45,6 +45,10 @@ class PlayoutCursor:
         """Agent audio the caller has not heard yet, whether still here or already in the transport's buffer."""
         return any(s.heard < len(s.audio) for s in self.queue)
 
+    def unheard_samples(self) -> int:
+        """Agent audio queued that the caller has not heard yet (what plays before anything synthesised now)."""
+        return sum(len(s.audio) - s.heard for s in self.queue)
+
     def next_frame(self) -> np.ndarray | None:
         """The next 32 ms of agent audio, or None when paused or nothing is queued."""
         if self.paused:

@@ -34,6 +34,7 @@ import signal
 import socket
 import sys
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,10 @@ from voice.server_auth import (
     presented,
     same,
 )
+from voice.server_config import worker_threads
 from voice.server_drain import drain
 from voice.settle_on_start import settle_peers
+from voice.shared_models import work_summary
 from voice.transports import CloseCode
 from voice.transports.browser import browser_call
 from voice.transports.twilio import twilio_call
@@ -276,9 +279,11 @@ def bound_port(server: VoiceServer) -> int:
 async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None]) -> None:
     """Serve until SIGTERM or SIGINT, then drain (voice/server_drain.py: no new calls, live ones end or are ended by
     `drain_timeout_s`; a second signal ends them at once) and stop."""
+    loop = asyncio.get_running_loop()
+    # every call may wait on a transcription and a synthesis at once: never queue them behind a small pool
+    loop.set_default_executor(ThreadPoolExecutor(worker_threads(ctx.config.max_calls), "voiceloop-work"))
     server = await start_server(ctx)
     first, second = asyncio.Event(), asyncio.Event()
-    loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, lambda: (second if first.is_set() else first).set())
@@ -294,6 +299,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
     await server.wait_closed()
     for call in ctx.registry.live():
         await call.close("server shutting down")
+    log.info(work_summary(ctx.factory.stt, ctx.factory.tts))
 
 
 # ---- the command -----------------------------------------------------------------------------
@@ -339,7 +345,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, speculate=not args.no_speculate,
-                                        turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant)
+                                        turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant,
+                          stt_batch=args.stt_batch)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 

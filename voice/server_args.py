@@ -9,7 +9,7 @@ import secrets
 from typing import Any
 
 from voice.server_auth import SecretError, read_secret
-from voice.server_config import ServerConfig
+from voice.server_config import ServerConfig, add_capacity_options
 
 log = logging.getLogger("voiceloop.server")
 
@@ -41,6 +41,7 @@ def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
     p.add_argument("--no-speculate", action="store_true",
                    help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
+    add_capacity_options(p)
     p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
                    help="a caller turn is closed and answered after this many seconds of speech (default 30)")
     p.add_argument("--allow-origin", action="append", default=[], help="extra browser origin to accept")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,3 +124,26 @@ class RateLimit:
             return False
         self.tokens -= 1
         return True
+
+
+def worker_threads(max_calls: int) -> int:
+    """Threads for blocking speech work: each live call may wait on a transcription and a synthesis at once
+    (they queue for the shared models inside, not for a thread)."""
+    return 2 * max_calls + 4
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {value})")
+    return value
+
+
+def add_capacity_options(p: argparse.ArgumentParser) -> None:
+    """`voiceloop serve`'s options for many calls on one machine (measured with `voiceloop bench load`)."""
+    p.add_argument("--stt-batch", type=_at_least_one, default=8, metavar="N",
+                   help="transcriptions that different calls ask for at once run as one Whisper batch of up to N "
+                        "windows (default 8; 1: one at a time)")

@@ -17,6 +17,7 @@ import math
 import os
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -215,6 +216,7 @@ class WhisperSTT:
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
         self._lock = threading.Lock()
+        self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
 
     def split_windows(self, samples: np.ndarray) -> list[tuple[int, int]]:
         """Cut audio into windows of at most max_window_s, each cut at the quietest 100 ms of its
@@ -231,35 +233,61 @@ class WhisperSTT:
 
     def transcribe_window(self, window: np.ndarray) -> str:
         """One window (at most max_window_s) -> text; "" when it holds no speech."""
-        with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
-            return self._transcribe_window_locked(as_int16(window))
+        return self.transcribe_windows([window])[0]
 
-    def _transcribe_window_locked(self, window: np.ndarray) -> str:
+    def transcribe_windows(self, windows: list[np.ndarray]) -> list[str]:
+        """Several windows (each at most max_window_s, e.g. from different calls) -> their texts, decoded as
+        one CTranslate2 batch per padded window length: greedy decoding gives each the text it gets alone."""
+        texts = [""] * len(windows)
+        with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
+            started = time.perf_counter()
+            speech = [(i, as_int16(w)) for i, w in enumerate(windows) if self._has_speech(as_int16(w))]
+            groups: dict[float, list[tuple[int, np.ndarray]]] = {}
+            for i, window in speech:
+                groups.setdefault(self._padded_s(window), []).append((i, window))
+            for padded_s, group in groups.items():
+                for (i, _), text in zip(group, self._generate(padded_s, [w for _, w in group]), strict=True):
+                    texts[i] = text
+            self.work["batches"] += 1
+            self.work["windows"] += len(windows)
+            self.work["busy_s"] += time.perf_counter() - started
+        return texts
+
+    def _padded_s(self, window: np.ndarray) -> float:
+        return min(self.max_window_s, max(self.min_window_s, math.ceil(len(window) / SAMPLE_RATE)))
+
+    def _max_new_tokens(self, window: np.ndarray) -> int:
+        # About 3 words/s of speech is ~4 tokens/s; 7/s leaves room yet stops a looping decoder early.
+        return min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(len(window) / SAMPLE_RATE * 7) + 8)
+
+    def _generate(self, padded_s: float, windows: list[np.ndarray]) -> list[str]:
         import ctranslate2
 
-        if not self._has_speech(window):
-            return ""
-        duration_s = len(window) / SAMPLE_RATE
-        padded_s = min(self.max_window_s, max(self.min_window_s, math.ceil(duration_s)))
-        audio = np.zeros(int(padded_s * SAMPLE_RATE), dtype=np.float32)
-        audio[: len(window)] = window[: len(audio)].astype(np.float32) / 32768.0
-        features = self._features(audio, padding=0)[None]
-        # About 3 words/s of speech is ~4 tokens/s; 7/s leaves room yet stops a looping decoder early.
-        max_new_tokens = min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(duration_s * 7) + 8)
-        result = self._model.generate(
-            ctranslate2.StorageView.from_array(np.ascontiguousarray(features)),
-            [self._prompt],
+        features = []
+        for window in windows:
+            audio = np.zeros(int(padded_s * SAMPLE_RATE), dtype=np.float32)
+            audio[: len(window)] = window[: len(audio)].astype(np.float32) / 32768.0
+            features.append(self._features(audio, padding=0))
+        caps = [self._max_new_tokens(w) for w in windows]
+        results = self._model.generate(
+            ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
+            [self._prompt] * len(windows),
             beam_size=self.beam_size,
             # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2).
-            max_length=2 * max_new_tokens,
+            max_length=2 * max(caps),
             suppress_blank=True,
             suppress_tokens=self._suppressed,
             return_scores=True,
             return_no_speech_prob=True,
-        )[0]
-        tokens = result.sequences_ids[0]
-        avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # same measure as faster-whisper
-        if result.no_speech_prob > self.no_speech_threshold and avg_logprob < -1.0:
+        )
+        return [self._text_of(result, cap) for result, cap in zip(results, caps, strict=True)]
+
+    def _text_of(self, result: object, max_new_tokens: int) -> str:
+        tokens = result.sequences_ids[0][:max_new_tokens]  # type: ignore[attr-defined]  # a batch-mate may run longer
+        full = result.sequences_ids[0]  # type: ignore[attr-defined]
+        # same measure as faster-whisper, over the tokens this window decoded
+        avg_logprob = result.scores[0] * len(full) / (len(full) + 1)  # type: ignore[attr-defined]
+        if result.no_speech_prob > self.no_speech_threshold and avg_logprob < -1.0:  # type: ignore[attr-defined]
             return ""
         if len(tokens) >= max_new_tokens:
             tokens = trim_repetition_loop(tokens)
