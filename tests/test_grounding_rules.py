@@ -73,6 +73,21 @@ def test_a_hand_over_is_offered_only_after_the_caller_asks_for_a_person() -> Non
     assert not offered("Great, thanks.")
 
 
+def test_a_city_in_a_question_about_something_else_is_no_delivery_lookup() -> None:
+    tools = OrderDesk(":memory:").tools()
+    schemas = [t.openai_schema() for t in tools]
+    cues = {t.name: t.cues for t in tools if t.cues}
+
+    def offered(text: str) -> bool:
+        return "delivery_status" in [tool_name(t) for t in uncued(schemas, [Message("user", text)], cues)]
+
+    assert not offered("What will the weather be like in Lisbon tomorrow?")
+    for asked in ("Is anything going to Denver?", "Any deliveries for Paris?", "What's heading to Leeds?",
+                  "The amount of things being delivered to Paris.", "Any orders for Austin?",
+                  "Is anything delayed for Austin?", "How are the shipments to New York doing?"):
+        assert offered(asked), asked
+
+
 def test_fresh_reads_take_values_not_loose_words() -> None:
     schemas = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     writes = frozenset({"issue_refund", "update_address"})

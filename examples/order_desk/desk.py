@@ -84,6 +84,11 @@ class AddressArgs(BaseModel):
     address: str
 
 
+# A question about deliveries names them; "What will the weather be like in Lisbon?" names a city but is not one.
+DELIVERY_CUES = ("deliver", "delivers", "delivery", "deliveries", "delivered", "delivering", "going", "goes",
+                 "heading", "headed", "sent", "sending", "ship", "ships", "shipping", "shipped", "shipment",
+                 "shipments", "order", "orders", "package", "packages", "parcel", "parcels", "arrive", "arrived",
+                 "arriving", "coming", "delayed", "late", "status", "stuck")
 # What a caller says when they want a person; the 0.5B otherwise hands over on stray remarks ("a losing game").
 HANDOVER_CUES = ("person", "human", "agent", "someone", "somebody", "supervisor", "manager", "representative",
                  "operator", "staff", "people", "customer service", "transfer", "speak to", "talk to")
@@ -223,7 +228,7 @@ class OrderDesk:
                 answers=True,
             ),
             Tool(self.delivery_status, description="Delivery status of orders going to a city", args=CityArgs,
-                 answers=True),
+                 answers=True, cues=DELIVERY_CUES),
             Tool(
                 self.issue_refund,
                 description="Refund money for an order",
