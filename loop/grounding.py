@@ -181,6 +181,12 @@ def _kind(name: str, schema: dict[str, Any]) -> str | None:
     return "name" if name in _NAME_PROPS or name.endswith("_name") else "text"
 
 
+def since_agent_spoke(messages: Sequence[Message]) -> list[Message]:
+    """The caller's messages after the agent's last one: what they said this turn."""
+    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return [m for m in messages[last_agent + 1:] if m.role == "user"]
+
+
 @dataclass
 class Evidence:
     """What the conversation offers to copy from."""
@@ -193,10 +199,9 @@ class Evidence:
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
-        last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
-                   fresh="\n".join(m.content for m in messages[last_agent + 1:] if m.role == "user"),
+                   fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")))
 
@@ -297,8 +302,7 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
     if not messages or messages[-1].role != "user":
         return []
-    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    fresh = [m for m in messages[last_agent + 1:] if m.role == "user"]
+    fresh = since_agent_spoke(messages)
     return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes and _filled_by_values(t)]
 
 
@@ -314,8 +318,7 @@ def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: d
     """`tools` without those whose cue words (`Tool.cues`) the caller has not said since the agent last spoke."""
     if not cues:
         return list(tools)
-    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    fresh = " ".join(m.content for m in messages[last_agent + 1:] if m.role == "user").lower()
+    fresh = " ".join(m.content for m in since_agent_spoke(messages)).lower()
 
     def heard(words: tuple[str, ...]) -> bool:
         return any(re.search(rf"\b{re.escape(w.lower())}\b", fresh) for w in words)
@@ -334,8 +337,7 @@ def _stems(text: str) -> set[str]:
 def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:
     """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
     "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark."""
-    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
-    fresh = " ".join(m.content for m in messages[last_agent + 1:] if m.role == "user")
+    fresh = " ".join(m.content for m in since_agent_spoke(messages))
     fn = tool.get("function") or tool
     return bool(_stems(fresh) & _stems(f"{fn.get('name', '')} {fn.get('description', '')}"))
 

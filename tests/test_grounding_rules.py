@@ -21,6 +21,14 @@ def _request(*said: str) -> ModelRequest:
     return _assembler().build(messages, 0, 96)[0]
 
 
+def _offered(name: str, text: str) -> bool:
+    """Is the order desk's tool `name` offered to the embedded model after the caller says `text`?"""
+    tools = OrderDesk(":memory:").tools()
+    cues = {t.name: t.cues for t in tools if t.cues}
+    schemas = [t.openai_schema() for t in tools]
+    return name in [tool_name(t) for t in uncued(schemas, [Message("user", text)], cues)]
+
+
 def _plan(*said: str) -> tuple[Plan, list[str]]:
     grammars: list[str] = []
 
@@ -61,12 +69,8 @@ def test_thanks_and_goodbye_get_words_only() -> None:
 
 
 def test_a_hand_over_is_offered_only_after_the_caller_asks_for_a_person() -> None:
-    tools = OrderDesk(":memory:").tools()
-    schemas = [t.openai_schema() for t in tools]
-    cues = {t.name: t.cues for t in tools if t.cues}
-
     def offered(text: str) -> bool:
-        return "transfer_to_human" in [tool_name(t) for t in uncued(schemas, [Message("user", text)], cues)]
+        return _offered("transfer_to_human", text)
 
     assert offered("Can I speak to a real person?") and offered("Get me your manager.")
     assert not offered("I'm playing a single hand in what looks like a losing game.")
@@ -74,12 +78,8 @@ def test_a_hand_over_is_offered_only_after_the_caller_asks_for_a_person() -> Non
 
 
 def test_a_city_in_a_question_about_something_else_is_no_delivery_lookup() -> None:
-    tools = OrderDesk(":memory:").tools()
-    schemas = [t.openai_schema() for t in tools]
-    cues = {t.name: t.cues for t in tools if t.cues}
-
     def offered(text: str) -> bool:
-        return "delivery_status" in [tool_name(t) for t in uncued(schemas, [Message("user", text)], cues)]
+        return _offered("delivery_status", text)
 
     assert not offered("What will the weather be like in Lisbon tomorrow?")
     for asked in ("Is anything going to Denver?", "Any deliveries for Paris?", "What's heading to Leeds?",
