@@ -42,6 +42,7 @@ from loop.qwen_format import (
     CONTINUATION,
     OutputSplitter,
     forced,
+    one_whole_call,
     present,
     render_prefix,
     render_prompt,
@@ -64,7 +65,7 @@ class LlamaModel:
                  n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
                  guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = False,
-                 lead_words: int = 2, force_fixed: bool = True) -> None:
+                 lead_words: int = 2, force_fixed: bool = True, one_call: bool = True) -> None:
         from llama_cpp import Llama
 
         from loop.weights import cache_dir, runnable_gguf
@@ -79,6 +80,9 @@ class LlamaModel:
         self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
         self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
         self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
+        # a finished call ends the output: reading it back in only to learn whether a second call follows costs a
+        # forward pass on the answer's critical path (~0.2 s here); a further call comes in the loop's next step
+        self.one_call = one_call
         self.path = Path(model_path) if model_path else runnable_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -378,6 +382,9 @@ class LlamaModel:
                 self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
                 continue
             emit(("piece", piece))
+            if self.one_call and "}" in piece and raw.lstrip()[:1] in "{<" and one_whole_call(raw):
+                stats.finish = "stop"
+                break
             if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()
                     and raw.lstrip()[:1] not in "{<"):
                 break  # a spoken reply this long is over: the guard ends it at its last whole clause

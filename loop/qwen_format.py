@@ -245,6 +245,12 @@ def complete_calls(raw: str) -> tuple[list[ToolCall], str]:
         pos = len(raw) - len(tail)
 
 
+def one_whole_call(raw: str) -> bool:
+    """`raw` is exactly one finished tool call."""
+    calls, rest = complete_calls(raw)
+    return len(calls) == 1 and not rest.strip()
+
+
 def parse_output(raw: str) -> tuple[str, list[ToolCall]]:
     """(text, tool calls) of a finished generation; output starting with "<" or "{" is read as tool calls."""
     if not raw.lstrip().startswith(("<", "{")):

@@ -25,6 +25,7 @@ from voice.call_events import (
     SpeechKind,
     SpeechReady,
     StartRun,
+    StopSpeculating,
     Synthesize,
     Traced,
     Transcribe,
@@ -265,6 +266,20 @@ def test_a_number_dictated_in_pieces_reaches_the_preemptive_decision_and_the_run
     assert [c.text for c in h.log if isinstance(c, StartRun)] == ["It's 4567."]
     off = Harness(join_digits=False)
     assert run_started(off, "It's 4 5 6 7.").text == "It's 4 5 6 7."
+
+
+def test_a_pause_stops_decisions_on_older_words_once_before_the_pause_decision() -> None:
+    h = Harness()
+    h.say("Where is my order 4567?", 1.0)
+    h.frames(0.1, speech=False)
+    assert not any(isinstance(c, StopSpeculating) for c in h.log)  # a breath is no pause
+    h.frames(0.5, speech=False)
+    kinds = [type(c) for c in h.log if isinstance(c, StopSpeculating | Speculate | StartRun)]
+    assert kinds[-3:] == [StopSpeculating, Speculate, StartRun] and kinds.count(StopSpeculating) == 1
+    off = Harness(preempt=False)
+    off.say("Where is my order 4567?", 1.0)
+    off.frames(0.6, speech=False)
+    assert not any(isinstance(c, StopSpeculating) for c in off.log)
 
 
 def test_words_without_punctuation_that_do_not_trail_off_end_the_turn_before_the_long_hold() -> None:

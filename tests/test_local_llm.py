@@ -257,6 +257,19 @@ async def test_order_question_yields_a_valid_lookup_call(model: Any, desk: Any) 
     assert deltas and deltas[0].id == response.tool_calls[0].id and deltas[0].name == "lookup_order"
     assert json.loads(deltas[0].arguments) == {"order_id": "4567"}
     assert response.finish_reason == "tool_calls"
+    # one call ends the output: its tail is not read back in only to learn whether a second call follows
+    assert model.last.finish == "stop"
+    assert model.llm.n_tokens < model.last.prompt_tokens + model.last.output_tokens
+
+
+async def test_a_finished_call_may_be_followed_by_another_when_asked(model: Any, desk: Any) -> None:
+    model.one_call = False
+    try:
+        _, response = await _collect(model, _ask(desk, "Where is my order 4567?"))
+    finally:
+        model.one_call = True
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("lookup_order", {"order_id": "4567"})]
+    assert model.llm.n_tokens == model.last.prompt_tokens + model.last.output_tokens  # read back, then stopped
 
 
 async def test_missing_details_are_asked_for_not_invented(model: Any, desk: Any) -> None:

@@ -60,6 +60,7 @@ class CallCore(AgentSide):
         self.speculation_key: float | None = None
         self.closed: ClosedTurn | None = None  # ended by silence, waiting for its transcript
         self.preempted = -1.0  # the speech end the model's decision was last started for
+        self.paused_at = -1.0  # the speech end the caller last paused after
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
@@ -188,6 +189,9 @@ class CallCore(AgentSide):
             self._close_by_silence()  # long enough whatever the words: the turn is over, its text still coming
             return
         if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
+            if key != self.paused_at and self.cfg.preempt:
+                self.paused_at = key
+                self._out.append(ce.StopSpeculating())
             self._want_transcript()
         elif silence == 0 and t >= self.next_speculation and self._may_speculate():
             self.next_speculation = t + turns.speculate_every_s

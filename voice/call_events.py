@@ -197,6 +197,12 @@ class Speculate:
 
 
 @dataclass(frozen=True)
+class StopSpeculating:
+    """The caller paused: decisions on their older words will not be the turn's, and the CPU they hold is wanted
+    for transcribing the words the pause ends on."""
+
+
+@dataclass(frozen=True)
 class ClearAudio:
     """Drop the agent audio buffered in the transport (the caller started talking)."""
 
@@ -208,4 +214,5 @@ class Traced:
     entry: dict[str, Any]
 
 
-CallCommand = Transcribe | Synthesize | StartRun | CancelRun | SettleApproval | Speculate | ClearAudio | Traced
+CallCommand = (Transcribe | Synthesize | StartRun | CancelRun | SettleApproval | Speculate | StopSpeculating
+               | ClearAudio | Traced)

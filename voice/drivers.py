@@ -43,6 +43,7 @@ from voice.call_events import (
     Speculate,
     SpeechReady,
     StartRun,
+    StopSpeculating,
     Synthesize,
     Traced,
     Transcribe,
@@ -103,6 +104,8 @@ class CallDriver:
                 self.approval_settled()
             case Speculate():
                 self.speculate(command)
+            case StopSpeculating():
+                self.stop_speculating()
 
     # ---- the agent ---------------------------------------------------------------------------------------
 
@@ -173,6 +176,9 @@ class CallDriver:
 
     def speculate(self, command: Speculate) -> None:
         raise NotImplementedError
+
+    def stop_speculating(self) -> None:
+        """Drop decisions on older words (the caller paused)."""
 
     def approval_asked(self) -> None:
         """The run now waits for the caller."""
@@ -358,6 +364,12 @@ class RealtimeDriver(CallDriver):
         self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
                                       answer_too=command.in_pause))
         self.speculation_in_pause = command.in_pause
+
+    def stop_speculating(self) -> None:
+        if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
+            self.speculation.cancel()
+        if isinstance(self.agent.model, PrimedModel):
+            self.agent.model.forget()  # a primed call runs on without its speculation task: stop it too
 
     def start_run(self, command: StartRun) -> None:
         if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:

@@ -82,6 +82,8 @@ class PiperTTS:
         # Pinned: TTS shares two cores with STT and the LLM instead of taking every core.
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
+        # idle pool threads sleep instead of spinning: the cores are shared, and spinning steals them
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         session = onnxruntime.InferenceSession(
             str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
