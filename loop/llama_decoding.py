@@ -105,9 +105,12 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing))
     by_name = {tool_name(t): t for t in tools}
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
-    plan = Plan(compiled(build_grammar(mixed)), missing, compiled(build_grammar([])) if missing else None,
-                texts(mixed), writes=request.writes)
-    if missing and (reads := fresh_reads(request.tools, request.messages, request.writes)):
+    reads = fresh_reads(request.tools, request.messages, request.writes)
+    # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
+    # model that may answer in words invents one ("... because the customer has not provided ...")
+    plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,
+                compiled(build_grammar([])) if missing else None, texts(mixed), writes=request.writes)
+    if missing and reads:
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
     return plan
 

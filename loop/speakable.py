@@ -24,9 +24,9 @@ _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|
 _META = re.compile(r"\bthe (?:caller|user)\b|\bhere'?s (?:a|the|my) (?:response|reply|answer)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
-_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
                 "six": "6", "seven": "7", "eight": "8", "nine": "9"}
-_SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(_DIGIT_WORDS)
+_SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
                             + r")\b", re.I)
 
 
@@ -87,7 +87,7 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
 
 def join_digit_words(text: str) -> str:
     """Runs of three or more spoken digits as one number: "four five six seven" -> "4567"."""
-    return _SPOKEN_DIGITS.sub(lambda m: "".join(_DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
+    return _SPOKEN_DIGITS.sub(lambda m: "".join(DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
                               text)
 
 

@@ -25,6 +25,15 @@ from voice.caller_digits import join_spoken_digits
     ("version 1.2.3", "version 1.2.3"),
     ("I was born in 1980, 12 years ago", "I was born in 1980, 12 years ago"),
     ("Order 4567. 3 more", "Order 4567. 3 more"),
+    # digits Whisper wrote as the words they sound like, inside a dictated run
+    ("Why is my order to 0 to 0 running late?", "Why is my order 2020 running late?"),
+    ("Why is my order to zero to zero running late?", "Why is my order 2020 running late?"),
+    ("order for 5 6 7", "order 4567"),
+    ("send it to 1 2 3 4 please", "send it to 1234 please"),  # four real digits: "to" is a word
+    ("order 4 5 6 7 to London", "order 4567 to London"),
+    ("from 9 to 5 every day", "from 9 to 5 every day"),
+    ("I want 2 to 3 for now", "I want 2 to 3 for now"),  # it ends on one: no dictation
+    ("two for one", "two for one"),
 ])
 def test_join_spoken_digits(heard: str, joined: str) -> None:
     assert join_spoken_digits(heard) == joined

@@ -61,6 +61,13 @@ def test_a_refund_without_an_amount_asks_for_it_and_a_stray_remark_is_steered_to
     assert stray.missing["lookup_order"] == ["order_id"]
 
 
+def test_a_question_about_an_order_the_caller_named_is_answered_by_a_tool_not_in_words() -> None:
+    plan, grammars = _plan("Why is my order 2020 running late?")
+    assert grammars[0].startswith("root ::= calls") and "lookup_order" not in plan.missing
+    _, chat = _plan("Hello, who am I talking to?")
+    assert chat[0].startswith("root ::= text | calls")  # nothing to look up: words are allowed
+
+
 def test_thanks_and_goodbye_get_words_only() -> None:
     plan, grammars = _plan("Great, thanks, that's all. Bye!")
     assert plan.missing == {} and grammars and "lookup_order" not in grammars[0]

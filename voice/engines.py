@@ -135,7 +135,10 @@ VAD_ENGINES: Registry[VAD] = Registry("vad")
 VAD_ENGINES.add("silero", "voice.vad:SileroVAD", "Silero VAD v6 on onnxruntime (the file ships in faster-whisper)")
 
 STT_ENGINES: Registry[STT] = Registry("stt")
-STT_ENGINES.add("tiny.en", "voice.stt:WhisperSTT", "Whisper tiny.en on CTranslate2 (fast)", model="tiny.en")
+# beam 3: ids dictated digit by digit come out whole ("to 0 to 0 running late" where greedy heard "too near too near
+# O'Ragging rate"), for ~8 % more decoding time and the same word error rate over audio_fixtures
+STT_ENGINES.add("tiny.en", "voice.stt:WhisperSTT", "Whisper tiny.en on CTranslate2 (fast)", model="tiny.en",
+                beam_size=3)
 STT_ENGINES.add("base", "voice.stt:WhisperSTT", "Whisper base on CTranslate2 (more accurate)", model="base")
 
 TTS_ENGINES: Registry[TTS] = Registry("tts")

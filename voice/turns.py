@@ -44,7 +44,7 @@ class TurnConfig(BaseModel):
     """Consecutive speech frames that start speech: one VAD window plus one frame."""
     endpoint_silence_s: float = 0.45
     """Silence after speech that ends the caller's turn when their words look finished."""
-    early_stt_s: float = 0.2
+    early_stt_s: float = 0.15
     """Real time: silence after which transcription starts, so it is ready when the turn ends."""
     hold_silence_s: float = 1.2
     """Silence needed when the words so far trail off: a comma, "and", "the", "I want", "um" (see `trails_off`)."""
