@@ -185,10 +185,10 @@ class CallFactory:
         self.journal = open_journal(self.db_url)
         self.tenant = tenant  # every call's runs also hold their spend against this shared budget
         self.session_config = session_config or SessionConfig()
-        self.tts = LockedTTS(stack.tts)
         # several calls' transcriptions at once run as one Whisper batch (voice/stt_batch.py)
         batched = stt_batch > 1 and hasattr(stack.stt, "transcribe_windows")
         self.stt = SharedSTT(BatchedSTT(stack.stt, stt_batch) if batched else stack.stt)
+        self.tts = LockedTTS(stack.tts, stack.lean_tts(), self.stt.busy)
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 

@@ -9,7 +9,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,11 @@ class PriorityLock:
         self._waiting: list[tuple[int, int]] = []
         self._tickets = itertools.count()
 
+    def waiting(self) -> int:
+        """How many are waiting to go in."""
+        with self._cond:
+            return len(self._waiting)
+
     @contextlib.contextmanager
     def hold(self, priority: int) -> Iterator[None]:
         with self._cond:
@@ -50,18 +55,25 @@ class PriorityLock:
 
 class LockedTTS:
     """The shared TTS engine, one synthesis at a time (calls synthesise from worker threads); a clause a caller
-    is waiting for in silence goes ahead of clauses whose call still has audio playing (`SPEECH_URGENCY`)."""
+    is waiting for in silence goes ahead of clauses whose call still has audio playing (`SPEECH_URGENCY`).
 
-    def __init__(self, tts: TTS) -> None:
-        self.tts, self.lock = tts, PriorityLock()
-        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0}
+    `lean`: the same voice on one thread, used while other clauses wait or `busy()` says the machine is loaded:
+    two threads make one clause sooner only when the other core is free; under load they cost more CPU."""
+
+    def __init__(self, tts: TTS, lean: TTS | None = None, busy: Callable[[], bool] | None = None) -> None:
+        self.tts, self.lean, self.busy, self.lock = tts, lean, busy, PriorityLock()
+        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "lean": 0}
 
     def synthesize(self, text: str) -> np.ndarray:
         asked = time.perf_counter()
         with self.lock.hold(SPEECH_URGENCY.get()):
             started = time.perf_counter()
+            engine = self.tts
+            if self.lean is not None and (self.lock.waiting() or (self.busy is not None and self.busy())):
+                engine = self.lean
+                self.work["lean"] += 1
             try:
-                return self.tts.synthesize(text)
+                return engine.synthesize(text)
             finally:
                 self.work["syntheses"] += 1
                 self.work["busy_s"] += time.perf_counter() - started

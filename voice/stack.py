@@ -18,6 +18,14 @@ class SpeechStack:
     load_s: float = 0.0
     names: dict[str, str] = field(default_factory=dict)  # {"vad": "silero", "stt": "tiny.en", "tts": "piper"}
     threads: int = 1
+    tts_threads: int = 1
+
+    def lean_tts(self) -> TTS | None:
+        """The same voice on one thread, for a server under load (`voice.shared_models.LockedTTS`); None when the
+        stack's TTS already runs on one."""
+        if self.tts_threads <= 1:
+            return None
+        return TTS_ENGINES.load(self.names.get("tts", TTS_ENGINES.default), threads=1)
 
     def new_vad(self) -> VAD:
         """Another VAD of the same engine, for one more concurrent call."""
@@ -37,6 +45,6 @@ def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, t
     started = time.perf_counter()
     stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads),
                         TTS_ENGINES.load(tts, threads=tts_threads), ClauseChunker,
-                        names={"vad": vad, "stt": stt, "tts": tts}, threads=threads)
+                        names={"vad": vad, "stt": stt, "tts": tts}, threads=threads, tts_threads=tts_threads)
     stack.load_s = time.perf_counter() - started
     return stack

@@ -272,7 +272,9 @@ class WhisperSTT:
         results = self._model.generate(
             ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
             [self._prompt] * len(windows),
-            beam_size=self.beam_size,
+            # several calls' windows at once: the machine is loaded, and decoding time counts more than the few
+            # dictated digits beam search gets right (greedy gives each window the text it gets alone)
+            beam_size=self.beam_size if len(windows) == 1 else 1,
             # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2).
             max_length=2 * max(caps),
             suppress_blank=True,
