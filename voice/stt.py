@@ -3,8 +3,9 @@
 Stock `WhisperModel.transcribe()` pads every call to a 30 s window (~0.9 s per call for tiny.en
 on this CPU, however short the audio). Here `ctranslate2.models.Whisper.generate()` is driven
 directly on a window of max(10 s, audio) -- windows under 10 s make the model loop -- with a token
-cap, greedy decoding and no timestamps. Whisper also invents text for silence and noise
-("you", "Thank you."), so each window is gated on energy, then Silero VAD, then no-speech probability.
+cap, beam search for a window decoded alone (greedy for a batch of several) and no timestamps. Whisper
+also invents text for silence and noise ("you", "Thank you."), so each window is gated on energy, then
+Silero VAD, then no-speech probability.
 """
 
 from __future__ import annotations
@@ -237,7 +238,8 @@ class WhisperSTT:
 
     def transcribe_windows(self, windows: list[np.ndarray]) -> list[str]:
         """Several windows (each at most max_window_s, e.g. from different calls) -> their texts, decoded as
-        one CTranslate2 batch per padded window length: greedy decoding gives each the text it gets alone."""
+        one CTranslate2 batch per padded window length (decoded greedily when there are several, which gives each
+        the text greedy decoding gives it alone)."""
         texts = [""] * len(windows)
         with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
             started = time.perf_counter()
