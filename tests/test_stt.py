@@ -103,6 +103,7 @@ def test_tiny_en_wer_per_set(tiny: WhisperSTT, capsys: pytest.CaptureFixture[str
     check_wer("tiny.en", tiny, capsys)
 
 
+@pytest.mark.slow  # ~20 s: the optional, slower engine's accuracy; the default engine's is measured above
 @pytest.mark.skipif(not BASE_INSTALLED, reason=BASE_SKIP_REASON)
 def test_base_wer_per_set(base: WhisperSTT, capsys: pytest.CaptureFixture[str]) -> None:
     check_wer("base", base, capsys)

@@ -61,7 +61,7 @@ def test_voiceloop_call_draws_the_whole_call(tmp_path: Path) -> None:
     (transcript,) = page.of_class("transcript")
     assert transcript["data-turn"] == "0"
     text = " ".join(page.text)
-    assert "refund of $20 for order 4567" in text and "Yes, go ahead." in text
+    assert "refund of $20 for order 4567" in text and "Yes, go ahead" in text
     (run,) = page.of_class("model-run")
     assert run["data-outcome"] == "COMPLETED"
 

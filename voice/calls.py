@@ -188,7 +188,8 @@ class CallFactory:
         # several calls' transcriptions at once run as one Whisper batch (voice/stt_batch.py)
         batched = stt_batch > 1 and hasattr(stack.stt, "transcribe_windows")
         self.stt = SharedSTT(BatchedSTT(stack.stt, stt_batch) if batched else stack.stt)
-        self.tts = LockedTTS(stack.tts, stack.lean_tts(), self.stt.busy)
+        lean = stack.lean_tts() if hasattr(stack, "lean_tts") else None  # a stack of other engines may have none
+        self.tts = LockedTTS(stack.tts, lean, self.stt.busy)
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 
