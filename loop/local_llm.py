@@ -382,7 +382,7 @@ class LlamaModel:
                 self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
                 continue
             emit(("piece", piece))
-            if self.one_call and "}" in piece and raw.lstrip()[:1] in "{<" and one_whole_call(raw):
+            if self.one_call and ("}" in piece or ">" in piece) and raw.lstrip()[:1] in "{<" and one_whole_call(raw):
                 stats.finish = "stop"
                 break
             if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()

@@ -27,6 +27,7 @@ import websockets
 from tests.abuse.serving import (
     OPERATOR,
     ROOT,
+    Loopback,
     Server,
     close_code,
     launch,
@@ -79,7 +80,7 @@ def free_port() -> int:
 
 
 @dataclass
-class Fleet:
+class Fleet(Loopback):
     """Serve processes behind HAProxy (configs/haproxy.cfg, as shipped), all on 127.0.0.1."""
 
     servers: list[Server]
@@ -87,17 +88,6 @@ class Fleet:
     port: int
     admin: int
     lb_log: Path
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def host(self) -> str:
-        return f"127.0.0.1:{self.port}"
-
-    def ws(self, path: str) -> str:
-        return f"ws://127.0.0.1:{self.port}{path}"
 
     async def states(self) -> dict[str, str]:
         """HAProxy's view of each server (UP, DOWN, ...), from its stats CSV."""

@@ -16,7 +16,7 @@ from loop.speakable import DIGIT_WORDS, join_digit_words
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0"); read as digits only inside a
 # run of four or more that holds at least two real digits and never two of these in a row
 _SOUNDS_LIKE = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
-_DIGITISH = r"(?:\d|zero|oh|one|two|three|four|five|six|seven|eight|nine|to|too|for|won|ate)"
+_DIGITISH = "(?:" + "|".join([r"\d", *DIGIT_WORDS, *_SOUNDS_LIKE]) + ")"
 _DICTATED = re.compile(rf"(?<![\w$.]){_DIGITISH}(?:[\s,-]+{_DIGITISH}){{3,}}(?![\w.]?\d)", re.IGNORECASE)
 
 _SEP = r"(?:,?\s+|\s*-\s*)"

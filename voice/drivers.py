@@ -365,15 +365,18 @@ class RealtimeDriver(CallDriver):
                                       answer_too=command.in_pause))
         self.speculation_in_pause = command.in_pause
 
-    def stop_speculating(self) -> None:
+    def _cancel_older_speculation(self) -> None:
+        """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""
         if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
             self.speculation.cancel()
+
+    def stop_speculating(self) -> None:
+        self._cancel_older_speculation()
         if isinstance(self.agent.model, PrimedModel):
             self.agent.model.forget()  # a primed call runs on without its speculation task: stop it too
 
     def start_run(self, command: StartRun) -> None:
-        if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
-            self.speculation.cancel()  # older words: the real turn needs the model now
+        self._cancel_older_speculation()  # older words: the real turn needs the model now
         # a decision started in the pause goes on: it is this turn's, and it primes the answer after its reads
         super().start_run(command)
 

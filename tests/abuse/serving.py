@@ -35,19 +35,29 @@ CLIP = FIXTURES / "recordings/telephone/osr34_002.wav"  # "The long journey home
 REPLY = "That sounds like a long trip. How can I help with your order?"
 
 
-@dataclass
-class Server:
-    proc: subprocess.Popen[str]
+class Loopback:
+    """Addresses of something listening on 127.0.0.1:`port` (a serve process, or HAProxy in front of several)."""
+
     port: int
-    log: Path
-    data: Path
 
     @property
     def http(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def host(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
     def ws(self, path: str) -> str:
         return f"ws://127.0.0.1:{self.port}{path}"
+
+
+@dataclass
+class Server(Loopback):
+    proc: subprocess.Popen[str]
+    port: int
+    log: Path
+    data: Path
 
     def fds(self) -> int:
         return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
