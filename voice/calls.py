@@ -31,6 +31,7 @@ was given (`voice.agent_source`: `--agent FILE.yaml|MODULE:FACTORY`).
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -49,7 +50,7 @@ from voice.call_tokens import CallTokens
 from voice.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script
 from voice.server_config import ServerConfig  # ServerConfig's home; imported from here too
 from voice.session import CallSession, SessionConfig
-from voice.shared_models import LockedTTS, SharedSTT
+from voice.shared_models import PooledTTS, SharedSTT
 from voice.stack import SpeechStack
 from voice.stt_batch import BatchedSTT
 
@@ -163,6 +164,8 @@ class CallRegistry:
         call._released()
         self.ended.append(call)
         log.info("call %s ended: %s; %d live", call_id, call.end_reason, len(self.calls))
+        # where each answer's wait went (endpointing, stt, llm_first_token, ...): `bench load` reads these lines
+        log.info("call %s turn latencies: %s", call_id, json.dumps([t.latency_ms for t in call.session.turns]))
 
     def get(self, call_id: str) -> Call | None:
         return self.calls.get(call_id) or next((c for c in self.ended if c.call_id == call_id), None)
@@ -176,7 +179,8 @@ class CallFactory:
 
     def __init__(self, stack: SpeechStack, make_agent: Callable[[str], Agent], data_dir: str | Path,
                  session_config: SessionConfig | None = None, vad_factory: Callable[[], Any] | None = None, *,
-                 db: str | None = None, tenant: TenantBudget | None = None, stt_batch: int = 8) -> None:
+                 db: str | None = None, tenant: TenantBudget | None = None, stt_batch: int = 8,
+                 tts_voices: int = 2) -> None:
         self.stack, self.make_agent = stack, make_agent
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
@@ -188,8 +192,10 @@ class CallFactory:
         # several calls' transcriptions at once run as one Whisper batch (voice/stt_batch.py)
         batched = stt_batch > 1 and hasattr(stack.stt, "transcribe_windows")
         self.stt = SharedSTT(BatchedSTT(stack.stt, stt_batch) if batched else stack.stt)
-        lean = stack.lean_tts() if hasattr(stack, "lean_tts") else None  # a stack of other engines may have none
-        self.tts = LockedTTS(stack.tts, lean, self.stt.busy)
+        # `tts_voices` clauses synthesise at once, earliest deadline first (a stack of other engines has one voice)
+        voices, full = stack.tts_voices(tts_voices) if hasattr(stack, "tts_voices") else ([stack.tts], None)
+        # audio due in seconds waits while a transcription runs: someone's turn waits for that one now
+        self.tts = PooledTTS(voices, full, self.stt.busy, defer=lambda: self.stt.in_flight > 0)
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 

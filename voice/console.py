@@ -177,7 +177,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
     stack = load_stack(stt, tts=tts)
     greeting = args.greeting if args.greeting is not None else agent.greeting or "Hello, how can I help?"
-    factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting), db=db, tenant=tenant)
+    factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting), db=db, tenant=tenant,
+                          tts_voices=1)  # one call: one voice at a time
     console = Console(sd, _device(args.input_device), _device(args.output_device))
     call = factory.new_call(console.sink, "console")
     call.session.observers.append(_printer)

@@ -24,7 +24,7 @@ from opentelemetry import context as otel_context
 
 from loop import Agent, Event, ToolCall, Verdict
 from voice import speech_first
-from voice.audio import FRAME_S, FRAME_SAMPLES, FrameAssembler
+from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, FrameAssembler
 from voice.call_core import CallCore
 from voice.call_events import (
     ApprovalRequested,
@@ -51,12 +51,10 @@ from voice.call_events import (
     TranscriptSkipped,
 )
 from voice.priming import PrimedModel
-from voice.shared_models import SPEECH_URGENCY
+from voice.shared_models import SPEECH_AHEAD_S
 from voice.speculation import speculate_reads
 from voice.spoken import SpokenTTS
 from voice.trace import TraceKind
-
-URGENT_BELOW_SAMPLES = 8000  # less than half a second of agent audio left to play: the next clause is urgent
 
 log = logging.getLogger("voiceloop.call")
 Observer = Callable[[dict[str, Any]], None]
@@ -345,8 +343,8 @@ class RealtimeDriver(CallDriver):
     async def _speak(self, command: Synthesize) -> None:
         if command.generation != self.core.reply.generation:
             return  # cut off before it was synthesised
-        # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait
-        SPEECH_URGENCY.set(int(self.core.reply.playout.unheard_samples() >= URGENT_BELOW_SAMPLES))
+        # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
+        SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
         try:
             audio = await asyncio.to_thread(self.tts.synthesize, command.text)
         except Exception as exc:  # the clause is lost, not the call

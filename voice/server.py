@@ -346,7 +346,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, speculate=not args.no_speculate,
                                         turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant,
-                          stt_batch=args.stt_batch)
+                          stt_batch=args.stt_batch, tts_voices=args.tts_voices)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
     ctx = CallContext(factory, CallRegistry(config.max_calls), config)
 

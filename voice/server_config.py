@@ -147,3 +147,6 @@ def add_capacity_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stt-batch", type=_at_least_one, default=8, metavar="N",
                    help="transcriptions that different calls ask for at once run as one Whisper batch of up to N "
                         "windows (default 8; 1: one at a time)")
+    p.add_argument("--tts-voices", type=_at_least_one, default=2, metavar="N",
+                   help="copies of the voice that synthesise at once, one thread each, earliest deadline first "
+                        "(default 2, one per core of the machines this is tuned for)")

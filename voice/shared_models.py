@@ -16,62 +16,86 @@ import numpy as np
 
 from voice.engines import STT, TTS
 
-# How urgent the synthesis asked for from this context is: 0 = a caller is waiting in silence for it (the first
-# clause of an answer), 1 = audio is still playing ahead of it. Set by the call's driver before `to_thread`
+# How much agent audio is still to play ahead of the synthesis asked for from this context, in seconds: 0 means a
+# caller is waiting in silence for it (the first clause of an answer). Set by the call's driver before `to_thread`
 # (which copies the context into the worker thread).
-SPEECH_URGENCY: contextvars.ContextVar[int] = contextvars.ContextVar("speech_urgency", default=0)
+SPEECH_AHEAD_S: contextvars.ContextVar[float] = contextvars.ContextVar("speech_ahead_s", default=0.0)
+URGENT_WITHIN_S = 0.5  # a clause due to play within this long is urgent: someone will hear silence without it
 
 
-class PriorityLock:
-    """A lock whose waiters go in by priority (lower first), then in arrival order."""
+class DeadlineSlots:
+    """`size` slots handed out earliest deadline first. A clause that is not urgent yet (its call still has more
+    than `URGENT_WITHIN_S` of audio to play) never takes the last free slot, so an answer's first clause starts at
+    once instead of waiting behind audio nobody needs yet; it becomes urgent as its deadline nears."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int, defer: Callable[[], bool] | None = None) -> None:
+        """`defer`: while it says so (a transcription someone's turn waits for is running: it needs a core more than
+        audio due in seconds), only urgent work starts, and only on a pool with nothing else running."""
+        if size < 1:
+            raise ValueError(f"a pool needs at least one slot (got {size})")
+        self.size, self.free, self.defer = size, list(range(size)), defer
         self._cond = threading.Condition()
-        self._busy = False
-        self._waiting: list[tuple[int, int]] = []
+        self._waiting: list[tuple[float, int]] = []  # (deadline, ticket), a heap
         self._tickets = itertools.count()
 
     def waiting(self) -> int:
-        """How many are waiting to go in."""
         with self._cond:
             return len(self._waiting)
 
-    @contextlib.contextmanager
-    def hold(self, priority: int) -> Iterator[None]:
+    def running(self) -> int:
         with self._cond:
-            ticket = (priority, next(self._tickets))
+            return self.size - len(self.free)
+
+    def _may_start(self, ticket: tuple[float, int]) -> bool:
+        if not self.free or self._waiting[0] != ticket:
+            return False
+        urgent = ticket[0] - time.monotonic() <= URGENT_WITHIN_S
+        if self.defer is not None and self.defer() and (not urgent or len(self.free) < self.size):
+            return False  # a transcription runs: nothing that can wait, and one voice at a time, beside it
+        return urgent or len(self.free) > 1 or self.size == 1
+
+    @contextlib.contextmanager
+    def hold(self, ahead_s: float) -> Iterator[int]:
+        """A slot (its index) for work needed `ahead_s` seconds from now."""
+        with self._cond:
+            ticket = (time.monotonic() + max(0.0, ahead_s), next(self._tickets))
             heapq.heappush(self._waiting, ticket)
-            while self._busy or self._waiting[0] != ticket:
-                self._cond.wait()
+            while not self._may_start(ticket):
+                self._cond.wait(timeout=0.05)  # a waiting clause turns urgent with time, not with a notify
             heapq.heappop(self._waiting)
-            self._busy = True
+            slot = self.free.pop()
+            self._cond.notify_all()  # the next in line may start on another free slot
         try:
-            yield
+            yield slot
         finally:
             with self._cond:
-                self._busy = False
+                self.free.append(slot)
                 self._cond.notify_all()
 
 
-class LockedTTS:
-    """The shared TTS engine, one synthesis at a time (calls synthesise from worker threads); a clause a caller
-    is waiting for in silence goes ahead of clauses whose call still has audio playing (`SPEECH_URGENCY`).
+class PooledTTS:
+    """The server's TTS: `voices` copies of the voice on one thread each, so two clauses synthesise on two cores,
+    served by deadline (`DeadlineSlots`, from `SPEECH_AHEAD_S`). `full`: the voice on two threads, used for a clause
+    alone on an idle machine (`busy()` false, nothing else running or waiting): it comes ~40 % sooner there, but
+    costs more CPU than one thread when the cores are shared."""
 
-    `lean`: the same voice on one thread, used while other clauses wait or `busy()` says the machine is loaded:
-    two threads make one clause sooner only when the other core is free; under load they cost more CPU."""
-
-    def __init__(self, tts: TTS, lean: TTS | None = None, busy: Callable[[], bool] | None = None) -> None:
-        self.tts, self.lean, self.busy, self.lock = tts, lean, busy, PriorityLock()
-        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "lean": 0}
+    def __init__(self, voices: list[TTS], full: TTS | None = None, busy: Callable[[], bool] | None = None,
+                 defer: Callable[[], bool] | None = None) -> None:
+        """`defer`: see `DeadlineSlots`."""
+        if not voices:
+            raise ValueError("PooledTTS needs at least one voice")
+        self.voices, self.full, self.busy = voices, full, busy
+        self.slots = DeadlineSlots(len(voices), defer)
+        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0}
 
     def synthesize(self, text: str) -> np.ndarray:
         asked = time.perf_counter()
-        with self.lock.hold(SPEECH_URGENCY.get()):
+        with self.slots.hold(SPEECH_AHEAD_S.get()) as slot:
             started = time.perf_counter()
-            engine = self.tts
-            if self.lean is not None and (self.lock.waiting() or (self.busy is not None and self.busy())):
-                engine = self.lean
-                self.work["lean"] += 1
+            engine = self.voices[slot]
+            if self.full is not None and self._alone():
+                engine = self.full
+                self.work["full"] += 1
             try:
                 return engine.synthesize(text)
             finally:
@@ -79,8 +103,11 @@ class LockedTTS:
                 self.work["busy_s"] += time.perf_counter() - started
                 self.work["waited_s"] += started - asked
 
+    def _alone(self) -> bool:
+        return self.slots.running() == 1 and not self.slots.waiting() and not (self.busy is not None and self.busy())
+
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.tts, name)
+        return getattr(self.voices[0], name)
 
 
 class SharedSTT:
@@ -88,7 +115,7 @@ class SharedSTT:
     (speculative partials) before anyone's turn waits for it: busy while a transcription is in flight, and while
     the model has been busy more than `busy_share` of the last `window_s` (back-pressure under load)."""
 
-    def __init__(self, stt: STT, window_s: float = 3.0, busy_share: float = 0.5) -> None:
+    def __init__(self, stt: STT, window_s: float = 3.0, busy_share: float = 0.25) -> None:
         self.stt, self.lock, self.in_flight = stt, threading.Lock(), 0
         self.window_s, self.busy_share = window_s, busy_share
         self._spans: deque[tuple[float, float]] = deque()  # (start, end) of recent transcriptions

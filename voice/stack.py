@@ -20,12 +20,15 @@ class SpeechStack:
     threads: int = 1
     tts_threads: int = 1
 
-    def lean_tts(self) -> TTS | None:
-        """The same voice on one thread, for a server under load (`voice.shared_models.LockedTTS`); None when the
-        stack's TTS already runs on one."""
+    def tts_voices(self, count: int) -> tuple[list[TTS], TTS | None]:
+        """`count` copies of the voice on one thread each, for a server's pool (`voice.shared_models.PooledTTS`),
+        and the stack's own voice when it runs on more threads (used for a clause alone on an idle machine)."""
+        name = self.names.get("tts")
+        if name is None:  # an engine built by hand, not by name: there is no second copy to load
+            return [self.tts], None
         if self.tts_threads <= 1:
-            return None
-        return TTS_ENGINES.load(self.names.get("tts", TTS_ENGINES.default), threads=1)
+            return [self.tts, *(TTS_ENGINES.load(name, threads=1) for _ in range(count - 1))], None
+        return [TTS_ENGINES.load(name, threads=1) for _ in range(count)], self.tts
 
     def new_vad(self) -> VAD:
         """Another VAD of the same engine, for one more concurrent call."""
