@@ -12,9 +12,18 @@ from pathlib import Path
 import pytest
 
 from loop.openai_compat import OpenAICompatModel
+from loop.report import percentile
 from loop.types import Message, ModelRequest, TextDelta
-from voice.bench_load import LoadConfig, start_standin
-from voice.bench_load_report import STEP_COLUMNS, TURN_COLUMNS, ServerUsage, largest_holding, step_row, svg_plot
+from voice.bench_load import LoadConfig, latency_parts, start_standin
+from voice.bench_load_report import (
+    STEP_COLUMNS,
+    TURN_COLUMNS,
+    ServerUsage,
+    format_parts,
+    largest_holding,
+    step_row,
+    svg_plot,
+)
 from voice.llm_standin import REPLIES
 from voice.load_caller import CallResult, TurnResult
 
@@ -46,6 +55,7 @@ def test_bench_load_runs_real_calls_and_writes_its_table_csvs_and_plot(tmp_path:
     assert run.returncode in (0, 1), run.stderr[-3000:]  # 1: the target was not held on this (busy) machine
     assert "N=2: server up" in run.stderr and "2/2 calls done" in run.stderr  # progress per step
     assert "v2v p95" in run.stdout and "largest N with p95 voice-to-voice <= 1.5 s" in run.stdout
+    assert "where the wait went" in run.stdout  # the server's own account of each answer's wait, per part
     with (out / "load.csv").open() as f:
         rows = list(csv.DictReader(f))
     assert [r["calls"] for r in rows] == ["1", "2"] and set(STEP_COLUMNS) <= set(rows[0])
@@ -55,11 +65,26 @@ def test_bench_load_runs_real_calls_and_writes_its_table_csvs_and_plot(tmp_path:
         assert int(row["turns"]) == 2 * int(row["calls"]), (row, turns_csv, run.stderr[-2000:])
         assert int(row["runs"]) >= int(row["turns"]), row
         assert float(row["v2v_p50_ms"]) > 0 and float(row["rss_peak_mb"]) > float(row["rss_idle_mb"]) > 0
+        assert float(row["stt_p50_ms"]) >= 0 and float(row["llm_first_token_p50_ms"]) > 0, row
     with (out / "load_turns.csv").open() as f:
         turns = list(csv.DictReader(f))
     assert tuple(turns[0]) == TURN_COLUMNS and len(turns) == 6
     assert any(t["barge_in"] == "1" and t["barge_stop_ms"] for t in turns)  # the second turn talked over the agent
     assert (out / "load_p95.svg").read_text().startswith("<svg")
+
+
+def test_the_servers_turn_latencies_are_read_part_by_part_from_its_log() -> None:
+    log = "\n".join([
+        'INFO voiceloop.calls: call a1 turn latencies: [{"endpointing": 480.0, "stt": 120.5}, {"stt": 300}]',
+        "INFO voiceloop.calls: call a2 turn latencies: []",
+        "INFO voiceloop.calls: call a3 turn latencies: [not json",  # a torn line is skipped, not fatal
+        'INFO voiceloop.calls: call a4 turn latencies: [{"endpointing": 1216.0}]'])
+    assert latency_parts(log) == {"endpointing": [480.0, 1216.0], "stt": [120.5, 300.0]}
+    usage = ServerUsage(cpu_s=1, wall_s=1, parts=latency_parts(log))
+    row = step_row(1, _calls([800.0]), usage, 1500)
+    assert row.parts["stt"] == (percentile([120.5, 300.0], 50), percentile([120.5, 300.0], 95))
+    table = format_parts([row])
+    assert "endpointing" in table and "1216" in table and "llm_first_token" in table
 
 
 def _calls(v2v: list[float | None], dropped: str = "") -> list[CallResult]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import json
 import os
 import random
 import re
@@ -35,6 +37,7 @@ from typing import Any, TextIO
 from voice.bench_load_report import (
     ServerUsage,
     StepRow,
+    format_parts,
     format_table,
     largest_holding,
     step_row,
@@ -144,6 +147,20 @@ def speech_work(server_log: str) -> dict[str, float]:
     return dict(zip(keys, map(float, found[-1]), strict=True))
 
 
+TURN_LATENCIES = re.compile(r"call \S+ turn latencies: (\[.*\])$", re.M)
+
+
+def latency_parts(server_log: str) -> dict[str, list[float]]:
+    """Every answered turn's wait, part by part (endpointing, stt, llm_first_token, ...), from the server's log."""
+    parts: dict[str, list[float]] = {}
+    for found in TURN_LATENCIES.findall(server_log):
+        with contextlib.suppress(ValueError):
+            for turn in json.loads(found):
+                for part, ms in turn.items():
+                    parts.setdefault(part, []).append(float(ms))
+    return parts
+
+
 def journal_runs(db_path: Path) -> tuple[int, list[str]]:
     """(runs, last event kind of every run that neither finished nor was cancelled)."""
     if not db_path.is_file():
@@ -196,6 +213,7 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
         progress(f"N={n}: the server exited with {code}; see {log}")
     usage.runs, usage.runs_open = journal_runs(data / "journal.db")
     usage.speech = speech_work(log.read_text())
+    usage.parts = latency_parts(log.read_text())
     return step_row(n, calls, usage, cfg.target_ms), calls
 
 
@@ -287,6 +305,7 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
     paths = write_outputs(cfg, results, title)
     rows = [r for r, _ in results]
     print(format_table(rows, cfg.target_ms, title))
+    print(format_parts(rows))
     print("written: " + ", ".join(str(p) for p in paths))
     best = largest_holding(rows)
     return 0 if best is not None and best == max(r.calls for r in rows) else 1

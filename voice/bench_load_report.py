@@ -34,6 +34,12 @@ class ServerUsage:
     runs_open: list[str] = field(default_factory=list)  # last event kind of each run not finished/cancelled
     speech: dict[str, float] = field(default_factory=dict)  # the server's speech work (voice.shared_models)
     callers_cpu_s: float = 0.0  # what the bench's own simulated callers used (same machine)
+    parts: dict[str, list[float]] = field(default_factory=dict)  # per answered turn, the server's latency parts
+
+
+# The server's own account of an answer's wait (voice/reply.py, voice/call_core.py), in the order it happens.
+PARTS = ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio", "unaccounted",
+         "voice_to_voice_measured")
 
 
 @dataclass
@@ -64,6 +70,7 @@ class StepRow:
     callers_cpu_pct: float  # the simulated callers' own CPU, % of one core: load the server did not cause
     wall_s: float
     holds: bool  # p95 within the target, nothing dropped or unanswered, no run left open
+    parts: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)  # part -> (p50, p95) ms
 
 
 def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms: float) -> StepRow:
@@ -84,7 +91,8 @@ def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms:
         round(usage.cpu_s / max(len(turns), 1), 2),
         round(usage.rss_idle_mb, 1), round(usage.rss_peak_mb, 1),
         round(max(0.0, usage.rss_peak_mb - usage.rss_idle_mb) / max(n, 1), 1), *_speech_columns(usage, len(turns)),
-        round(100 * usage.callers_cpu_s / max(usage.wall_s, 1e-9), 1), round(usage.wall_s, 1), holds)
+        round(100 * usage.callers_cpu_s / max(usage.wall_s, 1e-9), 1), round(usage.wall_s, 1), holds,
+        {p: (percentile(usage.parts[p], 50), percentile(usage.parts[p], 95)) for p in PARTS if usage.parts.get(p)})
 
 
 def _speech_columns(usage: ServerUsage, turns: int) -> tuple[float | None, ...]:
@@ -137,13 +145,31 @@ def format_table(rows: Sequence[StepRow], target_ms: float, title: str) -> str:
     return "\n".join(out)
 
 
+def format_parts(rows: Sequence[StepRow]) -> str:
+    """Where the wait went, by the server's clock: p50/p95 of each part of an answered turn, per N."""
+    head = f"{'calls':>5} " + " ".join(f"{p[:17]:>17}" for p in PARTS)
+    out = ["where the wait went (server's account, ms p50/p95; unaccounted: the audio's way out, measured - sum)",
+           head]
+    for r in rows:
+        cells = [f"{_ms(r.parts[p][0]) + '/' + _ms(r.parts[p][1]) if p in r.parts else '-':>17}" for p in PARTS]
+        out.append(f"{r.calls:>5} " + " ".join(cells))
+    return "\n".join(out)
+
+
+def _part_columns(row: StepRow) -> dict[str, Any]:
+    return {f"{p}_{q}_ms": ("" if p not in row.parts or row.parts[p][i] is None else row.parts[p][i])
+            for p in PARTS for i, q in enumerate(("p50", "p95"))}
+
+
 def write_step_csv(path: Path, rows: Sequence[StepRow], meta: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=[*STEP_COLUMNS, *meta])
+        part_names = [f"{p}_{q}_ms" for p in PARTS for q in ("p50", "p95")]
+        writer = csv.DictWriter(f, fieldnames=[*STEP_COLUMNS, *part_names, *meta])
         writer.writeheader()
         for r in rows:
-            writer.writerow({**{k: ("" if v is None else v) for k, v in asdict(r).items()}, **meta})
+            fields = {k: ("" if v is None else v) for k, v in asdict(r).items() if k != "parts"}
+            writer.writerow({**fields, **_part_columns(r), **meta})
 
 
 def write_turn_csv(path: Path, steps: Sequence[tuple[int, Sequence[CallResult]]]) -> None:
