@@ -166,6 +166,55 @@ def test_barge_in_flushes_the_page_buffer(serve: Callable[..., Served], tmp_path
 
 
 @needs_chromium
+def test_a_draining_or_full_server_is_tried_again_until_the_call_starts(serve: Callable[..., Served],
+                                                                        tmp_path: Path) -> None:
+    """Behind a load balancer, the page's next try reaches another server; here one server drains, then is full,
+    then has room: the page mints again and reconnects by itself, and the call starts."""
+    served = serve([SHORT_REPLY])
+    registry = served.ctx.registry
+    registry.draining = True  # POST /call-token: 503
+    wav = mic_wav(tmp_path / "mic.wav", [(6.0, "recordings/speech/goforward.wav")], total_s=14.0)
+    with Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"]) as page:
+        page.open_page(f"http://127.0.0.1:{served.port}/?token={TOKEN}")
+        page.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
+        page.evaluate("document.getElementById('start').click()", user_gesture=True)
+        page.wait_for("window.voiceloop.retries >= 1", timeout=10)
+        draining_status = page.evaluate("document.getElementById('status').textContent")
+        registry.max_calls, registry.draining = 0, False  # now the socket is refused as full: 1013
+        page.wait_for("window.voiceloop.retries >= 2", timeout=10)
+        full_status = page.evaluate("document.getElementById('status').textContent")
+        registry.max_calls = 4
+        page.wait_for("window.voiceloop.callId", timeout=15)
+        page.wait_for("window.voiceloop.kinds.includes('agent_said')", timeout=40)
+        retries = page.evaluate("window.voiceloop.retries")
+    assert "shutting down" in draining_status and "trying again" in draining_status
+    assert "1013" in full_status and "trying again" in full_status
+    assert 2 <= retries <= 4
+    assert "forward" in served.call().session.turns[0].user_text.lower()  # the call that started is a real one
+
+
+@needs_chromium
+def test_a_page_that_hangs_up_while_waiting_to_try_again_stops_trying(serve: Callable[..., Served],
+                                                                     tmp_path: Path) -> None:
+    served = serve([SHORT_REPLY])
+    served.ctx.registry.draining = True
+    wav = mic_wav(tmp_path / "mic.wav", [], total_s=4.0)
+    with Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"]) as page:
+        page.open_page(f"http://127.0.0.1:{served.port}/?token={TOKEN}")
+        page.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
+        page.evaluate("document.getElementById('start').click()", user_gesture=True)
+        page.wait_for("window.voiceloop.retries >= 1", timeout=10)
+        page.evaluate("document.getElementById('hangup').click()")
+        served.ctx.registry.draining = False
+        time.sleep(2.0)  # past the next try's time
+        status = page.evaluate("document.getElementById('status').textContent")
+        start_enabled = page.evaluate("!document.getElementById('start').disabled")
+        retries = page.evaluate("window.voiceloop.retries")
+    assert status == "call cancelled" and start_enabled and retries == 1
+    assert not served.ctx.registry.calls and not served.ctx.registry.ended  # no call was opened after the hang-up
+
+
+@needs_chromium
 def test_operator_approves_a_refund_from_the_page(serve: Callable[..., Served], tmp_path: Path) -> None:
     served = serve([{"tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "4567"}}]},
                     {"tool_calls": [{"name": "issue_refund", "arguments": {"order_id": "4567", "amount": 20}}]},

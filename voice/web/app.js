@@ -5,6 +5,10 @@
 const $ = (id) => document.getElementById(id);
 const MIC_BACKLOG = 50; // 1 s of 20 ms frames kept while the call is still starting
 const NORMAL_CLOSURE = 1000; // WebSocket close code of a call that ended as it should
+// Closed before the call started because this server is draining (1012) or full (1013): behind a load balancer
+// another try reaches another server, so the page tries again after these pauses before giving up.
+const RETRY_CLOSE_CODES = [1012, 1013];
+const RETRY_DELAYS_MS = [500, 1000, 2000, 4000];
 
 const vl = {
   ws: null,
@@ -18,6 +22,9 @@ const vl = {
   askRow: null,
   partialLine: null,
   token: '',
+  retries: 0, // tries again after a draining or full server refused the call
+  retryTimer: null,
+  hungUp: false,
   stats: { micFrames: 0, received: 0, played: 0, flushed: 0, clears: 0, underruns: 0, events: 0, peak: 0 },
   kinds: [], // every event kind received, in order (for tests and debugging)
 };
@@ -93,11 +100,52 @@ async function mintCallToken(token) {
     headers: { Authorization: `Bearer ${token}` },
   });
   const body = await res.json().catch(() => ({}));
-  if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+  if (!res.ok) {
+    const err = new Error(body.error || `HTTP ${res.status}`);
+    err.retryable = res.status === 503; // a draining server: the balancer sends the next try elsewhere
+    throw err;
+  }
   return body.call_token;
 }
 
-function connect(callToken) {
+// Mint a call token and open the socket; a draining or full server is tried again (RETRY_DELAYS_MS).
+async function placeCall(attempt) {
+  let callToken;
+  try {
+    callToken = await mintCallToken(vl.token);
+  } catch (e) {
+    if (e.retryable && retryLater(attempt, e.message)) return;
+    setStatus(`cannot start a call: ${e.message || e}`, 'bad');
+    endCall();
+    return;
+  }
+  if (vl.hungUp) {
+    setStatus('call cancelled'); // hung up while the token was on its way
+    endCall();
+    return;
+  }
+  connect(callToken, attempt);
+}
+
+function retryLater(attempt, why) {
+  if (attempt >= RETRY_DELAYS_MS.length || vl.hungUp) return false;
+  const delay = RETRY_DELAYS_MS[attempt];
+  vl.retries += 1;
+  setStatus(`${why}: trying again in ${delay / 1000} s…`, 'bad');
+  vl.retryTimer = setTimeout(() => {
+    vl.retryTimer = null;
+    placeCall(attempt + 1);
+  }, delay);
+  return true;
+}
+
+function endCall() {
+  $('hangup').disabled = true;
+  $('start').disabled = false;
+  stopAudio();
+}
+
+function connect(callToken, attempt = 0) {
   const url = new URL('ws', location.href);
   url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
   url.search = `?call_token=${encodeURIComponent(callToken)}`;
@@ -110,10 +158,10 @@ function connect(callToken) {
     else onAgentAudio(ev.data);
   };
   ws.onclose = (ev) => {
-    setStatus(`call ended (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`, ev.code === NORMAL_CLOSURE ? '' : 'bad');
-    $('hangup').disabled = true;
-    $('start').disabled = false;
-    stopAudio();
+    const why = `${ev.code}${ev.reason ? ': ' + ev.reason : ''}`;
+    if (!vl.callId && RETRY_CLOSE_CODES.includes(ev.code) && retryLater(attempt, `not connected (${why})`)) return;
+    setStatus(`call ended (${why})`, ev.code === NORMAL_CLOSURE ? '' : 'bad');
+    endCall();
   };
   ws.onerror = () => setStatus('connection error', 'bad');
 }
@@ -342,20 +390,21 @@ async function startCall() {
     $('start').disabled = false;
     return;
   }
-  let callToken;
-  try {
-    callToken = await mintCallToken(token);
-  } catch (e) {
-    setStatus(`cannot start a call: ${e.message || e}`, 'bad');
-    stopAudio();
-    $('start').disabled = false;
-    return;
-  }
-  connect(callToken);
+  vl.callId = null;
+  vl.hungUp = false;
   $('hangup').disabled = false;
+  await placeCall(0);
 }
 
 function hangup() {
+  vl.hungUp = true;
+  if (vl.retryTimer !== null && !vl.callId) {
+    clearTimeout(vl.retryTimer); // waiting to try again: there is no call to hang up, only the wait
+    vl.retryTimer = null;
+    setStatus('call cancelled');
+    endCall();
+    return;
+  }
   send({ type: 'hangup' });
   $('hangup').disabled = true;
 }
