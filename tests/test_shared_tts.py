@@ -132,3 +132,16 @@ def test_beside_a_transcription_only_one_voice_runs_even_for_a_waiting_caller() 
     for t in threads:
         t.join()
     assert log[1].endswith("start")  # nothing to transcribe: both voices at once
+
+
+def test_a_greeting_is_synthesised_once_and_its_audio_reused() -> None:
+    voice = NamedTTS("a")
+    tts = PooledTTS([voice])
+    first = tts.synthesize_fixed("Hello, Smile Dental, how can I help?")
+    first[:] = 7  # what a caller does with its copy never reaches the kept audio
+    again = tts.synthesize_fixed("Hello, Smile Dental, how can I help?")
+    assert voice.used == 1 and tts.work["fixed_reused"] == 1 and not again.any()
+    tts.synthesize_fixed("Good evening, Smile Dental.")
+    tts.synthesize("Order 4567 has shipped.")  # an answer is never kept
+    tts.synthesize("Order 4567 has shipped.")
+    assert voice.used == 4

@@ -295,3 +295,22 @@ def test_halfband_resampling_is_seamless_across_chunks() -> None:
     delay = 62  # 31 taps at 16 kHz, twice
     err = back[delay:].astype(float) - tone[:-delay].astype(float)
     assert np.sqrt(np.mean(err[200:] ** 2)) < 0.02 * 8000  # a 440 Hz tone survives the round trip
+
+
+async def test_every_call_hears_the_greeting_but_the_server_synthesises_it_once(stack: SpeechStack,
+                                                                               tmp_path: Path) -> None:
+    async with running(stack, tmp_path, ["Fine."]) as served:
+        served.ctx.factory.session_config = served.ctx.factory.session_config.model_copy(
+            update={"greeting": "Hello, and thank you for calling."})
+        for _ in range(3):
+            async with websockets.connect(served.twilio_url) as ws:
+                await ws.send(json.dumps({"event": "connected", "protocol": "Call", "version": "1.0.0"}))
+                await ws.send(start_msg())
+                await ws.send(media_msgs(np.zeros(160, np.int16))[0])
+                async with asyncio.timeout(20):
+                    while json.loads(await ws.recv()).get("event") != "media":
+                        pass  # the greeting's first audio reached this caller
+        await served.idle()
+        work = served.ctx.factory.tts.work
+    assert work["fixed_reused"] >= 2  # the second and third calls got the first call's greeting audio
+    assert all("agent_said" in kinds(call) for call in served.ended())

@@ -41,6 +41,7 @@ from voice.call_events import (
     RunEvent,
     SettleApproval,
     Speculate,
+    SpeechKind,
     SpeechReady,
     StartRun,
     StopSpeculating,
@@ -346,7 +347,8 @@ class RealtimeDriver(CallDriver):
         # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
         SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
         try:
-            audio = await asyncio.to_thread(self.tts.synthesize, command.text)
+            fixed = getattr(self.tts, "synthesize_fixed", None) if command.kind == SpeechKind.GREETING else None
+            audio = await asyncio.to_thread(fixed or self.tts.synthesize, command.text)
         except Exception as exc:  # the clause is lost, not the call
             log.error("text-to-speech failed: %r", exc)
             self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)

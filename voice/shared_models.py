@@ -21,6 +21,7 @@ from voice.engines import STT, TTS
 # (which copies the context into the worker thread).
 SPEECH_AHEAD_S: contextvars.ContextVar[float] = contextvars.ContextVar("speech_ahead_s", default=0.0)
 URGENT_WITHIN_S = 0.5  # a clause due to play within this long is urgent: someone will hear silence without it
+MAX_FIXED_TEXTS = 32  # greetings kept synthesised (one per agent and clause, in practice)
 
 
 class DeadlineSlots:
@@ -86,7 +87,20 @@ class PooledTTS:
             raise ValueError("PooledTTS needs at least one voice")
         self.voices, self.full, self.busy = voices, full, busy
         self.slots = DeadlineSlots(len(voices), defer)
-        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0}
+        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0, "fixed_reused": 0}
+        self._fixed: dict[str, np.ndarray] = {}
+
+    def synthesize_fixed(self, text: str) -> np.ndarray:
+        """Text every call says the same (the greeting): synthesised once, then the same audio again. A call's
+        first words come at once even when the voices are busy, and 20 calls starting cost one synthesis."""
+        audio = self._fixed.get(text)
+        if audio is None:
+            audio = self.synthesize(text)
+            if len(self._fixed) < MAX_FIXED_TEXTS:
+                self._fixed[text] = audio
+        else:
+            self.work["fixed_reused"] += 1
+        return audio.copy()  # the caller's own copy: the kept audio never changes
 
     def synthesize(self, text: str) -> np.ndarray:
         asked = time.perf_counter()
@@ -162,4 +176,5 @@ def work_summary(stt: Any, tts: Any) -> str:
             f"asked -> text), Whisper busy {stt_work.get('busy_s', 0.0):.1f} s for {windows} windows in "
             f"{stt_work.get('batches', 0)} batches (mean batch {windows / batches:.2f}); "
             f"{tts_work.get('syntheses', 0)} syntheses, TTS busy {tts_work.get('busy_s', 0.0):.1f} s "
-            f"(mean wait {tts_work.get('waited_s', 0.0) / syntheses:.3f} s)")
+            f"(mean wait {tts_work.get('waited_s', 0.0) / syntheses:.3f} s; "
+            f"greeting clauses reused {tts_work.get('fixed_reused', 0)} times)")
