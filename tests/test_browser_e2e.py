@@ -86,11 +86,17 @@ def mic_wav(path: Path, parts: list[tuple[float, str]], total_s: float) -> Path:
     return path
 
 
-def call_page(tmp_path: Path, wav: Path, port: int) -> Browser:
+def start_page(tmp_path: Path, wav: Path, port: int) -> Browser:
+    """Chromium with the fake microphone on the page, Start clicked (the call may not have started yet)."""
     browser = Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"])
     browser.open_page(f"http://127.0.0.1:{port}/?token={TOKEN}")
     browser.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
     browser.evaluate("document.getElementById('start').click()", user_gesture=True)
+    return browser
+
+
+def call_page(tmp_path: Path, wav: Path, port: int) -> Browser:
+    browser = start_page(tmp_path, wav, port)
     browser.wait_for("window.voiceloop.callId", timeout=20)
     return browser
 
@@ -174,10 +180,7 @@ def test_a_draining_or_full_server_is_tried_again_until_the_call_starts(serve: C
     registry = served.ctx.registry
     registry.draining = True  # POST /call-token: 503
     wav = mic_wav(tmp_path / "mic.wav", [(6.0, "recordings/speech/goforward.wav")], total_s=14.0)
-    with Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"]) as page:
-        page.open_page(f"http://127.0.0.1:{served.port}/?token={TOKEN}")
-        page.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
-        page.evaluate("document.getElementById('start').click()", user_gesture=True)
+    with start_page(tmp_path, wav, served.port) as page:
         page.wait_for("window.voiceloop.retries >= 1", timeout=10)
         draining_status = page.evaluate("document.getElementById('status').textContent")
         registry.max_calls, registry.draining = 0, False  # now the socket is refused as full: 1013
@@ -199,10 +202,7 @@ def test_a_page_that_hangs_up_while_waiting_to_try_again_stops_trying(serve: Cal
     served = serve([SHORT_REPLY])
     served.ctx.registry.draining = True
     wav = mic_wav(tmp_path / "mic.wav", [], total_s=4.0)
-    with Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"]) as page:
-        page.open_page(f"http://127.0.0.1:{served.port}/?token={TOKEN}")
-        page.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
-        page.evaluate("document.getElementById('start').click()", user_gesture=True)
+    with start_page(tmp_path, wav, served.port) as page:
         page.wait_for("window.voiceloop.retries >= 1", timeout=10)
         page.evaluate("document.getElementById('hangup').click()")
         served.ctx.registry.draining = False

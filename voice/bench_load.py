@@ -212,8 +212,8 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     if code != 0:
         progress(f"N={n}: the server exited with {code}; see {log}")
     usage.runs, usage.runs_open = journal_runs(data / "journal.db")
-    usage.speech = speech_work(log.read_text())
-    usage.parts = latency_parts(log.read_text())
+    server_log = log.read_text()
+    usage.speech, usage.parts = speech_work(server_log), latency_parts(server_log)
     return step_row(n, calls, usage, cfg.target_ms), calls
 
 

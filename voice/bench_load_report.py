@@ -40,6 +40,7 @@ class ServerUsage:
 # The server's own account of an answer's wait (voice/reply.py, voice/call_core.py), in the order it happens.
 PARTS = ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio", "unaccounted",
          "voice_to_voice_measured")
+PART_COLUMNS = tuple(f"{p}_{q}_ms" for p in PARTS for q in ("p50", "p95"))  # load.csv: each part's p50, p95
 
 
 @dataclass
@@ -157,15 +158,14 @@ def format_parts(rows: Sequence[StepRow]) -> str:
 
 
 def _part_columns(row: StepRow) -> dict[str, Any]:
-    return {f"{p}_{q}_ms": ("" if p not in row.parts or row.parts[p][i] is None else row.parts[p][i])
-            for p in PARTS for i, q in enumerate(("p50", "p95"))}
+    values = [row.parts.get(p, (None, None))[i] for p in PARTS for i in (0, 1)]
+    return {name: "" if v is None else v for name, v in zip(PART_COLUMNS, values, strict=True)}
 
 
 def write_step_csv(path: Path, rows: Sequence[StepRow], meta: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as f:
-        part_names = [f"{p}_{q}_ms" for p in PARTS for q in ("p50", "p95")]
-        writer = csv.DictWriter(f, fieldnames=[*STEP_COLUMNS, *part_names, *meta])
+        writer = csv.DictWriter(f, fieldnames=[*STEP_COLUMNS, *PART_COLUMNS, *meta])
         writer.writeheader()
         for r in rows:
             fields = {k: ("" if v is None else v) for k, v in asdict(r).items() if k != "parts"}
