@@ -2,6 +2,7 @@
 
 from loop.act import Observation
 from loop.agent import Agent, RunResult
+from loop.approvals import ApprovalAnswer
 from loop.config import Budget, Ceiling, LoopConfig
 from loop.events import CANCELLED_BY_CALLER, EventKind, ObservationStatus
 from loop.journal import Event, Journal
@@ -15,6 +16,7 @@ from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta,
 __all__ = [
     "CANCELLED_BY_CALLER",
     "Agent",
+    "ApprovalAnswer",
     "Budget",
     "Ceiling",
     "Decision",

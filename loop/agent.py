@@ -65,6 +65,7 @@ class RunState:
     trajectory: list[Observation] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
     spoken: str = ""  # the last batch's results, already said to the caller as the answer (Tool.answers)
+    declines_ending: list[str] = field(default_factory=list)  # declines whose approver ends the run (ApprovalAnswer)
 
 
 class Agent:
@@ -222,6 +223,7 @@ class Agent:
         results = {o.call.id: o for o in await runner.run_batch(approved)}
         ledger.settle_tools(sum(o.executed for o in results.values()), sum(o.cost_usd for o in results.values()))
         self._close_batch(s, log, calls, {**refused, **results}, "")
+        s.declines_ending = vetted.ends_run
         s.trajectory += [results[c.id] for c, t in sorted(approved, key=lambda ct: ct[1].mutates)
                          if results[c.id].executed]  # execution order: reads, then writes
         return [results.get(c.id) or refused[c.id] for c in calls]
@@ -286,6 +288,8 @@ class Agent:
             n = s.failures[obs.call.name] = s.failures.get(obs.call.name, 0) + 1 if obs.failed else 0
             if n >= self.config.max_consecutive_tool_failures:
                 raise ToolFailure(f"{obs.call.name} failed {n} times in a row; last: {obs.content}")
+        if s.declines_ending:  # the approver has told the user itself; the run's answer would be a second one
+            raise ApprovalDenied("; ".join(s.declines_ending))
         declined = [o for o in observations if o.status == ObservationStatus.DECLINED]
         if declined and self.config.stop_on_decline:
             raise ApprovalDenied(f"the user declined {', '.join(o.call.name for o in declined)}")

@@ -306,6 +306,7 @@ class OutputSplitter:
 
 # the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
 _DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
+_NOT_APPROVED = re.compile(r"^\w+ was not approved \((?P<reason>.*)\)\. It was not done\.$", re.S)
 _DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
 
 
@@ -317,6 +318,10 @@ def present(messages: Sequence[Message]) -> list[Message]:
     for msg in messages:
         if msg.role == "tool" and _DECLINED.match(msg.content):
             msg = replace(msg, content="Okay, I have not done that, as you said no.")
+        elif msg.role == "tool" and (m := _NOT_APPROVED.match(msg.content)):  # say no only when it was said
+            said_no = "said no" in m.group("reason")
+            msg = replace(msg, content="Okay, I have not done that, as you said no." if said_no
+                          else "I have not done that: I did not hear a yes.")
         elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
             reason = m.group("reason").strip()
             msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from loop.act import Observation
+from loop.approvals import ApprovalAnswer
 from loop.events import EventKind
 from loop.journal import Event
 from loop.types import ModelEvent, ModelResponse, TextDelta, ToolCallDelta
@@ -17,7 +18,7 @@ class Tape:
     goal: str = ""
     deltas: dict[int, list[ModelEvent]] = field(default_factory=dict)
     responses: dict[int, ModelResponse] = field(default_factory=dict)
-    approvals: dict[str, bool] = field(default_factory=dict)
+    approvals: dict[str, ApprovalAnswer] = field(default_factory=dict)
     unasked: set[str] = field(default_factory=set)  # ASKs with no approver: nobody answered
     results: dict[str, Observation] = field(default_factory=dict)
     interrupted: set[str] = field(default_factory=set)  # started, never finished
@@ -36,7 +37,8 @@ class Tape:
             elif ev.kind == EventKind.MODEL_RESPONSE:
                 tape.responses[p["turn"]] = ModelResponse.from_dict(p["response"])
             elif ev.kind == EventKind.APPROVAL and p.get("asked", True):
-                tape.approvals[p["call_id"]] = p["approved"]
+                tape.approvals[p["call_id"]] = ApprovalAnswer(p["approved"], p.get("reason", ""),
+                                                              p.get("end_run", False))
             elif ev.kind == EventKind.APPROVAL:
                 tape.unasked.add(p["call_id"])
             elif ev.kind == EventKind.TOOL_STARTED:

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from loop.act import Observation, not_executed
+from loop.approvals import ApprovalAnswer
 from loop.events import EventKind
 from loop.events import ObservationStatus as Status
 from loop.journal import EventLog
@@ -16,7 +17,7 @@ from loop.replay import Tape
 from loop.tools import ArgumentError, Tool
 from loop.types import ToolCall
 
-Approver = Callable[[ToolCall, Verdict], "bool | Awaitable[bool]"]
+Approver = Callable[[ToolCall, Verdict], "bool | ApprovalAnswer | Awaitable[bool | ApprovalAnswer]"]
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Vetted:
     approved: list[tuple[ToolCall, Tool]] = field(default_factory=list)
     refused: dict[str, Observation] = field(default_factory=dict)
     halt: GuardrailHit | None = None  # set: the run must stop before anything in the batch executes
+    ends_run: list[str] = field(default_factory=list)  # declines whose approver ended the run, with their reasons
 
 
 @dataclass
@@ -35,6 +37,7 @@ class BatchVetter:
     log: EventLog
     tape: Tape
     mutations_need_approval: bool = False
+    _answers: dict[str, ApprovalAnswer] = field(default_factory=dict)
 
     async def vet(self, calls: list[ToolCall], ctx: VetContext) -> Vetted:
         """Pure pass over the whole batch first (a HALT anywhere runs nothing), then ask for approvals."""
@@ -52,6 +55,8 @@ class BatchVetter:
         for call, tool, verdict in pending:
             if verdict.decision is Decision.ASK and (refusal := await self._ask(call, verdict)) is not None:
                 out.refused[call.id] = refusal
+                if (answer := self.tape.approvals.get(call.id) or self._answers.get(call.id)) and answer.end_run:
+                    out.ends_run.append(f"{call.name} was not done: {answer.reason}")
             else:
                 out.approved.append((call, tool))
         return out
@@ -96,12 +101,17 @@ class BatchVetter:
             return not_executed(call, Status.UNAPPROVED, f"{call.name} needs approval ({verdict.reason}) and no one "
                                 "can approve it in this run, so it was not done. Tell the user it needs approval.")
         if call.id in self.tape.approvals:  # resume: the human already answered
-            approved = self.tape.approvals[call.id]
+            answer = self.tape.approvals[call.id]
         else:
             assert self.approver is not None
-            answer = self.approver(call, verdict)
-            approved = bool(await answer if inspect.isawaitable(answer) else answer)
-        self.log.emit(EventKind.APPROVAL, call_id=call.id, approved=approved, rule=verdict.rule)
-        if approved:
+            given = self.approver(call, verdict)
+            answer = ApprovalAnswer.of(await given if inspect.isawaitable(given) else given)
+            self._answers[call.id] = answer
+        said = {"reason": answer.reason, "end_run": answer.end_run} if answer.reason or answer.end_run else {}
+        self.log.emit(EventKind.APPROVAL, call_id=call.id, approved=answer.approved, rule=verdict.rule, **said)
+        if answer.approved:
             return None
+        if answer.reason:
+            return not_executed(call, Status.DECLINED, f"{call.name} was not approved ({answer.reason}). "
+                                "It was not done.")
         return not_executed(call, Status.DECLINED, f"The user declined {call.name}: {verdict.reason}. It was not done.")

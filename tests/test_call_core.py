@@ -142,11 +142,16 @@ def test_a_backchannel_over_the_agent_resumes_it() -> None:
     assert not h.core.reply.playout.paused
 
 
-def ask(h: Harness) -> None:
+def ask(h: Harness, heard: bool = True) -> None:
+    """The refund's question is asked; `heard`: the caller heard all of it before answering."""
     call = ToolCall("issue_refund", {"order_id": "4567", "amount": 20})
     out = h.feed(ApprovalRequested(call, Verdict(Decision.ASK, "refunds need a yes", "ask_refunds")))
     assert [type(c) for c in out] == [Synthesize] and out[0].kind is SpeechKind.PROMPT
     assert h.core.state is CallState.AWAITING_APPROVAL
+    if heard:
+        question = out[0].text
+        h.agent_speaks(question, SpeechKind.PROMPT)
+        h.feed(AudioPlayed(int(16000 * len(question.split()) * 0.3)))
 
 
 def test_a_spoken_yes_settles_the_approval_and_a_no_declines_it() -> None:
@@ -167,7 +172,8 @@ def test_an_unclear_answer_is_asked_again() -> None:
     h.say("maybe later perhaps.", 0.8)
     h.frames(0.6, speech=False)
     assert not any(isinstance(c, SettleApproval) for c in h.log)
-    assert [c.text for c in h.log if isinstance(c, Synthesize)][-1] == "Sorry, was that a yes or a no?"
+    assert [c.text for c in h.log if isinstance(c, Synthesize)][-1] == (
+        "Sorry, I didn't get that. Shall I issue refund of $20 for order 4567?")
 
 
 def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:

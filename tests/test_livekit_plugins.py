@@ -20,6 +20,7 @@ from livekit.agents import vad as lk_vad
 from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.helpers import ORDER_SCHEMA
+from voice.approval_dialog import SAID_NO
 from voice.audio import SAMPLE_RATE, load_audio, resample
 from voice.fixtures import FIXTURES
 from voice.livekit_llm import ESCALATED_SAY, VoiceloopLLM
@@ -53,8 +54,12 @@ async def test_the_turn_loop_answers_in_an_agent_session_and_asks_before_it_refu
         assert said.startswith("Order 4567 has shipped") and said.endswith("Just to confirm: refund $20 on order 4567?")
         assert refunds(desk) == [] and adapter.awaiting_approval  # nothing refunded before the yes
 
-        unclear = await session.run(user_input="hmm, what was that about the weather")
-        assert unclear.expect[0].event().item.text_content == "Sorry, was that a yes or a no?"
+        question = await session.run(user_input="hmm, what was that about the weather?")  # answered, asked again
+        assert question.expect[0].event().item.text_content == (
+            "I'm asking whether to refund $20 on order 4567. Shall I?")
+        unclear = await session.run(user_input="mhm")  # a backchannel is no yes
+        assert unclear.expect[0].event().item.text_content.startswith("Sorry, I didn't get that.")
+        assert refunds(desk) == [] and adapter.awaiting_approval
 
         done = await session.run(user_input="Yes, go ahead.")
         done.expect.next_event().is_message(role="assistant")
@@ -71,21 +76,37 @@ async def test_the_turn_loop_answers_in_an_agent_session_and_asks_before_it_refu
 
 async def test_a_no_declines_and_the_policy_still_denies(tmp_path: Path) -> None:
     over = [ToolCall("issue_refund", {"order_id": "4567", "amount": 900}), "I can't refund that much."]
-    agent, desk = desk_agent(tmp_path, [*REFUND[:2], "Okay, I won't refund it.", *over])
+    agent, desk = desk_agent(tmp_path, [*REFUND[:2], *over])
     adapter = VoiceloopLLM(agent)
     async with AgentSession(llm=adapter) as session:
         await session.start(LiveKitAgent(instructions=""))
         await session.run(user_input="Refund $20 on order 4567 please")
         declined = await session.run(user_input="No, don't.")
         declined.expect.next_event().is_message(role="assistant")
-        assert "won't refund" in declined.expect[0].event().item.text_content
+        assert declined.expect[0].event().item.text_content.strip() == SAID_NO  # the session's words, not a model's
         denied = await session.run(user_input="Then refund $900 on order 4567.")
         assert "can't refund" in denied.expect[0].event().item.text_content
     assert refunds(desk) == []
-    assert [r.outcome.value for r in adapter.results] == ["COMPLETED", "COMPLETED"]
+    assert [r.outcome.value for r in adapter.results] == ["APPROVAL_DENIED", "COMPLETED"]
     tool_results = [e.payload for r in adapter.results for e in Journal(str(tmp_path / "journal.db")).events(r.run_id)
                     if e.kind == "tool_result" and e.payload["call"]["name"] == "issue_refund"]
     assert [p["status"] for p in tool_results] == ["declined", "denied"]  # the caller's no, then policy's limit
+
+
+async def test_a_yes_with_a_change_is_proposed_and_confirmed_afresh(tmp_path: Path) -> None:
+    thirty = ToolCall("issue_refund", {"order_id": "4567", "amount": 30})
+    agent, desk = desk_agent(tmp_path, [*REFUND[:2], thirty, "Done."])
+    adapter = VoiceloopLLM(agent)
+    async with AgentSession(llm=adapter) as session:
+        await session.start(LiveKitAgent(instructions=""))
+        await session.run(user_input="I want a refund of $20 on order 4567")
+        changed = await session.run(user_input="Yes, but make it $30.")
+        asked_again = changed.expect[0].event().item.text_content.strip()
+        assert asked_again.endswith("Just to confirm: refund $30 on order 4567?")
+        assert refunds(desk) == [] and adapter.awaiting_approval
+        await session.run(user_input="Yes.")
+    assert refunds(desk) == [("4567", 30.0)]
+    assert [r.outcome.value for r in adapter.results] == ["APPROVAL_DENIED", "COMPLETED"]
 
 
 async def test_an_interrupted_reply_withdraws_the_run_and_the_next_turn_goes_on(tmp_path: Path) -> None:

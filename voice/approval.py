@@ -1,4 +1,4 @@
-"""Spoken approval: ask the way a person would, and read a caller's yes or no robustly.
+"""Spoken approval: ask the way a person would (reading the answer: `voice.answers`).
 
 The question is written text ("Just to confirm: refund $20 on order 4567?"): the transcript shows it as
 written and the spoken form (`voice.spoken`) reads it aloud ("... twenty dollars on order four five six
@@ -8,46 +8,10 @@ seven?"). It comes from the tool's own `confirm` template, else from its descrip
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import Any
 
 from loop import ToolCall
 from loop.tools import Tool
-
-
-class Answer(StrEnum):
-    YES = "yes"
-    NO = "no"
-    UNCLEAR = "unclear"
-
-
-# Idioms that contain a "no"/"not" but mean yes ("no problem", "I don't mind").
-_YES_IDIOMS = re.compile(r"\b(no problem|not a problem|no worries|why not|(i )?(don'?t|do not|wouldn'?t) mind)\b")
-# A caller who does not know yet is asked again rather than read as a yes ("not sure" holds "sure").
-_UNSURE = re.compile(r"\b(not sure|(i )?(don'?t|do not) know|dunno|no idea|maybe|perhaps|not certain)\b")
-_NO = re.compile(r"\b(no|nope|nah|don'?t|do not|stop|cancel|never ?mind|wait|hold on|hang on|not|negative|"
-                 r"wrong|incorrect|isn'?t|changed my mind|forget (it|that)|decline|abort)\b")
-_YES = re.compile(
-    r"\b(yes|yeah|yea|yep|yup|ya|yah|aye|sure|ok|okay|alright|all right|go ahead|go on|go for it|do it|do that|"
-    r"please do|confirm(ed)?|correct|right|absolutely|of course|affirmative|sounds good|certainly|definitely|"
-    r"fine|perfect|great|exactly|proceed|uh huh|mhm|mm hmm|you bet|i do)\b"
-)
-
-
-def classify_answer(text: str) -> Answer:
-    """A "no" anywhere wins over a "yes" ("yes, no wait" is a no): declining is the safe error."""
-    words = re.sub(r"[^a-z' ]+", " ", text.lower().replace("\u2019", "'"))
-    words = _YES_IDIOMS.sub(" yes ", words)
-    unsure = bool(_UNSURE.search(words))
-    words = _UNSURE.sub(" ", words)
-    if _NO.search(words):
-        return Answer.NO
-    if unsure:
-        return Answer.UNCLEAR
-    if _YES.search(words):
-        return Answer.YES
-    return Answer.UNCLEAR
-
 
 # ---- the question --------------------------------------------------------------------------------
 

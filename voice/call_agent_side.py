@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from loop import CANCELLED_BY_CALLER, Decision, EventKind, Message, RunOutcome, RunResult
+from loop import CANCELLED_BY_CALLER, ApprovalAnswer, Decision, EventKind, Message, RunOutcome, RunResult
 from voice import call_events as ce
-from voice.approval import Answer, classify_answer, confirmation_question
+from voice.approval_dialog import ApprovalDialog, Step
 from voice.call_events import CallCommand, SpeechKind
 from voice.call_state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
 from voice.reply import Chunker, Reply
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 from voice.write_truth import WriteOutcomes
+
+QUESTION_GRACE_S = 0.3  # a yes that overlaps only this much of the question's end still heard all of it
 
 
 class AgentSide:
@@ -35,6 +37,7 @@ class AgentSide:
     run_active: bool
     waiting_turn: tuple[str, dict[str, float], float] | None
     writes: WriteOutcomes  # the run's approved writes and how they ended: what the caller may be told
+    decline_line: str  # what the caller hears when the run ends on a declined approval ("" for a change)
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -147,8 +150,21 @@ class AgentSide:
                 last.content = truth
         if result.outcome is RunOutcome.ESCALATED:
             self._say_clauses("Let me get a person to help you with that. Please hold.")
+        elif result.outcome is RunOutcome.APPROVAL_DENIED and not self.writes.override:
+            self._say_declined(rec)
         elif result.outcome is not RunOutcome.COMPLETED:
             self._say_clauses(self.writes.override or self.writes.after_failure())
+
+    def _say_declined(self, rec: TurnRecord) -> None:
+        """The run ended on a declined approval: say what became of it, in the session's words, never the
+        model's ("I haven't done that: I didn't hear a yes."). A change says nothing: the new turn answers."""
+        line, self.decline_line = self.decline_line, ""
+        if line and self.writes.made:
+            line = f"I did {' and '.join(self.writes.made)}. {line}"
+        if line:
+            rec.agent_text = line
+            self.history = [*self.history, Message("assistant", line)]
+            self._say_clauses(line)
 
     def _say_clauses(self, text: str) -> None:
         """A fixed line a clause at a time, like a model's reply: its first clause is heard sooner."""
@@ -166,34 +182,75 @@ class AgentSide:
 
     def _on_approval_requested(self, ev: ce.ApprovalRequested) -> None:
         if ev.verdict.decision is not Decision.ASK:
-            self._out.append(ce.SettleApproval(False))
+            self._out.append(ce.SettleApproval(ApprovalAnswer(False, f"not an ASK verdict ({ev.verdict.rule})")))
             return
         # The model went on to act after a read whose words were being said: the caller asked for this, not the
         # read, so the question follows the clause playing now instead of the rest of the read
         self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
-        chunker = self.chunker_cls()  # "Just to confirm:" is heard while the rest is synthesised
-        for clause in [*chunker.push(confirmation_question(ev.call, ev.tool)), *chunker.flush()]:
-            self._say(clause, SpeechKind.PROMPT)
+        dialog = ApprovalDialog(ev.call, ev.tool)
+        self._ask(dialog.question)
         self.writes.ask(ev.call, ev.tool)
-        self.approval = PendingApproval(ev.call, self.now)
+        self.approval = PendingApproval(ev.call, self.now, dialog)
         self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
 
-    def _approval_reply(self, text: str) -> None:
-        answer = classify_answer(text)
-        self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=answer.value)
-        if answer is Answer.UNCLEAR:
-            self._say("Sorry, was that a yes or a no?", SpeechKind.PROMPT)
-        else:
-            self._settle_approval(answer is Answer.YES)
+    def _ask(self, line: str) -> None:
+        """A line of the approval dialog, a clause at a time ("Just to confirm:" is heard while the rest is
+        synthesised)."""
+        chunker = self.chunker_cls()
+        for clause in [*chunker.push(line), *chunker.flush()]:
+            self._say(clause, SpeechKind.PROMPT)
+
+    def _question_unheard(self) -> bool:
+        """Part of the approval question has not reached the caller's ear yet (a grace for the last syllable)."""
+        pending = sum(len(s.audio) - s.heard for s in self.reply.playout.queue if s.kind == SpeechKind.PROMPT.value)
+        return self.reply.synthesising > 0 or pending > QUESTION_GRACE_S * 16000
+
+    def _approval_reply(self, text: str, turn: tuple[dict[str, float], float] = ({}, 0.0)) -> Step:
+        """The caller's whole turn while the approval waits; `turn` is its latency parts and speech end."""
+        assert self.approval is not None
+        pending = self.approval
+        step = pending.dialog.hear(text, over_question=pending.over_question)
+        pending.over_question = False
+        reading = step.reading
+        self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=reading.answer.value if reading else "",
+                    why=reading.why if reading else "")
+        if step.resume:  # a backchannel over the question: it plays on (or again, if it was cut off meanwhile)
+            self.reply.playout.paused = False
+            if not any(s.kind == SpeechKind.PROMPT.value for s in self.reply.playout.queue):
+                self._ask(pending.dialog.question)
+            return step
+        self._cut_off()
+        self._apply(step, turn)
+        return step
+
+    def _apply(self, step: Step, turn: tuple[dict[str, float], float] = ({}, 0.0)) -> None:
+        if step.settle is None:
+            if step.say and self.approval is not None:
+                self._ask(step.say)
+                self.approval.asked_s = self.now  # a question asked again gets its own time to be answered
+            return
+        self.decline_line = "" if step.settle.approved else step.say
+        if step.rerun:  # a change: the caller's words are their next turn, once the declined run has ended
+            self.waiting_turn = (step.rerun, *turn)
+        self._settle_approval(step.settle)
 
     def _check_approval_timeout(self) -> None:
-        if self.approval and self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
+        if self.approval and not self._caller_speaking() and \
+                self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
             self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
-            self._settle_approval(False)
+            self._apply(self.approval.dialog.timed_out())
 
-    def _settle_approval(self, approved: bool) -> None:
+    def _operator_decision(self, approved: bool) -> None:
+        if self.approval is not None:
+            self._cut_off()
+            self._apply(self.approval.dialog.decided(approved))
+
+    def _caller_speaking(self) -> bool:
+        raise NotImplementedError
+
+    def _settle_approval(self, answer: ApprovalAnswer) -> None:
         if self.approval is None:
             return
         self.approval = None
         self.reply.restart(self.chunker_cls(), self.clock())
-        self._out.append(ce.SettleApproval(approved))
+        self._out.append(ce.SettleApproval(answer))

@@ -65,6 +65,7 @@ class CallCore(AgentSide):
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
         self.writes = WriteOutcomes()
+        self.decline_line = ""
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -99,7 +100,7 @@ class CallCore(AgentSide):
                 self._on_approval_requested(event)
             case ce.OperatorDecision(approved=approved):
                 self._trace(TraceKind.OPERATOR_DECISION, approved=approved)
-                self._settle_approval(approved)
+                self._operator_decision(approved)
             case ce.ClockTick(t=t):
                 self.now = max(self.now, t)
                 self._check_approval_timeout()
@@ -166,6 +167,8 @@ class CallCore(AgentSide):
         self.partials.clear()
         onset = self.detector.onset_s
         self._trace(TraceKind.CALLER_SPEECH_STARTED, onset_s=round(onset, 3))
+        if self.approval is not None:  # an answer begun over the question never approves (it is asked again)
+            self.approval.over_question = self._question_unheard()
         thinking = self.run_active and self.approval is None
         if (self.reply.speaking or thinking) and self.barge is None:
             self._pause()  # stop at once; decide later whether it was a real interruption
@@ -291,7 +294,15 @@ class CallCore(AgentSide):
         self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
                     speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
         barge = turn.barge
-        if barge and not barge.committed and not (self.approval and text):
+        if text and self.approval is not None:
+            step = self._approval_reply(text, (latency, speech_end))
+            if step.resume:
+                self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
+            elif not step.rerun and self.turns:
+                rec = self.turns[-1]  # the reply the caller now waits for follows this answer, not the question
+                rec.latency_ms, rec.speech_end_s, rec.first_audio_s = latency, speech_end, None
+            return
+        if barge and not barge.committed:
             if not is_interruption(text, duration, self.cfg.turns):
                 self.reply.playout.paused = False
                 self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
@@ -299,14 +310,11 @@ class CallCore(AgentSide):
             self._commit_barge(barge, text)
         if not text:
             self._trace(TraceKind.IGNORED_NOISE)
-        elif self.approval is not None:
-            self._cut_off()  # a short "yes" over the question is still the answer
-            if self.turns:  # the reply the caller now waits for follows this answer, not the first question
-                rec = self.turns[-1]
-                rec.latency_ms, rec.speech_end_s, rec.first_audio_s = latency, speech_end, None
-            self._approval_reply(text)
         else:
             self._start_run(text, latency, speech_end)
+
+    def _caller_speaking(self) -> bool:
+        return self.detector.in_turn
 
     # ---- trace -------------------------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from loop import Event, Message, RunResult, Tool, ToolCall, Verdict
+from loop import ApprovalAnswer, Event, Message, RunResult, Tool, ToolCall, Verdict
 from voice.engines import STT
 from voice.incremental_stt import TurnTranscriber
 
@@ -184,7 +184,11 @@ class CancelRun:
 
 @dataclass(frozen=True)
 class SettleApproval:
-    approved: bool
+    answer: ApprovalAnswer  # approved or not, why, and whether the run ends (the session says what happened)
+
+    @property
+    def approved(self) -> bool:
+        return self.answer.approved
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from loop import Message, ToolCall
+from voice.approval_dialog import ApprovalDialog
 from voice.turns import TurnConfig
 
 
@@ -58,7 +59,9 @@ class TurnRecord:
 @dataclass
 class PendingApproval:
     call: ToolCall
-    asked_s: float
+    asked_s: float  # call time the question (or its latest re-ask) was put; the timeout counts from here
+    dialog: ApprovalDialog
+    over_question: bool = False  # the caller's current turn began before the question had been heard out
 
 
 @dataclass

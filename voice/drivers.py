@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from opentelemetry import context as otel_context
 
-from loop import Agent, Event, ToolCall, Verdict
+from loop import Agent, ApprovalAnswer, Event, ToolCall, Verdict
 from voice import speech_first
 from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, FrameAssembler
 from voice.call_core import CallCore
@@ -69,7 +69,7 @@ class CallDriver:
         self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None
-        self.approval_future: asyncio.Future[bool] | None = None
+        self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
         # the tracing context a run starts in (the caller turn's span, `voice/telemetry.py`); None: the current one
         self.run_context: Callable[[], otel_context.Context | None] = lambda: None
         agent.approver = self.ask_approval
@@ -97,9 +97,9 @@ class CallDriver:
             case CancelRun(reason=reason):
                 if self.run_task is not None and not self.run_task.done():
                     self.run_task.cancel(reason)
-            case SettleApproval(approved=approved):
+            case SettleApproval(answer=answer):
                 if self.approval_future is not None and not self.approval_future.done():
-                    self.approval_future.set_result(approved)
+                    self.approval_future.set_result(answer)
                 self.approval_settled()
             case Speculate():
                 self.speculate(command)
@@ -139,9 +139,9 @@ class CallDriver:
         self.feed(ended)
         self.after_input()
 
-    async def ask_approval(self, call: ToolCall, verdict: Verdict) -> bool:
+    async def ask_approval(self, call: ToolCall, verdict: Verdict) -> ApprovalAnswer:
         """The loop's approver: the core asks the caller; the answer (or an operator, or a timeout) settles it."""
-        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
         self.approval_future = future
         self.feed(ApprovalRequested(call, verdict, self.agent.tools.get(call.name)))
         self.approval_asked()

@@ -11,8 +11,11 @@ turn detection and any STT/TTS plugin) drives a voiceloop `Agent` with its tools
 Each user turn is one `Agent.run` (the goal is the newest user message; the history is the loop's own, with its
 tool calls and results). The tools run inside the loop (vetted, policy-checked, journaled); LiveKit sees the
 spoken text only, so it never executes them itself. An ASK verdict is asked aloud ("Just to confirm: ...?") and
-the run waits: the caller's next turn answers it (yes / no, anything else is asked again). A reply LiveKit
-interrupts cancels the run, which the journal records as `run_cancelled`; finished tool results stay.
+the run waits: the caller's next turn answers it, read by the same approval dialog as a voiceloop call
+(`voice.approval_dialog`: only a clear yes approves, a question is answered, a change goes back to the model, a
+decline says why). What the caller hears about an approved write is what happened to it (`voice.write_truth`), as
+in a voiceloop call. A reply LiveKit interrupts cancels the run, which the journal records as `run_cancelled`;
+finished tool results stay.
 """
 
 from __future__ import annotations
@@ -28,13 +31,23 @@ try:
 except ImportError as exc:  # an optional extra: say how to get it
     raise ImportError("voice.livekit_llm needs livekit-agents: pip install 'voiceloop[livekit]'") from exc
 
-from loop import Agent, Decision, Event, EventKind, Message, RunOutcome, RunResult, ToolCall, Verdict
-from voice.approval import Answer, classify_answer, confirmation_question
+from loop import (
+    Agent,
+    ApprovalAnswer,
+    Decision,
+    Event,
+    EventKind,
+    Message,
+    RunOutcome,
+    RunResult,
+    ToolCall,
+    Verdict,
+)
+from voice.approval_dialog import ApprovalDialog
 from voice.call_state import complete_pairs
+from voice.write_truth import WriteOutcomes
 
 ESCALATED_SAY = "Let me get a person to help you with that. Please hold."
-FAILED_SAY = "Sorry, I couldn't finish that just now."
-UNCLEAR_SAY = "Sorry, was that a yes or a no?"
 
 
 class VoiceloopLLM(llm.LLM):
@@ -51,9 +64,13 @@ class VoiceloopLLM(llm.LLM):
         self.results: list[RunResult] = []  # every finished run, for tests and reports
         self._transcript: list[Message] = []
         self._run: asyncio.Task[RunResult] | None = None
-        self._pending: asyncio.Future[bool] | None = None
+        self._pending: asyncio.Future[ApprovalAnswer] | None = None
+        self._dialog: ApprovalDialog | None = None
         self._out: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._answered: str | None = None  # the user message the latest run answers
+        self.writes = WriteOutcomes()  # the run's approved writes and how they ended: what the caller may hear
+        self.declined_say = ""  # what the caller hears when the run ends on a declined approval
+        self.rerun = ""  # a change the caller asked for: their words start the next run
 
     @property
     def model(self) -> str:
@@ -77,21 +94,30 @@ class VoiceloopLLM(llm.LLM):
 
     def _on_event(self, event: Event) -> None:
         if event.kind == EventKind.MODEL_DELTA and event.payload.get("type") == "text":
-            self._out.put_nowait(("text", event.payload["text"]))
+            if not self.writes.override:  # an approved write failed: the caller hears that, not the model
+                self._out.put_nowait(("text", event.payload["text"]))
         elif event.kind == EventKind.TOOL_ANSWER:  # the tools' own words are the answer (loop.Tool.answers)
             self._out.put_nowait(("text", event.payload["text"] + " "))  # then maybe a question
         elif event.kind == EventKind.MODEL_RESPONSE:
+            if self.writes.override and not self.writes.told:
+                self.writes.told = True
+                self._out.put_nowait(("text", self.writes.override))
             self._out.put_nowait(("usage", event.payload["response"].get("usage") or {}))
+        elif event.kind == EventKind.TOOL_RESULT:
+            self.writes.observe(event.payload)
 
-    async def _approve(self, call: ToolCall, verdict: Verdict) -> bool:
+    async def _approve(self, call: ToolCall, verdict: Verdict) -> ApprovalAnswer:
         if verdict.decision is not Decision.ASK:
-            return False
+            return ApprovalAnswer(False, f"not an ASK verdict ({verdict.rule})")
+        tool = self.agent.tools.get(call.name)
+        self._dialog = ApprovalDialog(call, tool)
+        self.writes.ask(call, tool)
         self._pending = asyncio.get_running_loop().create_future()
-        self._out.put_nowait(("ask", confirmation_question(call, self.agent.tools.get(call.name))))
+        self._out.put_nowait(("ask", self._dialog.question))
         try:
             return await self._pending
         finally:
-            self._pending = None
+            self._pending = self._dialog = None
 
     def _run_done(self, task: asyncio.Task[RunResult]) -> None:
         if task.cancelled():
@@ -113,15 +139,16 @@ class VoiceloopLLM(llm.LLM):
         arrives on, or a sentence to say at once."""
         self._out = queue = asyncio.Queue()
         if self.awaiting_approval:
-            answer = classify_answer(text)
-            if answer is Answer.UNCLEAR:
-                return UNCLEAR_SAY
-            assert self._pending is not None
-            self._pending.set_result(answer is Answer.YES)
+            assert self._pending is not None and self._dialog is not None
+            step = self._dialog.hear(text)
+            if step.settle is None:
+                return step.say  # asked again, or "" for the agent's own question heard back
+            self.declined_say, self.rerun = step.say, step.rerun
+            self._pending.set_result(step.settle)
             return queue
         if self._run is not None and not self._run.done():
             self._run.cancel("a new user turn")  # LiveKit moved on without closing the old stream
-        self._answered, self._transcript = message_id, []
+        self._answered, self._transcript, self.writes = message_id, [], WriteOutcomes()
         self._run = asyncio.create_task(self.agent.run(text, history=list(self.history), transcript=self._transcript))
         self._run.add_done_callback(self._run_done)
         return queue
@@ -142,14 +169,18 @@ class VoiceloopLLM(llm.LLM):
                 await self._run
         await super().aclose()
 
-
-def _closing_words(result: RunResult | BaseException | None) -> str:
-    """What the caller hears when a run ends without an answer of its own (as in a voiceloop call)."""
-    if isinstance(result, RunResult):
+    def closing_words(self, result: RunResult | BaseException | None) -> str:
+        """What the caller hears when a run ends without an answer of its own (as in a voiceloop call)."""
+        if not isinstance(result, RunResult):
+            return self.writes.after_failure() if result is not None else ""
         if result.outcome is RunOutcome.ESCALATED:
             return ESCALATED_SAY
-        return "" if result.outcome is RunOutcome.COMPLETED else FAILED_SAY
-    return FAILED_SAY if result is not None else ""
+        if result.outcome is RunOutcome.APPROVAL_DENIED and not self.writes.override:
+            said, self.declined_say = self.declined_say, ""
+            if said:
+                self.history = [*self.history, Message("assistant", said)]
+            return said
+        return "" if result.outcome is RunOutcome.COMPLETED else self.writes.override or self.writes.after_failure()
 
 
 class _LoopStream(llm.LLMStream):
@@ -178,9 +209,15 @@ class _LoopStream(llm.LLMStream):
                     self._say(request_id, value, sentence=True)
                     break
                 else:
-                    if words := _closing_words(value):
+                    if words := owner.closing_words(value):
                         self._say(request_id, words, sentence=True)
-                    break
+                    if not owner.rerun:
+                        break
+                    rerun, owner.rerun = owner.rerun, ""  # a change: the caller's words are the next turn
+                    started = owner.start_turn(user.id, rerun)
+                    if isinstance(started, str):
+                        self._say(request_id, started, sentence=True)
+                        break
         except asyncio.CancelledError:
             owner.interrupted()
             raise

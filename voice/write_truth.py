@@ -25,6 +25,7 @@ class WriteOutcomes:
     asked: dict[str, tuple[ToolCall, Tool | None]] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)  # what to say instead of the model's reply
     made: list[str] = field(default_factory=list)  # action phrases of writes that took effect
+    told: bool = False  # the override has been said (once per run)
 
     def ask(self, call: ToolCall, tool: Tool | None) -> None:
         self.asked[call.id] = (call, tool)
