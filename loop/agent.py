@@ -66,6 +66,7 @@ class RunState:
     failures: dict[str, int] = field(default_factory=dict)
     spoken: str = ""  # the last batch's results, already said to the caller as the answer (Tool.answers)
     declines_ending: list[str] = field(default_factory=list)  # declines whose approver ends the run (ApprovalAnswer)
+    waited_s: float = 0.0  # this turn's wait for a human's approval: not the turn's own time
 
 
 class Agent:
@@ -189,7 +190,7 @@ class Agent:
             raise LoopDetected(why)
         observations = await self._vet_act_observe(s, log, ledger, tape, calls)
         s.turn_observations.append([o.content for o in observations])
-        self._finish_turn(s, log, ledger, started)
+        self._finish_turn(s, log, ledger, started + s.waited_s)
         self._after_batch(s, observations)
         s.spoken = self._tool_answer(observations)
         if s.spoken:  # said now; the model is still asked whether anything else needs doing
@@ -202,7 +203,9 @@ class Agent:
         ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
                          observations=[m.content for m in s.messages if m.role == "tool"])
         vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape,
-                                   cfg.mutations_need_approval).vet(calls, ctx)
+                                   cfg.mutations_need_approval, self.clock).vet(calls, ctx)
+        ledger.exclude_wait(vetted.waited_s)  # a human taking time to answer is not the run running long
+        s.waited_s = vetted.waited_s
         approved, refused = vetted.approved, vetted.refused
         if vetted.halt is not None:
             self._close_batch(s, log, calls, refused, f"not run: {vetted.halt.guardrail} halted the run")

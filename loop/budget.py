@@ -43,6 +43,10 @@ class BudgetLedger:
         """A journaled moment is being replayed: the run had consumed `elapsed_s` seconds by then."""
         self.elapsed_before, self.started_at = elapsed_s, self.clock()
 
+    def exclude_wait(self, seconds: float) -> None:
+        """Time spent waiting for a human (an approval, which has its own timeout) does not count as wall clock."""
+        self.started_at += max(0.0, seconds)
+
     def check_turn(self, input_tokens: int, max_output: int, pricing: Pricing, *, model_timeout_s: float,
                    tool_calls: int, tool_cost: float, shared: bool = True) -> None:
         """Admit one model call: its estimated input, its full output cap and the per-turn tool allowance.

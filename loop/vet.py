@@ -4,6 +4,7 @@ before any human is asked and before anything runs."""
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ class Vetted:
     refused: dict[str, Observation] = field(default_factory=dict)
     halt: GuardrailHit | None = None  # set: the run must stop before anything in the batch executes
     ends_run: list[str] = field(default_factory=list)  # declines whose approver ended the run, with their reasons
+    waited_s: float = 0.0  # time spent waiting for a human's answer (not the run's own work)
 
 
 @dataclass
@@ -37,6 +39,7 @@ class BatchVetter:
     log: EventLog
     tape: Tape
     mutations_need_approval: bool = False
+    clock: Callable[[], float] = time.monotonic
     _answers: dict[str, ApprovalAnswer] = field(default_factory=dict)
 
     async def vet(self, calls: list[ToolCall], ctx: VetContext) -> Vetted:
@@ -53,7 +56,10 @@ class BatchVetter:
             else:
                 pending.append((call, self.tools[call.name], screened))
         for call, tool, verdict in pending:
-            if verdict.decision is Decision.ASK and (refusal := await self._ask(call, verdict)) is not None:
+            asked_at = self.clock()
+            refusal = await self._ask(call, verdict) if verdict.decision is Decision.ASK else None
+            out.waited_s += self.clock() - asked_at
+            if refusal is not None:
                 out.refused[call.id] = refusal
                 if (answer := self.tape.approvals.get(call.id) or self._answers.get(call.id)) and answer.end_run:
                     out.ends_run.append(f"{call.name} was not done: {answer.reason}")

@@ -106,7 +106,7 @@ def test_a_no_over_the_question_still_declines() -> None:
 def test_a_question_is_answered_from_the_pending_call_and_asked_again() -> None:
     dialog = ApprovalDialog(*PENDING["refund"])
     step = dialog.hear("How much is it?")
-    assert step.settle is None and step.say == "I'm asking whether to refund $20 on order 4567. Shall I?"
+    assert step.settle is None and step.say == "I'm asking you this: shall I refund $20 on order 4567?"
     for _ in range(MAX_QUESTIONS - 1):
         assert dialog.hear("Which order?").settle is None
     step = dialog.hear("And who are you?")  # one question too many: declined, and said so truthfully

@@ -99,7 +99,7 @@ def test_a_question_is_answered_from_the_pending_call() -> None:
     asked(h)
     answer(h, "How much is it?")
     assert settled(h) == []
-    assert " ".join(said(h)) == "I'm asking whether to issue refund of $20 for order 4567. Shall I?"
+    assert " ".join(said(h)) == "I'm asking you this: shall I issue refund of $20 for order 4567?"
 
 
 def test_a_change_declines_and_the_callers_words_start_the_next_run() -> None:

@@ -56,7 +56,7 @@ async def test_the_turn_loop_answers_in_an_agent_session_and_asks_before_it_refu
 
         question = await session.run(user_input="hmm, what was that about the weather?")  # answered, asked again
         assert question.expect[0].event().item.text_content == (
-            "I'm asking whether to refund $20 on order 4567. Shall I?")
+            "I'm asking you this: shall I refund $20 on order 4567?")
         unclear = await session.run(user_input="mhm")  # a backchannel is no yes
         assert unclear.expect[0].event().item.text_content.startswith("Sorry, I didn't get that.")
         assert refunds(desk) == [] and adapter.awaiting_approval

@@ -4,7 +4,7 @@ Shared by the call core (`voice/call_agent_side.py`) and the LiveKit adapter (`v
 ask the same way and approve on the same evidence. The rules (`voice.answers`):
 
 - only a clear yes, said after the whole question was heard, approves; a yes over the question asks it again;
-- a question is answered from the pending call itself ("I'm asking whether to refund $20 on order 4567") and
+- a question is answered from the pending call itself ("I'm asking you this: shall I refund $20 on order 4567?") and
   asked again; an unclear answer is asked again once; a second unclear answer, too many questions or silence
   until the timeout decline and say so: "I haven't done that: I didn't hear a yes.";
 - a change ("yes, but make it $30") declines the pending call and the caller's words go back to the model, which
@@ -79,7 +79,7 @@ class ApprovalDialog:
                 self.questions += 1
                 if self.questions > MAX_QUESTIONS:
                     return self._no_yes(reading, "no yes was heard after several questions")
-                return Step(say=self._said(f"I'm asking whether to {self.action}. Shall I?"), reading=reading)
+                return Step(say=self._said(f"I'm asking you this: shall I {self.action}?"), reading=reading)
             case Answer.ECHO:
                 return Step(resume=over_question, reading=reading)
             case _ if over_question:

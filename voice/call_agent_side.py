@@ -19,7 +19,7 @@ from voice.reply import Chunker, Reply
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 from voice.write_truth import WriteOutcomes
 
-QUESTION_GRACE_S = 0.3  # a yes that overlaps only this much of the question's end still heard all of it
+QUESTION_GRACE_S = 0.5  # a yes that overlaps only this much of the question's end still heard all of it
 
 
 class AgentSide:
@@ -168,6 +168,7 @@ class AgentSide:
 
     def _say_clauses(self, text: str) -> None:
         """A fixed line a clause at a time, like a model's reply: its first clause is heard sooner."""
+        self.reply.mark("first_token", self.clock())  # the session's own words: nothing to wait for
         for clause in [*self.reply.chunker.push(text), *self.reply.chunker.flush()]:
             self._say(clause, SpeechKind.REPLY)
 

@@ -229,8 +229,8 @@ class VirtualDriver(CallDriver):
                 await self._settle()
 
     async def _settle(self) -> None:
-        if self.run_task is None:
-            return
+        if self.run_task is None or self.core.approval is not None:
+            return  # no run, or it waits for the caller (perhaps asked already, while the last one was ending)
         self.asking.clear()
         waiter = asyncio.create_task(self.asking.wait())
         await asyncio.wait({self.run_task, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -216,7 +216,14 @@ def write_outputs(result: CallResult, out: Path) -> None:
     write_wav(out / "agent.wav", result.agent_audio)
     (out / "trace.jsonl").write_text("".join(json.dumps(e, default=str) + "\n" for e in result.trace))
     verdicts = {e["call_id"]: f"{e['decision']} {e['rule']}" for e in result.trace if e["kind"] == "loop.verdict"}
-    lines = [line for e in result.trace if (line := _transcript_line(e, verdicts))]
+    lines, closing = [], False  # closing: the session's own words after a run that ended without an answer
+    for e in result.trace:
+        if e["kind"] == "agent_said" and e["part"] == "reply" and closing:
+            lines.append(f"{e['t']:7.2f}s agent:  {e['text']}")
+        elif line := _transcript_line(e, verdicts):
+            lines.append(line)
+        if e["kind"] in ("loop.run_finished", "caller_turn_ended", "loop.run_started"):
+            closing = e["kind"] == "loop.run_finished" and not e["answer"]
     (out / "transcript.txt").write_text("\n".join(lines) + "\n")
     (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
     write_timeline(out / "timeline.html", json.loads(json.dumps(result.trace, default=str)), out.name or "call")

@@ -44,6 +44,12 @@ LINES: dict[str, str | list[str] | tuple[str, str, int]] = {
     "correction": "Where is order twelve thirty-four, sorry, no, I mean forty-five sixty-seven?",
     "dictated_7788": ["My order number is", "seven", "seven", "eight", "eight."],  # digit by digit, with pauses
     "leeds": "Any deliveries going to Leeds?",
+    # answers to "Just to confirm: refund $20 on order 4567?" that are not a clear yes
+    "how_much_refund": "How much is the refund?",
+    "yes_but_thirty": "Yes, but make it thirty dollars.",
+    "um_weather_tomorrow": "Um, what will the weather be like tomorrow?",
+    "which_order": ("Which order is that?", "en-gb", 150),
+    "fine_by_me": ("Fine by me.", "en-us+f3", 140),
 }
 GAP_S = 0.3
 

@@ -37,7 +37,6 @@ SCRIPT = """\
 - {text: "Done. I refunded twenty dollars for order 4567.", delay_s: 3.0}
 """  # the answer comes 3 s after the write, so a kill right after the commit lands before it
 REFUND_ASK = FIXTURES / "synthetic/refund_4567.wav"
-YES = FIXTURES / "synthetic/yes_go_ahead.wav"
 
 
 @dataclass
@@ -187,7 +186,11 @@ async def test_kill_at_each_step_of_a_refund_then_restart(tmp_path: Path, step: 
 async def test_a_refund_slower_than_the_tool_timeout_is_rolled_back_and_the_caller_told(tmp_path: Path) -> None:
     data = tmp_path / "data"
     async with serving(data, 3.5) as server:  # 3.5 s write against the voice profile's 2 s tool timeout
-        caller = server.caller([say(REFUND_ASK), WaitFor("audio", 60), Wait(4.0), say(YES), Wait(12)])
+        caller = server.caller([say(REFUND_ASK), WaitFor("audio", 60), Wait(40)])
+        await pending_approval(server)  # approved over the API: when the caller's yes lands is not what this tests
+        async with server.client() as client:
+            call_id = (await client.get("/api/calls")).json()["calls"][0]["id"]
+            await client.post(f"/api/calls/{call_id}/approval", json={"approved": True})
         await until(lambda: bool(refund_outcomes(data)), 60)
         await until(lambda: any("nothing was changed" in s for s in server.said), 30)
         await asyncio.sleep(2.0)  # long past the write's own 3.5 s: had it been left running, it would have landed
