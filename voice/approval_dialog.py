@@ -27,6 +27,7 @@ from voice.spoken import SpokenForm
 SAID_NO = "Okay, I haven't done that."
 NO_YES_HEARD = "I haven't done that: I didn't hear a yes."
 NOT_APPROVED = "I haven't done that: it wasn't approved."
+KEYS_HINT = "Press 1 to confirm, or 2 to cancel."
 MAX_UNCLEAR = 2  # the second unclear answer declines
 MAX_QUESTIONS = 3  # questions answered before the agent stops asking
 
@@ -47,7 +48,7 @@ class Step:
 class ApprovalDialog:
     """One pending approval: the question, the answers heard so far, and the rules above."""
 
-    def __init__(self, call: ToolCall, tool: Tool | None = None) -> None:
+    def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False) -> None:
         self.call, self.tool = call, tool
         self.action = action_phrase(call, tool)
         self.question = confirmation_question(call, tool)
@@ -55,6 +56,7 @@ class ApprovalDialog:
         self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]))
         self.context.said = [SpokenForm().speak(self.question)]  # beside the written form: an echo may be either
         self.unclear = self.questions = 0
+        self.hint = self._said(KEYS_HINT) if keypad else ""  # said after the question, on a phone
 
     def _said(self, line: str) -> str:
         self.context.said += [line, SpokenForm().speak(line)]  # an echo comes back in either form
@@ -88,6 +90,14 @@ class ApprovalDialog:
         if self.unclear >= MAX_UNCLEAR:
             return self._no_yes(reading, "no clear yes was heard (asked twice)")
         return Step(say=self._said(f"Sorry, I didn't get that. Shall I {self.action}?"), reading=reading)
+
+    def key(self, digit: str) -> Step | None:
+        """A key pressed on the phone while the approval waits: the two the question offered settle it."""
+        if not self.hint or digit not in ("1", "2"):
+            return None
+        if digit == "1":
+            return Step(settle=ApprovalAnswer(True, "the caller pressed 1 to confirm"))
+        return Step(settle=ApprovalAnswer(False, "the caller said no (pressed 2)", end_run=True), say=SAID_NO)
 
     def _no_yes(self, reading: Reading | None, why: str) -> Step:
         return Step(settle=ApprovalAnswer(False, why, end_run=True), say=NO_YES_HEARD, reading=reading)

@@ -38,6 +38,8 @@ class AgentSide:
     waiting_turn: tuple[str, dict[str, float], float] | None
     writes: WriteOutcomes  # the run's approved writes and how they ended: what the caller may be told
     decline_line: str  # what the caller hears when the run ends on a declined approval ("" for a change)
+    keys: str  # digits keyed in so far, not yet a turn
+    keys_at: float  # call time of the last key
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -188,18 +190,19 @@ class AgentSide:
         # The model went on to act after a read whose words were being said: the caller asked for this, not the
         # read, so the question follows the clause playing now instead of the rest of the read
         self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
-        dialog = ApprovalDialog(ev.call, ev.tool)
+        dialog = ApprovalDialog(ev.call, ev.tool, keypad=self.cfg.keypad)
         self._ask(dialog.question)
+        self._ask(dialog.hint, SpeechKind.HINT)  # not part of the question: a yes over it still heard it all
         self.writes.ask(ev.call, ev.tool)
         self.approval = PendingApproval(ev.call, self.now, dialog)
         self._trace(TraceKind.APPROVAL_ASKED, call=ev.call.name, arguments=ev.call.arguments, rule=ev.verdict.rule)
 
-    def _ask(self, line: str) -> None:
+    def _ask(self, line: str, kind: SpeechKind = SpeechKind.PROMPT) -> None:
         """A line of the approval dialog, a clause at a time ("Just to confirm:" is heard while the rest is
         synthesised)."""
         chunker = self.chunker_cls()
         for clause in [*chunker.push(line), *chunker.flush()]:
-            self._say(clause, SpeechKind.PROMPT)
+            self._say(clause, kind)
 
     def _question_unheard(self) -> bool:
         """Part of the approval question has not reached the caller's ear yet (a grace for the last syllable)."""
@@ -248,6 +251,36 @@ class AgentSide:
 
     def _caller_speaking(self) -> bool:
         raise NotImplementedError
+
+    # ---- the phone's keypad ------------------------------------------------------------------------------
+
+    def _on_key(self, digit: str) -> None:
+        """A key: one the approval question offered settles it; digits gather until '#' or a pause."""
+        self._trace(TraceKind.CALLER_KEY, digit=digit)
+        if self.approval is not None and not self.keys and (step := self.approval.dialog.key(digit)) is not None:
+            self._cut_off()
+            self._apply(step)
+        elif digit == "*":
+            self.keys = ""
+        elif digit == "#":
+            self._keys_done()
+        elif digit.isdigit():
+            self.keys, self.keys_at = self.keys + digit, self.now
+
+    def _check_keys(self) -> None:
+        if self.keys and self.now - self.keys_at >= self.cfg.keys_gap_s:
+            self._keys_done()
+
+    def _keys_done(self) -> None:
+        """The digits keyed in are the caller's turn ("4567" for "Could you tell me the order number?")."""
+        digits, self.keys = self.keys, ""
+        if not digits:
+            return
+        self._trace(TraceKind.CALLER_KEYED, digits=digits)
+        if self.approval is not None:
+            self._approval_reply(digits)
+        else:
+            self._start_run(digits, {}, self.now)
 
     def _settle_approval(self, answer: ApprovalAnswer) -> None:
         if self.approval is None:

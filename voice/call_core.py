@@ -66,6 +66,7 @@ class CallCore(AgentSide):
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
         self.writes = WriteOutcomes()
         self.decline_line = ""
+        self.keys, self.keys_at = "", 0.0
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -104,6 +105,9 @@ class CallCore(AgentSide):
             case ce.ClockTick(t=t):
                 self.now = max(self.now, t)
                 self._check_approval_timeout()
+                self._check_keys()
+            case ce.KeyPressed(digit=digit):
+                self._on_key(digit)
             case ce.Note(kind=kind, data=data):
                 self._trace(kind, **data)
             case ce.Hangup(reason=reason):
@@ -153,6 +157,7 @@ class CallCore(AgentSide):
         self.now = frame.t
         self.arrivals.append((frame.t, frame.wall))
         self._check_approval_timeout()
+        self._check_keys()
         if self.detector.update(frame.prob, frame.t, FRAME_S):
             self.turn_audio = [self.preroll, frame.pcm] if self.preroll is not None else [frame.pcm]
             self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)

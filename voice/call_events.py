@@ -33,6 +33,7 @@ class SpeechKind(StrEnum):
 
     REPLY = "reply"
     PROMPT = "prompt"  # an approval question, or asking again
+    HINT = "hint"  # after the question, which keys answer it ("Press 1 to confirm, or 2 to cancel.")
     GREETING = "greeting"
 
 
@@ -138,12 +139,19 @@ class Note:
 
 
 @dataclass(frozen=True)
+class KeyPressed:
+    """The caller pressed a key on their phone's keypad (Twilio's `dtmf`): "0"-"9", "*" or "#"."""
+
+    digit: str
+
+
+@dataclass(frozen=True)
 class Hangup:
     reason: str
 
 
 CallInput = (CallerFrame | TranscriptReady | TranscriptSkipped | SpeechReady | AudioPlayed | RunEvent | RunEnded
-             | ApprovalRequested | OperatorDecision | ClockTick | Note | Hangup)
+             | ApprovalRequested | OperatorDecision | ClockTick | Note | KeyPressed | Hangup)
 
 
 # ---- outputs -------------------------------------------------------------------------------------------

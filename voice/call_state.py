@@ -27,6 +27,11 @@ class SessionConfig(BaseModel):
     preempt: bool = True
     """Start the model's decision in the caller's pause, on the words so far; the run reuses it if the words
     are the same when the turn ends (`voice/priming.py`). Needs `speculate`."""
+    keypad: bool = False
+    """The caller has a phone keypad (set for Twilio calls): approval questions offer keys 1 and 2, and digits
+    keyed in are a turn of their own (an order number, say)."""
+    keys_gap_s: float = 3.0
+    """Keyed digits end with '#', or after this long without another key ('*' starts again)."""
     join_digits: bool = True
     """Join a number the caller dictated in pieces ("4 5 6 7", "12, 34") before anything reads the words
     (`voice/caller_digits.py`)."""

@@ -94,6 +94,9 @@ class Call:
         """A transport event, in the session trace (and so in the operator's event list) as `transport.<kind>`."""
         self.session.note(kind, **data)
 
+    def key_pressed(self, digit: str) -> None:
+        self.session.key_pressed(digit)
+
     def summary(self) -> dict[str, Any]:
         approval = self.session.approval
         return {
@@ -209,7 +212,9 @@ class CallFactory:
             agent.tenant = self.tenant
         vad = self.idle_vads.pop() if self.idle_vads else self.vad_factory()
         vad.reset()
-        session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, self.session_config,
+        # a phone caller has a keypad: approvals offer keys 1 and 2, and digits keyed in are heard
+        config = self.session_config.model_copy(update={"keypad": bool(meta.pop("keypad", False))})
+        session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, config,
                               sink, realtime=True, call_id=call_id, transport=transport)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)

@@ -17,7 +17,7 @@ import numpy as np
 
 from loop import Agent, Message
 from voice.call_core import CallCore
-from voice.call_events import AudioSink, CallState, NullSink, OperatorDecision
+from voice.call_events import AudioSink, CallState, KeyPressed, NullSink, OperatorDecision
 from voice.call_state import PendingApproval, SessionConfig, TurnRecord
 from voice.drivers import Observer, RealtimeDriver, VirtualDriver
 from voice.engines import STT, TTS, VAD, Chunker
@@ -79,6 +79,11 @@ class CallSession:
     def note(self, kind: str, **data: Any) -> None:
         """A transport's own event, in the trace as `transport.<kind>`."""
         self.driver.trace(transport_trace_kind(kind), **data)
+
+    def key_pressed(self, digit: str) -> None:
+        """A key on the caller's phone keypad (Twilio `dtmf`): it may answer the question or key in a number."""
+        self.driver.feed(KeyPressed(digit))
+        self.driver.after_input()
 
     async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
         await self.driver.close(reason, wait_s)

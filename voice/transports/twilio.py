@@ -121,6 +121,7 @@ class TwilioEndpoint:
                 return "stream stopped"
             case Dtmf() if self.call is not None:
                 self.call.note("dtmf", digit=event.digit)
+                self.call.key_pressed(event.digit)
             case Unknown():
                 self._on_unknown(event)
         return None
@@ -136,7 +137,7 @@ class TwilioEndpoint:
         signed = bool(self.conn.cfg.twilio_auth_token) and bool(self.key)  # the key came from signed TwiML
         self.budget = RealTimeBudget(time.monotonic(), self.conn.cfg.twilio_realtime_slack_s)
         call = await self.conn.open_call(self.sink, self.transport, per_source=not signed,
-                                         stream_sid=start.stream_sid, call_sid=start.call_sid)
+                                         stream_sid=start.stream_sid, call_sid=start.call_sid, keypad=True)
         call.note("start", stream_sid=start.stream_sid, call_sid=start.call_sid)
         transfer_escalations(call, self.conn.cfg.transfer, start.call_sid)  # an ESCALATED run dials a person
 
