@@ -49,9 +49,10 @@ class TurnConfig(BaseModel):
     the turn instead of counting as silence that ends it. Equal to `threshold`: no hysteresis."""
     start_frames: int = Field(2, ge=1)
     """Consecutive speech frames that start speech: one VAD window plus one frame."""
-    preroll_s: float = Field(0.3, ge=0.0, le=2.0)
-    """Caller audio from before the detected onset that the turn keeps: Silero rises a few frames into a quiet
-    first word, and Whisper needs that word's start to hear it (`scripts/measure_vad.py`)."""
+    preroll_s: float = Field(0.1, ge=0.0, le=2.0)
+    """Caller audio from before the detected onset that the turn keeps (whole frames, rounded up): Silero rises a
+    few frames into a quiet first word, and Whisper needs that word's start. More than 0.1 s made Whisper tiny.en
+    repeat short utterances ("ten of clubs ten of clubs") more often (`scripts/measure_vad.py`)."""
     endpoint_silence_s: float = 0.45
     """Silence after speech that ends the caller's turn when their words look finished."""
     early_stt_s: float = 0.15

@@ -58,7 +58,8 @@ def silero_full_model_path() -> Path:
 
 
 class _Halver:
-    """16 kHz -> 8 kHz, stateful across frames: a 63-tap low-pass at 3.6 kHz, then every other sample."""
+    """16 kHz -> 8 kHz, stateful across frames: a 63-tap low-pass at 3.6 kHz, then every other sample (the phone
+    transport's filter, `voice.transports.twilio_codec.HalfbandStream`, which this layer may not import)."""
 
     def __init__(self, taps: int = 63, cutoff: float = 0.45) -> None:
         n = np.arange(taps) - (taps - 1) / 2
