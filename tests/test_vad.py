@@ -151,3 +151,48 @@ def test_how_long_a_silence_ends_the_turn_depends_on_how_the_words_end() -> None
     assert needed_silence("My order number is 4567", cfg) == cfg.open_silence_s
     for unfinished in ["so what i wanted", "God bless him,", "I want to", "refund it for", "um", "I'd like the..."]:
         assert needed_silence(unfinished, cfg) == cfg.hold_silence_s, unfinished
+
+
+# ---- Silero's own export and its 8 kHz mode (scripts/measure_vad.py measures them) -------------------------------
+
+
+def own_export() -> Path:
+    from voice.vad import silero_full_model_path
+
+    try:
+        return silero_full_model_path()
+    except FileNotFoundError as exc:
+        pytest.skip(str(exc))
+
+
+def test_the_8khz_mode_needs_silero_own_export_and_says_so() -> None:
+    with pytest.raises(ValueError, match=r"16 kHz only.*livekit-plugins-silero"):
+        SileroVAD(model_path=silero_model_path(), sample_rate=8000)
+    with pytest.raises(ValueError, match="16000 or 8000"):
+        SileroVAD(sample_rate=44100)
+
+
+def test_the_rate_halver_keeps_the_telephone_band_and_drops_what_8khz_cannot_hold() -> None:
+    from voice.vad import _Halver
+
+    t = np.arange(40 * FRAME_SAMPLES) / SAMPLE_RATE
+    halver = _Halver()
+    for hz, kept in ((1000, True), (3000, True), (6000, False)):
+        halver.reset()
+        tone = (0.5 * np.sin(2 * np.pi * hz * t)).astype(np.float32)
+        out = np.concatenate([halver(f) for f in tone.reshape(-1, FRAME_SAMPLES)])
+        assert len(out) == len(tone) // 2
+        rms = float(np.sqrt(np.mean(out[FRAME_SAMPLES:] ** 2)))  # past the filter's start-up
+        assert (rms > 0.3) if kept else (rms < 0.01), (hz, rms)
+
+
+@pytest.mark.parametrize("rate", [16000, 8000])
+def test_silero_own_export_streams_and_tells_speech_from_noise(rate: int) -> None:
+    vad = SileroVAD(model_path=own_export(), sample_rate=rate)
+    speech = load_audio(RECORDINGS / "telephone" / "osr34_001.wav")
+    probs = vad.probs(speech)
+    vad.reset()
+    np.testing.assert_allclose(probs, [vad.prob(f) for f in frames(speech)], atol=1e-6)  # probs == prob per frame
+    assert (probs >= 0.5).mean() > 0.5
+    vad.reset()
+    assert (vad.probs(load_audio(RECORDINGS / "noise" / "office.wav")) >= 0.5).mean() < 0.02

@@ -49,7 +49,9 @@ class CallCore(AgentSide):
         self.now = 0.0
         self.turn_audio: list[np.ndarray] = []
         self.heard = TurnTranscriber(config.turns.stt_window_s)  # the turn's finished windows, transcribed once
-        self.preroll: np.ndarray | None = None
+        # the frames before this one: the start of a speech run and the pre-roll before its onset
+        self.recent: deque[np.ndarray] = deque(maxlen=config.turns.start_frames - 1
+                                               + math.ceil(config.turns.preroll_s / FRAME_S - 1e-9))
         self.arrivals: deque[tuple[float, float]] = deque(maxlen=64)  # (call time, wall time) per frame
         self.barge: Barge | None = None
         self.approval: PendingApproval | None = None
@@ -159,12 +161,12 @@ class CallCore(AgentSide):
         self._check_approval_timeout()
         self._check_keys()
         if self.detector.update(frame.prob, frame.t, FRAME_S):
-            self.turn_audio = [self.preroll, frame.pcm] if self.preroll is not None else [frame.pcm]
+            self.turn_audio = [*self.recent, frame.pcm]
             self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)
             self._on_speech_start(frame.t)
         elif self.detector.in_turn:
             self.turn_audio.append(frame.pcm)
-        self.preroll = frame.pcm
+        self.recent.append(frame.pcm)
         if self.detector.in_turn:
             self._during_speech(frame.t)
 
@@ -267,6 +269,7 @@ class CallCore(AgentSide):
 
     def _forget_turn(self) -> None:
         self.detector.end_turn()
+        self.recent.clear()  # a turn capped mid-speech: the next one must not start with this one's last words
         self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
         self.speculation_key, self.barge_seen = None, -1.0
         self.barge = None

@@ -7,7 +7,7 @@ import argparse
 import re
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 BACKCHANNELS = {
     "uh-huh",
@@ -33,15 +33,26 @@ BACKCHANNELS = {
 }
 
 
+HYSTERESIS = 0.15  # Silero's get_speech_timestamps: speech ends below threshold - 0.15
+
+
 class TurnConfig(BaseModel):
     """Endpointing and barge-in thresholds."""
 
     model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
 
-    threshold: float = 0.5
-    """VAD probability at or above which a 32 ms frame counts as speech."""
-    start_frames: int = 2
+    threshold: float = Field(0.5, gt=0.0, lt=1.0)
+    """VAD probability at or above which a 32 ms frame starts the caller's speech (`start_frames` in a row)."""
+    stop_threshold: float | None = Field(None, gt=0.0, lt=1.0)
+    """Once the caller speaks, a frame still counts as speech down to this probability (hysteresis, as in Silero's
+    own segmenter); None: `threshold` - 0.15. Quiet or band-limited words, which Silero scores 0.3-0.5, stay in
+    the turn instead of counting as silence that ends it. Equal to `threshold`: no hysteresis."""
+    start_frames: int = Field(2, ge=1)
     """Consecutive speech frames that start speech: one VAD window plus one frame."""
+    preroll_s: float = Field(0.1, ge=0.0, le=2.0)
+    """Caller audio from before the detected onset that the turn keeps (whole frames, rounded up): Silero rises a
+    few frames into a quiet first word, and Whisper needs that word's start. More than 0.1 s made Whisper tiny.en
+    repeat short utterances ("ten of clubs ten of clubs") more often (`scripts/measure_vad.py`)."""
     endpoint_silence_s: float = 0.45
     """Silence after speech that ends the caller's turn when their words look finished."""
     early_stt_s: float = 0.15
@@ -64,6 +75,20 @@ class TurnConfig(BaseModel):
     stt_window_s: float = Field(10.0, ge=2.0)
     """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
     again for a partial (`voice/incremental_stt.py`), so the cost per second of speech stays flat."""
+
+    @model_validator(mode="after")
+    def _stop_at_or_below_start(self) -> TurnConfig:
+        if self.stop_threshold is not None and self.stop_threshold > self.threshold:
+            raise ValueError(f"stop_threshold ({self.stop_threshold}) must not be above threshold ({self.threshold}):"
+                             " speech would end on frames that are still loud enough to start it")
+        return self
+
+    @property
+    def speech_stop(self) -> float:
+        """The probability below which a frame of ongoing speech counts as silence."""
+        if self.stop_threshold is not None:
+            return self.stop_threshold
+        return max(self.threshold - HYSTERESIS, self.threshold / 2)
 
 
 def max_turn_seconds(text: str) -> float:
@@ -126,7 +151,8 @@ def is_interruption(text: str, duration_s: float, cfg: TurnConfig) -> bool:
 
 @dataclass
 class TurnDetector:
-    """Tracks speech onset and trailing silence frame by frame."""
+    """Tracks speech onset and trailing silence frame by frame, with hysteresis: speech starts on `start_frames`
+    frames at or above `threshold` and goes on through frames at or above the lower `speech_stop`."""
 
     cfg: TurnConfig
     in_turn: bool = False
@@ -137,15 +163,16 @@ class TurnDetector:
 
     def update(self, prob: float, t: float, frame_s: float) -> bool:
         """Feed one frame starting at `t`; True exactly when the caller's speech starts."""
+        if self.in_turn:
+            if prob >= self.cfg.speech_stop:
+                self.last_speech_s = t + frame_s
+            return False
         if prob < self.cfg.threshold:
             self.run = 0
             return False
         if self.run == 0:
             self.candidate_s = t
         self.run += 1
-        if self.in_turn:
-            self.last_speech_s = t + frame_s
-            return False
         if self.run >= self.cfg.start_frames:
             self.in_turn, self.onset_s, self.last_speech_s = True, self.candidate_s, t + frame_s
             return True
