@@ -31,6 +31,8 @@ PENDING = {
     "report": (ToolCall("report_outage", {"postcode": "LS6 2AB"}),
                _tool("report_outage", "report an outage at {postcode}")),
 }
+OTHER_TOOLS = ("lookup_order", "delivery_status", "update_address", "transfer_to_human", "issue_refund",
+               "cancel_appointment", "book_room", "report_outage")  # an agent's other tools, named in answers
 APPROVING = ("yes", "yes_idiom")
 
 
@@ -47,7 +49,7 @@ def dialog(pending: str) -> ApprovalDialog:
     spoken.hear("How much?")
     spoken.hear("hmm")
     spoken.hear("Yes.", over_question=True)
-    fresh = ApprovalDialog(*PENDING[pending])
+    fresh = ApprovalDialog(*PENDING[pending], other_tools=OTHER_TOOLS)
     fresh.context.said = spoken.context.said
     return fresh
 

@@ -49,23 +49,28 @@ def _phrases(*items: str) -> re.Pattern[str]:
 _YES = _phrases(
     r"yes", r"yeah", r"yea", r"yep", r"yup", r"ya", r"yah", r"aye", r"sure", r"certainly", r"absolutely",
     r"definitely", r"of course", r"correct", r"that'?s right", r"that is right", r"yes,? right", r"exactly",
-    r"affirmative", r"confirm(?:ed)?", r"go ahead", r"go on", r"go for it", r"do it", r"do that", r"please do",
+    r"affirmative", r"confirm(?:ed)?", r"go ahead", r"go for it", r"do it", r"do that", r"please do",
     r"proceed", r"ok(?:ay)?", r"alright", r"all right", r"sounds good", r"that works", r"let'?s do it", r"you bet",
     r"by all means", r"i do", r"will do", r"can do", r"i agree", r"agreed", r"please go ahead", r"make it so")
 # Idioms holding a "no"/"not" that mean yes; replaced by "yes" before the refusals are looked for.
 _YES_IDIOMS = _phrases(r"no problem", r"not a problem", r"no worries", r"why not",
                        r"(?:i )?(?:don'?t|do not|wouldn'?t) mind", r"no doubt")
 # Backchannels and lukewarm words: the caller is listening, or not quite saying yes. Never a yes on their own.
-_WEAK = _phrases(r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great", r"perfect",
+_WEAK = _phrases(r"go on", r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great", r"perfect",
                  r"cool", r"nice", r"lovely", r"right", r"i guess", r"i suppose", r"whatever", r"if you say so",
                  r"probably", r"i think so", r"please")
 _HESITATION = _phrases(r"hm+", r"um+ ?hm+", r"let me think", r"well+\.\.\.")
+# A yes with a hedge or a condition is not a clear one ("sure, whatever", "yes, if it's free", "yeah right").
+_HEDGE = _phrases(r"whatever", r"i guess", r"i suppose", r"if you say so", r"probably", r"i think so", r"kind of",
+                  r"sort of", r"if", r"unless", r"as long as", r"provided", r"yeah,? right")
 _UNSURE = _phrases(r"not sure", r"(?:i )?(?:don'?t|do not) know", r"dunno", r"no idea", r"maybe", r"perhaps",
                    r"not certain", r"let me think", r"i'?ll think", r"not really sure", r"possibly")
-_NO = _phrases(r"no", r"nope", r"nah", r"not", r"don'?t", r"do not", r"never", r"stop", r"cancel", r"wait",
-               r"hold on", r"hang on", r"one (?:moment|sec(?:ond)?|minute)", r"negative", r"wrong", r"incorrect",
-               r"isn'?t", r"wasn'?t", r"changed my mind", r"forget (?:it|that|about it)", r"decline", r"abort",
-               r"leave it", r"rather not", r"nothing", r"later", r"refuse", r"won'?t", r"shouldn'?t", r"can'?t")
+# A refusal, or any negation ("didn't", "wont" as Whisper may write it without its apostrophe).
+_NO = _phrases(r"no", r"nope", r"nah", r"not", r"\w+n't", r"(?:do|did|does|is|was|were|are|has|have|had|wo|ca|could)nt",
+               r"(?:would|should|ai)nt", r"do not", r"never", r"stop", r"cancel", r"wait", r"hold on", r"hang on",
+               r"one (?:moment|sec(?:ond)?|minute)", r"negative", r"wrong", r"incorrect", r"changed my mind",
+               r"forget (?:it|that|about it)", r"decline", r"abort", r"leave it", r"rather not", r"nothing", r"later",
+               r"refuse")
 # Said to change what is asked ("make it thirty", "Friday instead"): back to the model with the caller's words.
 _CHANGE = _phrases(r"make (?:it|that)", r"instead", r"rather than", r"change (?:it|that|the)", r"switch", r"how about",
                    r"what about", r"different", r"another", r"other one", r"swap", r"except", r"only half",
@@ -116,14 +121,18 @@ class AnswerContext:
     said: list[str] = field(default_factory=list)
     values: set[str] = field(default_factory=set)
     actions: set[str] = field(default_factory=set)
+    others: set[str] = field(default_factory=set)  # words naming the agent's other tools ("address", "transfer")
 
     @classmethod
-    def of(cls, question: str, arguments: dict[str, Any] | None = None,
-           action_words: Iterable[str] = ()) -> AnswerContext:
+    def of(cls, question: str, arguments: dict[str, Any] | None = None, action_words: Iterable[str] = (),
+           other_tools: Iterable[str] = ()) -> AnswerContext:
         values: set[str] = set()
         for value in (arguments or {}).values():
             values |= _values(str(value))
-        return cls([question], values | _values(question), {w.lower() for w in action_words if len(w) > 2})
+        mine = set(words_of(question))
+        others = {w for name in other_tools for w in words_of(name.replace("_", " "))
+                  if len(w) > 3 and w not in mine and w not in _FILLERS and not _YES.fullmatch(w)}
+        return cls([question], values | _values(question), {w.lower() for w in action_words if len(w) > 2}, others)
 
     def agent_words(self) -> set[str]:
         return {w for line in self.said for w in words_of(line)}
@@ -156,6 +165,8 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
         return Reading(Answer.CHANGE, f"says a value the question did not hold ({', '.join(new)})")
     if (m := _BUT.search(norm)) and set(words_of(m["rest"])) - _FILLERS:
         return Reading(Answer.CHANGE, f"a 'but' with more after it ({m['rest'].strip()!r})")
+    if m:
+        return Reading(Answer.UNCLEAR, "a 'but' with nothing after it yet")
     return _yes_or_no(norm, ctx)
 
 
@@ -167,8 +178,10 @@ def _yes_or_no(norm: str, ctx: AnswerContext) -> Reading:
     actions = {w for w in words if w in ctx.actions} if set(words) - agent else set()
     if negated - actions:
         return Reading(Answer.NO, f"a refusal ({', '.join(sorted(negated - actions))})")
-    if _HESITATION.search(plain):
-        return Reading(Answer.UNCLEAR, "hesitates")
+    if m := _HESITATION.search(plain) or _HEDGE.search(plain):
+        return Reading(Answer.UNCLEAR, f"hesitates or hedges ({m.group()!r})")
+    if others := sorted(set(words) & ctx.others):  # "yes, and update my address": more than this call
+        return Reading(Answer.CHANGE, f"asks for something else as well ({', '.join(others)})")
     # a yes word the agent itself said ("just to confirm") may be its own voice heard back: it does not count
     yes = [m.group() for m in _YES.finditer(plain) if not set(m.group().split()) <= agent] + sorted(actions)
     extra = [w for w in words if w not in _FILLERS and w not in ctx.actions and w not in agent
@@ -190,10 +203,10 @@ def _asks(raw: str, norm: str) -> str:
         return "a question"
     if _REPEAT.search(norm):
         return "asks to hear it again"
+    if (wh := [w for w in words_of(raw) if w in _WH]) and "why not" not in norm:
+        return f"a question ({wh[0]} ...)"
     for clause in re.split(r"[,.;:!?]+", raw.lower()):
         first = words_of(clause)[:2]
-        if first and first[0] in _WH and first != ["why", "not"]:
-            return f"a question ({first[0]} ...)"
         if len(first) == 2 and first[0] in _AUX and first[1] in _SUBJECTS and not (
                 first[0] == "do" and first[1] in ("it", "that")):
             return f"a question ({' '.join(first)} ...)"

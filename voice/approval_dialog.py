@@ -48,12 +48,14 @@ class Step:
 class ApprovalDialog:
     """One pending approval: the question, the answers heard so far, and the rules above."""
 
-    def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False) -> None:
+    def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False,
+                 other_tools: tuple[str, ...] = ()) -> None:
         self.call, self.tool = call, tool
         self.action = action_phrase(call, tool)
         self.question = confirmation_question(call, tool)
         verbs = {self.action.split()[0]} if self.action else set()
-        self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]))
+        self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]),
+                                        [name for name in other_tools if name != call.name])
         self.context.said = [SpokenForm().speak(self.question)]  # beside the written form: an echo may be either
         self.unclear = self.questions = 0
         self.hint = self._said(KEYS_HINT) if keypad else ""  # said after the question, on a phone

@@ -190,7 +190,7 @@ class AgentSide:
         # The model went on to act after a read whose words were being said: the caller asked for this, not the
         # read, so the question follows the clause playing now instead of the rest of the read
         self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
-        dialog = ApprovalDialog(ev.call, ev.tool, keypad=self.cfg.keypad)
+        dialog = ApprovalDialog(ev.call, ev.tool, keypad=self.cfg.keypad, other_tools=ev.other_tools)
         self._ask(dialog.question)
         self._ask(dialog.hint, SpeechKind.HINT)  # not part of the question: a yes over it still heard it all
         self.writes.ask(ev.call, ev.tool)

@@ -116,6 +116,7 @@ class ApprovalRequested:
     call: ToolCall
     verdict: Verdict
     tool: Tool | None = None  # its description and `confirm` phrase the question
+    other_tools: tuple[str, ...] = ()  # the agent's other tools: "yes, and update my address" asks for more
 
 
 @dataclass(frozen=True)

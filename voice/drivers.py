@@ -143,7 +143,7 @@ class CallDriver:
         """The loop's approver: the core asks the caller; the answer (or an operator, or a timeout) settles it."""
         future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
         self.approval_future = future
-        self.feed(ApprovalRequested(call, verdict, self.agent.tools.get(call.name)))
+        self.feed(ApprovalRequested(call, verdict, self.agent.tools.get(call.name), tuple(self.agent.tools)))
         self.approval_asked()
         try:
             return await future

@@ -110,7 +110,7 @@ class VoiceloopLLM(llm.LLM):
         if verdict.decision is not Decision.ASK:
             return ApprovalAnswer(False, f"not an ASK verdict ({verdict.rule})")
         tool = self.agent.tools.get(call.name)
-        self._dialog = ApprovalDialog(call, tool)
+        self._dialog = ApprovalDialog(call, tool, other_tools=tuple(self.agent.tools))
         self.writes.ask(call, tool)
         self._pending = asyncio.get_running_loop().create_future()
         self._out.put_nowait(("ask", self._dialog.question))
