@@ -56,9 +56,9 @@ _YES = _phrases(
 _YES_IDIOMS = _phrases(r"no problem", r"not a problem", r"no worries", r"why not",
                        r"(?:i )?(?:don'?t|do not|wouldn'?t) mind", r"no doubt")
 # Backchannels and lukewarm words: the caller is listening, or not quite saying yes. Never a yes on their own.
-_WEAK = _phrases(r"go on", r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great", r"perfect",
-                 r"cool", r"nice", r"lovely", r"right", r"i guess", r"i suppose", r"whatever", r"if you say so",
-                 r"probably", r"i think so", r"please")
+_WEAK = _phrases(r"go on", r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great",
+                 r"perfect", r"cool", r"nice", r"lovely", r"right", r"i guess", r"i suppose", r"whatever",
+                 r"if you say so", r"probably", r"i think so", r"please")
 _HESITATION = _phrases(r"hm+", r"um+ ?hm+", r"let me think", r"well+\.\.\.")
 # A yes with a hedge or a condition is not a clear one ("sure, whatever", "yes, if it's free", "yeah right").
 _HEDGE = _phrases(r"whatever", r"i guess", r"i suppose", r"if you say so", r"probably", r"i think so", r"kind of",

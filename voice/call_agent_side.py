@@ -209,7 +209,7 @@ class AgentSide:
         pending = sum(len(s.audio) - s.heard for s in self.reply.playout.queue if s.kind == SpeechKind.PROMPT.value)
         return self.reply.synthesising > 0 or pending > QUESTION_GRACE_S * 16000
 
-    def _approval_reply(self, text: str, turn: tuple[dict[str, float], float] = ({}, 0.0)) -> Step:
+    def _approval_reply(self, text: str, turn: tuple[dict[str, float], float] | None = None) -> Step:
         """The caller's whole turn while the approval waits; `turn` is its latency parts and speech end."""
         assert self.approval is not None
         pending = self.approval
@@ -227,7 +227,7 @@ class AgentSide:
         self._apply(step, turn)
         return step
 
-    def _apply(self, step: Step, turn: tuple[dict[str, float], float] = ({}, 0.0)) -> None:
+    def _apply(self, step: Step, turn: tuple[dict[str, float], float] | None = None) -> None:
         if step.settle is None:
             if step.say and self.approval is not None:
                 self._ask(step.say)
@@ -235,7 +235,7 @@ class AgentSide:
             return
         self.decline_line = "" if step.settle.approved else step.say
         if step.rerun:  # a change: the caller's words are their next turn, once the declined run has ended
-            self.waiting_turn = (step.rerun, *turn)
+            self.waiting_turn = (step.rerun, *(turn or ({}, self.now)))
         self._settle_approval(step.settle)
 
     def _check_approval_timeout(self) -> None:
