@@ -4,7 +4,7 @@
                           [--json]
 
 `--calls` takes names of audio_fixtures/ call scripts, paths of a user's own, and folders of them
-(voice/_bench_calls.py); each call runs with the agent its script names (`agent:`), or with `--agent` for all.
+(voice/bench_voice_calls.py); each call runs with the agent its script names (`agent:`), or with `--agent` for all.
 
 Voice-to-voice is measured from outside the session, as a caller would: from the scheduled time of the caller's
 last speech frame of a turn (found by running the VAD over each clean source recording where the fixture places
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from voice._bench_calls import SCRIPT_ONLY, bench_paths, call_label  # noqa: F401 (re-exported for the tests)
 from voice.audio import FRAME_S, load_audio
 from voice.audio import FRAME_SAMPLES as FRAME
+from voice.bench_voice_calls import SCRIPT_ONLY, bench_paths, call_label, call_labels  # noqa: F401 (re-exported)
 from voice.bench_voice_report import (  # noqa: F401 (COLUMNS is re-exported for the tests)
     COLUMNS,
     DEFAULT_CSV,
@@ -314,8 +314,8 @@ def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any
     model = model_factory() if model_factory else None
     calls = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-bench-") as tmp:
-        for i, path in enumerate(paths):
-            fixture, label = Fixture.load(path), call_label(path)
+        for i, (path, label) in enumerate(zip(paths, call_labels(paths), strict=True)):
+            fixture = Fixture.load(path)
             outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / label, agent,
                                                 trace_dir, label))
             calls.append(outcome)

@@ -66,11 +66,14 @@ def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
 
 
 def call_label(path: Path) -> str:
-    """A call's name in the report, the CSV and the trace folder: its file name for audio_fixtures/, else with
-    its agent's folder ("hotel/thanks_bye" for examples/hotel/calls/thanks_bye.yaml), so two agents' calls of
-    the same name stay apart."""
+    """A call's name in the report, the CSV and the trace folder: its file name, with its agent's folder for a
+    call script in an agent's `calls/` folder ("hotel/thanks_bye" for examples/hotel/calls/thanks_bye.yaml)."""
     path = path.resolve()
-    if path.parent == FIXTURES.resolve():
-        return path.stem
-    folder = path.parent.parent if path.parent.name == "calls" else path.parent
-    return f"{folder.name}/{path.stem}"
+    return f"{path.parent.parent.name}/{path.stem}" if path.parent.name == "calls" else path.stem
+
+
+def call_labels(paths: Sequence[Path]) -> list[str]:
+    """`call_label` of each, made unique within one run by the folder of any two that would share a name."""
+    labels = [call_label(p) for p in paths]
+    return [f"{p.resolve().parent.name}/{label}" if labels.count(label) > 1 else label
+            for p, label in zip(paths, labels, strict=True)]
