@@ -53,7 +53,9 @@ class BrainSetup:
 
 
 def _norm_text(value: Any) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", str(value).casefold()).split())
+    """Case, punctuation and spacing aside: "10 a.m." and "10 am", "Ford-Focus" and "ford focus" are the same."""
+    text = re.sub(r"[.']", "", str(value).casefold())
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
 def _arg_matches(expected: Any, actual: Any) -> bool:

@@ -127,3 +127,14 @@ def test_each_agents_eval_set_names_its_own_tools_and_arguments(agent: str) -> N
         if expect != "text":
             assert set(expect["args"]) == schemas[expect["tool"]], case["id"]
     assert {c["expect"]["tool"] for c in cases if c["expect"] != "text"} == set(schemas)
+
+
+def test_tool_choice_arguments_are_compared_as_said() -> None:
+    from loop.brain_bench import score
+    from loop.types import ModelResponse, ToolCall
+
+    said = ModelResponse(text="", tool_calls=[ToolCall("book_collection", {"job_number": "6021", "day": "friday",
+                                                                         "time": "10 am"})])
+    expect = {"tool": "book_collection", "args": {"job_number": "6021", "day": "Friday", "time": "10 a.m."}}
+    assert score(expect, said)[0]
+    assert not score({**expect, "args": {**expect["args"], "job_number": "6012"}}, said)[0]
