@@ -3,11 +3,12 @@ tool-choice accuracy + latency on an eval set of cases for one agent.
 
 Which agent is the caller's choice (a `BrainSetup`: system prompt, tools, policy text, eval set); requests are
 assembled by the loop's own PromptAssembler from it, so the model sees exactly the bytes an Agent would send.
-The loop knows no particular agent: the voice CLI passes the order desk's (`examples.order_desk.desk.order_desk_brain`).
+The loop knows no particular agent: the voice CLI builds the setup from `--agent` (the demo order desk's,
+`examples.order_desk.desk.order_desk_brain`, without it).
 Progress goes to stderr, the result to stdout (text or --json).
 
-Wiring: `add_loop_commands(sub, bench_targets={"brain": brain_command(make_setup)})` and
-`add_brain_arguments(bench)`.
+Wiring: `add_loop_commands(sub, bench_targets={"brain": brain_command(make_setup)})`, with `make_setup(args) ->
+BrainSetup`, and `add_brain_arguments(bench)`.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class BrainSetup:
     policy_text: str = ""
     eval_set: Path | None = None  # YAML with a `cases:` list; `--eval-set` overrides it
     context_tokens: int = 4096
+    name: str = ""  # the agent's name, for the report
 
     def assembler(self, count_tokens: Callable[[str], int]) -> PromptAssembler:
         return PromptAssembler(self.system_prompt, list(self.tools), count_tokens, self.context_tokens,
@@ -51,7 +53,9 @@ class BrainSetup:
 
 
 def _norm_text(value: Any) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", str(value).casefold()).split())
+    """Case, punctuation and spacing aside: "10 a.m." and "10 am", "Ford-Focus" and "ford focus" are the same."""
+    text = re.sub(r"[.']", "", str(value).casefold())
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split())
 
 
 def _arg_matches(expected: Any, actual: Any) -> bool:
@@ -178,7 +182,8 @@ def bench_model(name: str, cases: list[dict[str, Any]], setup: BrainSetup, gramm
     model = LlamaModel(name=name, grammar=grammar, ground=ground)
     _say(f"{name} loaded in {model.load_s:.2f}s")
     assembler = setup.assembler(model.count_tokens)
-    result: dict[str, Any] = {"model": name, "load_s": round(model.load_s, 2), "grammar": grammar, "ground": ground}
+    result: dict[str, Any] = {"model": name, "agent": setup.name, "load_s": round(model.load_s, 2),
+                              "grammar": grammar, "ground": ground}
     result.update(asyncio.run(measure_speed(model, assembler)))
     _say(f"{name}: TTFT cold {result['ttft_cold_s']}s, warm {result['ttft_warm_s']}s, {result['tokens_per_s']} tok/s")
     if cases:
@@ -192,7 +197,8 @@ def format_brain(results: list[dict[str, Any]]) -> str:
         disk = f", {r['warm_from_disk_s']}s from the saved state" if r.get("warm_from_disk_s") is not None else ""
         mode = "grammar + grounding" if r.get("grammar", True) and r.get("ground", True) else (
             "grammar only" if r.get("grammar", True) else "no grammar")
-        lines += [f"{r['model']} ({mode}): load {r['load_s']}s; {r['tokens_per_s']} tok/s generating",
+        agent = f" as the agent {r['agent']}" if r.get("agent") else ""
+        lines += [f"{r['model']} ({mode}){agent}: load {r['load_s']}s; {r['tokens_per_s']} tok/s generating",
                   f"  TTFT cold {r['ttft_cold_s']}s ({r['evaluated_cold']} prompt tokens evaluated) vs warm "
                   f"{r['ttft_warm_s']}s ({r['evaluated_warm']} evaluated); warm() of the {r['prefix_tokens']}-token "
                   f"prefix: {r['warm_eval_s']}s by prompt eval{disk}"]
@@ -219,6 +225,8 @@ def cmd_bench_brain(args: argparse.Namespace, setup: BrainSetup) -> int:
     names = [n.strip() for n in str(getattr(args, "models", DEFAULT_MODEL)).split(",") if n.strip()]
     limit = int(getattr(args, "limit", 0) or 0)
     eval_set = getattr(args, "eval_set", None) or setup.eval_set
+    if not eval_set and limit >= 0:
+        _say(f"no eval set for the agent {setup.name or '(unnamed)'}: measuring speed only (give --eval-set)")
     cases = load_cases(eval_set) if eval_set and limit >= 0 else []
     cases = cases[:limit] if limit > 0 else cases
     results = []
@@ -233,6 +241,15 @@ def cmd_bench_brain(args: argparse.Namespace, setup: BrainSetup) -> int:
     return 0
 
 
-def brain_command(make_setup: Callable[[], BrainSetup]) -> Callable[[argparse.Namespace], int]:
-    """The `brain` bench target for one agent; `make_setup` runs only when the target does."""
-    return lambda args: cmd_bench_brain(args, make_setup())
+def brain_command(make_setup: Callable[[argparse.Namespace], BrainSetup]) -> Callable[[argparse.Namespace], int]:
+    """The `brain` bench target; `make_setup(args)` gives the agent to measure (e.g. from `--agent`) and runs only
+    when the target does. A ValueError from it (an agent that cannot be loaded) exits 2 with its message."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            setup = make_setup(args)
+        except ValueError as exc:
+            _say(f"cannot run: {exc}")
+            return 2
+        return cmd_bench_brain(args, setup)
+
+    return run

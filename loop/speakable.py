@@ -34,10 +34,19 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9$']+", text.lower())
 
 
+_QUOTED = re.compile(r"\"[^\"\n]*\"")
+
+
 def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
-    """Every run of `n` consecutive words of the prompt (what a reply must never repeat)."""
-    w = words(prompt)
-    return {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
+    """Every run of `n` consecutive words of the prompt (what a reply must never repeat), line by line, but not
+    of its quoted passages: `opening hours: "We're open 9 to 5."` is what the agent is to tell callers (as
+    voice/reply_checks.py reads instructions)."""
+    grams: set[tuple[str, ...]] = set()
+    for line in prompt.splitlines():
+        for part in _QUOTED.split(line):
+            w = words(part)
+            grams |= {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
+    return grams
 
 
 def sentences(text: str) -> int:

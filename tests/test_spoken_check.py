@@ -44,6 +44,13 @@ def test_prompt_read_aloud_is_found() -> None:
     assert not leaks("Sorry, I can only help with questions about your orders.", NAMES, SYSTEM)
 
 
+def test_a_fact_quoted_in_the_prompt_may_be_said_but_not_the_rest() -> None:
+    prompt = ('Only a tool knows about a repair job, its price or a collection.\n'
+              '- opening hours: "We\'re open Monday to Friday from 8 in the morning to 6 in the evening."')
+    assert leaks("We're open Monday to Friday from 8 in the morning to 6 in the evening.", prompt=prompt) == []
+    assert leaks("Only a tool knows about a repair job.", prompt=prompt)
+
+
 def test_sentences_are_counted_like_speech() -> None:
     assert sentences("") == 0
     assert sentences("Hi") == 1

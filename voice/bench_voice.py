@@ -1,6 +1,10 @@
 """`voiceloop bench voice`: the scripted calls in audio_fixtures/ on the wall clock, with the chosen model.
 
-    voiceloop bench voice [--llm script|local|local-1.5b|openai] [--speed X] [--calls a,b] [--csv PATH] [--json]
+    voiceloop bench voice [--llm script|local|local-1.5b|openai] [--speed X] [--calls a,b|FILE|FOLDER] [--csv PATH]
+                          [--json]
+
+`--calls` takes names of audio_fixtures/ call scripts, paths of a user's own, and folders of them
+(voice/bench_voice_calls.py); each call runs with the agent its script names (`agent:`), or with `--agent` for all.
 
 Voice-to-voice is measured from outside the session, as a caller would: from the scheduled time of the caller's
 last speech frame of a turn (found by running the VAD over each clean source recording where the fixture places
@@ -35,6 +39,7 @@ import numpy as np
 
 from voice.audio import FRAME_S, load_audio
 from voice.audio import FRAME_SAMPLES as FRAME
+from voice.bench_voice_calls import SCRIPT_ONLY, bench_paths, call_label, call_labels  # noqa: F401 (re-exported)
 from voice.bench_voice_report import (  # noqa: F401 (COLUMNS is re-exported for the tests)
     COLUMNS,
     DEFAULT_CSV,
@@ -44,11 +49,9 @@ from voice.bench_voice_report import (  # noqa: F401 (COLUMNS is re-exported for
     summarise,
     write_csv,
 )
-from voice.fixtures import FIXTURES, Fixture, finish_call, new_session
+from voice.fixtures import Fixture, finish_call, new_session
 from voice.turns import TurnConfig
 
-# Their expectations hang on the scripted reply's length (a long reply to cut into, to backchannel over).
-SCRIPT_ONLY = frozenset({"backchannel", "barge_in", "noise_no_interrupt"})
 REPLY_GAP_S = 6.0  # a caller line this long after the previous one answers the agent (see Caller)
 MAX_WAIT_S = 40.0  # ... and waits at most this long past its scheduled time for the agent to finish
 
@@ -266,30 +269,33 @@ def _alnum(text: str) -> str:
 
 
 async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: float = 1.0,
-                     workdir: Path | None = None, agent: Any = None, trace_dir: Path | None = None) -> CallOutcome:
+                     workdir: Path | None = None, agent: Any = None, trace_dir: Path | None = None,
+                     label: str = "") -> CallOutcome:
     """One scripted call on the wall clock through the bench's own feeder and transport; with `trace_dir`, its
-    trace is written there as <call>.jsonl, each entry with the wall time since the feed started."""
+    trace is written there as <label>.jsonl, each entry with the wall time since the feed started."""
     t0 = time.perf_counter()
+    label = label or fixture.path.stem
+    source = agent or fixture.agent_source()
     caller = Caller(fixture, stack.vad)
     sink = BenchSink()
-    session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=agent)
+    session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=source)
     fed = await feed(session, sink, caller, speed)
     if trace_dir is not None:
-        write_wall_trace(trace_dir / f"{fixture.path.stem}.jsonl", fed)
+        write_wall_trace(trace_dir / f"{label}.jsonl", fed)
     result = finish_call(fixture, session, desk, sink.sent, model)
     rows = answer_turns(fed, sink, caller.spans(), session.turns)
     problems = list(dict.fromkeys([*result.failures, *result.reply_problems]))
     if not rows:
         problems.append("the agent never answered the caller")
     for r in rows:
-        r["call"] = fixture.path.stem
+        r["call"], r["agent"] = label, source.name
         r["call_passed"] = int(not problems)
         r["call_problems"] = " | ".join(problems)
     said = [f"{e['part']}: {e['text']}" for e in result.trace if e["kind"] == "agent_said"]
     stops = [e.get("stop_latency_wall_ms", e.get("stop_latency_ms")) for e in result.trace
              if e["kind"] == "agent_paused"]
-    return CallOutcome(fixture.path.stem, rows, not problems, problems, said,
-                       [s for s in stops if s is not None], time.perf_counter() - t0)
+    return CallOutcome(label, rows, not problems, problems, said, [s for s in stops if s is not None],
+                       time.perf_counter() - t0, agent=source.name)
 
 
 def write_wall_trace(path: Path, fed: Fed) -> None:
@@ -301,17 +307,6 @@ def write_wall_trace(path: Path, fed: Fed) -> None:
             fh.write(json.dumps({**stamp, **entry}, default=str) + "\n")
 
 
-def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
-    """Every fixture (`script`), or every fixture where a real model makes sense; `only` picks by name."""
-    paths = sorted(FIXTURES.glob("*.yaml"))
-    if only:
-        missing = set(only) - {p.stem for p in paths}
-        if missing:
-            raise ValueError(f"no such call script(s): {', '.join(sorted(missing))}")
-        return [p for p in paths if p.stem in only]
-    return [p for p in paths if llm == "script" or p.stem not in SCRIPT_ONLY]
-
-
 def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any] | None = None,
               speed: float = 1.0, progress: Callable[[str], None] | None = None,
               agent: Any = None, trace_dir: Path | None = None) -> list[CallOutcome]:
@@ -319,15 +314,15 @@ def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any
     model = model_factory() if model_factory else None
     calls = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-bench-") as tmp:
-        for i, path in enumerate(paths):
+        for i, (path, label) in enumerate(zip(paths, call_labels(paths), strict=True)):
             fixture = Fixture.load(path)
-            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / path.stem, agent,
-                                                trace_dir))
+            outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / label, agent,
+                                                trace_dir, label))
             calls.append(outcome)
             if progress:
                 v2v = ", ".join(f"{r['voice_to_voice_ms']:.0f}" for r in outcome.rows) or "-"
                 verdict = "pass" if outcome.passed else "FAIL: " + "; ".join(outcome.problems)[:300]
-                progress(f"[{i + 1}/{len(paths)}] {path.stem}: {len(outcome.rows)} answer turn(s), "
+                progress(f"[{i + 1}/{len(paths)}] {label}: {len(outcome.rows)} answer turn(s), "
                          f"voice-to-voice {v2v} ms, {outcome.seconds:.1f} s; {verdict}")
     return calls
 
@@ -336,7 +331,9 @@ def add_bench_voice_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of the `voice` target, for the shared `bench` parser."""
     parser.add_argument("--speed", type=float, default=1.0,
                         help="voice: feed the recordings at this multiple of real time")
-    parser.add_argument("--calls", default="", help="voice: comma-separated call scripts to run (default: all)")
+    parser.add_argument("--calls", default="",
+                        help="voice: comma-separated call scripts to run: names from audio_fixtures/, paths of your "
+                             "own, or folders of them (default: every one in audio_fixtures/)")
     parser.add_argument("--csv", default=str(DEFAULT_CSV), help=f"voice: per-turn CSV (default {DEFAULT_CSV})")
 
 
@@ -347,7 +344,10 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     llm = getattr(args, "llm", "script")
     try:
         paths = bench_paths(llm, [c.strip() for c in getattr(args, "calls", "").split(",") if c.strip()])
-    except ValueError as exc:
+        if not getattr(args, "agent", None):
+            for path in paths:  # every call's agent file is read and checked before any model loads
+                Fixture.load(path).agent_source()
+    except (ValueError, OSError) as exc:  # AgentConfigError is a ValueError
         print(f"voiceloop bench voice: {exc}", file=sys.stderr)
         return 2
     print(f"loading the speech stack (tiny.en, piper) for {len(paths)} calls...", file=sys.stderr)

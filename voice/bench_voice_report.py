@@ -15,7 +15,7 @@ from loop.report import percentile
 DEFAULT_CSV = Path("out") / "bench" / "voice_turns.csv"
 ANSWER_PARTS = frozenset({"reply", "prompt"})  # what the caller waits for; anything else said first is an ack
 BREAKDOWN = ("endpointing", "stt", "llm_first_token", "first_clause", "tts_first_audio")
-COLUMNS = ("call", "turn", "caller_text", "answer_part", "agent_text", "tools", "with_tools", "speech_end_s",
+COLUMNS = ("call", "agent", "turn", "caller_text", "answer_part", "agent_text", "tools", "with_tools", "speech_end_s",
            "voice_to_voice_ms", "first_audio_ms", "ack_first", "turn_detected_ms", "answer_after_turn_ms",
            *(f"{k}_ms" for k in BREAKDOWN), "session_voice_to_voice_ms", "session_measured_ms",
            "call_passed", "call_problems")
@@ -30,15 +30,28 @@ class CallOutcome:
     said: list[str]  # what the agent said, in order
     barge_in_stop_ms: list[float]
     seconds: float
+    agent: str = ""  # the name of the agent that answered it
+
+
+def _stats(values: Sequence[Any]) -> dict[str, Any]:
+    vals = [float(v) for v in values if v != "" and v is not None]
+    return {"n": len(vals), "p50": percentile(vals, 50), "p95": percentile(vals, 95)}
+
+
+def per_agent(calls: Sequence[CallOutcome]) -> dict[str, dict[str, Any]]:
+    """Each agent's own pass rate and voice-to-voice: the targets hold for every agent, not only on average."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in dict.fromkeys(c.agent for c in calls):
+        mine = [c for c in calls if c.agent == name]
+        passed = sum(c.passed for c in mine)
+        out[name] = {"calls": len(mine), "passed": passed, "rate": passed / len(mine),
+                     "voice_to_voice_ms": _stats([r["voice_to_voice_ms"] for c in mine for r in c.rows])}
+    return out
 
 
 def summarise(calls: Sequence[CallOutcome]) -> dict[str, Any]:
     rows = [r for c in calls for r in c.rows]
-
-    def stats(values: Sequence[Any]) -> dict[str, Any]:
-        vals = [float(v) for v in values if v != "" and v is not None]
-        return {"n": len(vals), "p50": percentile(vals, 50), "p95": percentile(vals, 95)}
-
+    stats = _stats
     passed = sum(c.passed for c in calls)
     return {
         "calls": len(calls), "answer_turns": len(rows),
@@ -56,6 +69,7 @@ def summarise(calls: Sequence[CallOutcome]) -> dict[str, Any]:
         "barge_in_stop_ms": stats([s for c in calls for s in c.barge_in_stop_ms]),
         "quality": {"passed": passed, "calls": len(calls), "rate": passed / len(calls) if calls else None,
                     "failed": {c.name: {"problems": c.problems, "said": c.said} for c in calls if not c.passed}},
+        "agents": per_agent(calls),
     }
 
 
@@ -82,6 +96,11 @@ def format_summary(s: dict[str, Any], llm: str, speed: float) -> str:
     q = s["quality"]
     rate = f"{100 * q['rate']:.1f} %" if q["rate"] is not None else "-"
     out.append(f"quality: {q['passed']}/{q['calls']} calls pass ({rate})")
+    agents = s.get("agents") or {}
+    for name, a in agents.items() if len(agents) > 1 else ():
+        v2v = a["voice_to_voice_ms"]
+        timing = f"voice-to-voice p50 {v2v['p50']:.0f} / p95 {v2v['p95']:.0f} ms (n={v2v['n']})" if v2v["n"] else "-"
+        out.append(f"  {name}: {a['passed']}/{a['calls']} calls pass ({100 * a['rate']:.1f} %), {timing}")
     for name, f in q["failed"].items():
         out.append(f"  FAIL {name}: {'; '.join(f['problems'])}")
         out.append(f"       agent said: {' / '.join(f['said']) or '(nothing)'}")

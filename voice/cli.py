@@ -111,10 +111,40 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     return 0
 
 
+EVAL_FILE = "tool_choice_eval.yaml"  # an agent's own tool-choice cases, beside its agent file or module
+
+
 def _order_desk() -> Any:
     from examples.order_desk.desk import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
 
     return order_desk_brain()
+
+
+def _brain_setup(args: argparse.Namespace) -> Any:
+    """What `bench brain` measures: the agent `--agent` names (the demo order desk without it), its prompt, tools
+    and policy text exactly as an Agent over them sends them, and its eval set (`--eval-set`, else EVAL_FILE
+    beside its agent file, or beside the module of its factory)."""
+    import inspect
+
+    import examples.order_desk
+    from examples.order_desk.desk import EVAL_SET as DESK_EVAL_SET
+    from loop import ScriptedModel
+    from loop.brain_bench import BrainSetup
+    from voice.agent_source import load_agent
+
+    if not getattr(args, "agent", None):
+        return _order_desk()
+    source = load_agent(args.agent)
+    if source.spec is not None:
+        folder = source.spec.base_dir
+    else:
+        folder = Path(inspect.getsourcefile(source.factory) or ".").resolve().parent  # type: ignore[arg-type]
+    eval_set = folder / EVAL_FILE
+    if folder == Path(examples.order_desk.__file__).resolve().parent:
+        eval_set = DESK_EVAL_SET  # the demo's cases live with the other tests' data
+    agent = source.maker(Path(tempfile.mkdtemp(prefix="voiceloop-brain-")), lambda _id: ScriptedModel([]))("brain")
+    return BrainSetup(agent.assembler.system, list(agent.tools.values()), agent.policy.text,
+                      eval_set if eval_set.is_file() else None, agent.config.context_tokens, name=source.name)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -131,12 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
     from voice.bench_load import add_bench_load_arguments, cmd_bench_load
     from voice.bench_voice import add_bench_voice_arguments, cmd_bench_voice
 
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_order_desk),
+    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_brain_setup),
                                                     "load": cmd_bench_load})
     add_brain_arguments(parsers["bench"])
     add_bench_load_arguments(parsers["bench"])
     add_bench_voice_arguments(parsers["bench"])
-    add_agent_option(parsers["bench"])  # voice: every call script with this agent
+    add_agent_option(parsers["bench"])  # voice: every call script with this agent; brain: the agent measured
     add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")

@@ -84,8 +84,9 @@ def find_leaks(text: str, never: Iterable[str | Sequence[str]] = (), *,
 
 
 def count_sentences(text: str) -> int:
-    """Sentences as a listener hears them: ., ? or ! followed by a space or the end ("$59.90" is not two)."""
-    return sum(1 for s in re.split(r"[.?!]+(?=\s|$)", text) if re.search(r"\w", s))
+    """Sentences as a listener hears them: ., ? or ! followed by a space or the end ("$59.90" is not two), but not
+    by a lower-case word ("at 6 p.m. today" is one)."""
+    return sum(1 for s in re.split(r"[.?!]+(?=\s+[^a-z\s]|\s*$)", text) if re.search(r"\w", s))
 
 
 def _found(fragment: str, text: str) -> bool:

@@ -1,5 +1,7 @@
 """The appointment line's own tests, written the way a user tests their agent: text conversations with
-`loop.testing` (fast, no audio) and whole audio calls with `voice.testing`."""
+`loop.testing` (fast, no audio), whole audio calls with `voice.testing`, every call script checked without audio,
+and one call with the embedded model (`-m slow`). All the calls over audio, scripted or with the embedded model:
+`voiceloop bench voice --calls examples/appointments/calls [--llm local]`."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from examples.appointments import AGENT_FILE
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation, TestModel
 from voice.agent_source import load_agent
+from voice.fixtures import EXPECT_KEYS, Fixture
 from voice.testing import check_call_script, run_audio_call
 
 CALLS = Path(__file__).resolve().parent / "calls"
@@ -80,3 +83,34 @@ def test_every_tool_runs_with_the_test_model(tmp_path: Path) -> None:
     turn.expect.executed("free_slots", "book_appointment", "cancel_appointment", "opening_hours")
     turn.expect.verdict("cancel.confirm", "ASK").said("On Monday we have openings", "Priya Shah's appointment")
     assert maker.state.booked("monday") == {"3 p.m.": "a"} and "10 a.m." not in maker.state.booked("tuesday")
+
+
+def test_every_call_script_is_complete(tmp_path: Path) -> None:
+    """Recordings that load and are in the manifest, this agent, and expectations its toolset knows."""
+    audio = CALLS / "audio"
+    listed = {line.split("\t")[0] for line in (audio / "manifest.tsv").read_text().splitlines()[1:]}
+    assert listed == {p.name for p in audio.glob("*.wav")}
+    for path in sorted(CALLS.glob("*.yaml")):
+        fixture = Fixture.load(path)
+        assert len(fixture.caller_audio()) and fixture.agent_source().name == "appointments", path
+        assert {"expect", "expect_llm", "reply"} <= set(fixture.data), path
+        for key in ("expect", "expect_llm"):
+            extra = {k: v for k, v in fixture.data[key].items() if k not in EXPECT_KEYS}
+            unknown = agent_for(tmp_path / path.stem / key)[1].check_expectations(extra)
+            assert not [u for u in unknown if "unknown" in u], (path, unknown)
+
+
+@pytest.mark.slow
+def test_the_booking_call_with_the_embedded_model(tmp_path: Path) -> None:
+    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
+    from loop import weights
+
+    try:
+        weights.ensure_gguf()
+    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
+        pytest.skip(f"the embedded model's weights are not installed: {exc}")
+    call = run_audio_call(None, CALLS / "book_tuesday.yaml", model=LlamaModel(), workdir=tmp_path)
+    problems = call.failures + call.result.reply_problems
+    assert not problems, f"{problems}\n  what happened: {call.record.story()}"
