@@ -6,6 +6,11 @@ directly on a window of max(10 s, audio) -- windows under 10 s make the model lo
 cap, beam search for a window decoded alone (greedy for a batch of several) and no timestamps. Whisper
 also invents text for silence and noise ("you", "Thank you."), so each window is gated on energy, then
 Silero VAD, then no-speech probability.
+
+A call may pass the words its callers are likely to say (`vocabulary`, an agent's declared words and its tools'
+enum values): they go before the transcript as previous-text prompt tokens (faster-whisper's `initial_prompt`),
+which biases Whisper towards their spelling. An id dictated digit by digit is read again island by island
+(`voice/_dictated_digits.py`).
 """
 
 from __future__ import annotations
@@ -16,13 +21,17 @@ import importlib.metadata
 import importlib.util
 import math
 import os
+import re
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from voice._dictated_digits import DigitReader
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.incremental_stt import quiet_cuts
 from voice.vad import SileroVAD
@@ -40,6 +49,10 @@ DEFAULT_CACHE_DIR = Path.home() / ".cache" / "voiceloop"
 MAX_WHISPER_TOKENS = 448
 SILENCE_RMS = 32.0  # int16 RMS below about -60 dBFS: nothing to transcribe
 MIN_SPEECH_FRAMES = 2  # VAD frames (32 ms each) over threshold before Whisper is asked at all
+# ... or this many over the threshold less QUIET_SPEECH_MARGIN: Silero hovers at 0.3-0.5 through words narrowed to the
+# telephone band (noise in audio_fixtures/recordings/noise stays below 0.31)
+MIN_QUIET_SPEECH_FRAMES, QUIET_SPEECH_MARGIN = 4, 0.15
+MAX_PROMPT_TOKENS = MAX_WHISPER_TOKENS // 2 - 1  # previous text Whisper takes before the transcript (as faster-whisper)
 
 
 class WeightsMissingError(RuntimeError):
@@ -164,6 +177,42 @@ def trim_repetition_loop(tokens: list[int]) -> list[int]:
     return tokens[:best_end]
 
 
+_SENTENCE = re.compile(r"[^.?!]+[.?!]*")
+_MIN_REPEATED_WORDS = 4  # "No. No." and "Yes, yes." are said; a long sentence twice in a row may be Whisper looping
+MAX_WORDS_PER_S = 3.0  # ... when the words are more than the audio can hold (speech runs at 2-3 words a second)
+
+
+def drop_repeated_sentence(text: str, seconds: float) -> str:
+    """"Can I get a Calzone? Can I get a Calzone" -> "Can I get a Calzone?" when the two would take more than
+    `seconds` of audio to say: a sentence of four words or more that comes again at once (the copy ending early or
+    not) is kept once. A prompt makes Whisper do this; a recording that does repeat itself keeps its words."""
+    if len(text.split()) <= MAX_WORDS_PER_S * seconds:
+        return text.strip()
+    kept: list[str] = []
+    for sentence in _SENTENCE.findall(text):
+        words = re.findall(r"[\w']+", sentence.lower())
+        previous = re.findall(r"[\w']+", kept[-1].lower()) if kept else []
+        if len(words) >= _MIN_REPEATED_WORDS and previous[: len(words)] == words:
+            continue
+        kept.append(sentence)
+    return "".join(kept).strip()
+
+
+def vocabulary_prompt(vocabulary: Sequence[str]) -> str:
+    """The previous text that biases Whisper towards a call's words: "Margherita, Quattro Formaggi, Calzone." """
+    words = list(dict.fromkeys(w.strip() for w in vocabulary if w and w.strip()))
+    return f"{', '.join(words)}." if words else ""
+
+
+def _batch_item(encoded: Any, index: int, size: int) -> Any:
+    """One window's encoder output out of a batch's (a CPU StorageView)."""
+    if size == 1:
+        return encoded
+    import ctranslate2
+
+    return ctranslate2.StorageView.from_array(np.ascontiguousarray(np.asarray(encoded)[index: index + 1]))
+
+
 def _rms(samples: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(samples, dtype=np.float64)))) if samples.size else 0.0
 
@@ -174,6 +223,7 @@ class WhisperSTT:
     model: "tiny.en" (default), "base", or a local CTranslate2 folder. threads: CTranslate2
     intra-op threads (inter-op is always 1). The speech gate uses its own Silero VAD, so the
     session's streaming VAD state is never touched; calls from several threads are serialised.
+    read_digits: read an id dictated digit by digit again, island by island (voice/_dictated_digits.py).
     """
 
     def __init__(
@@ -187,6 +237,7 @@ class WhisperSTT:
         no_speech_threshold: float = 0.6,
         cache_dir: Path | None = None,
         compute_type: str = "int8",
+        read_digits: bool = True,
     ) -> None:
         import ctranslate2
         import tokenizers
@@ -216,6 +267,9 @@ class WhisperSTT:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
+        self._prompts: dict[tuple[str, ...], tuple[int, ...]] = {}
+        self.read_digits = read_digits  # read a dictated id again island by island (voice/_dictated_digits.py)
+        self._digits = DigitReader(self._model, self._tokenizer, self._features)
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
 
@@ -225,30 +279,53 @@ class WhisperSTT:
         stream keeps its earlier windows (`transcribe(..., cache=...)` reuses them)."""
         return quiet_cuts(samples, self.max_window_s)
 
-    def _has_speech(self, window: np.ndarray) -> bool:
+    def _speech_probs(self, window: np.ndarray) -> np.ndarray | None:
+        """The window's VAD probabilities (one per 32 ms frame) when it holds speech, else None."""
         if _rms(window) < SILENCE_RMS:
-            return False
+            return None
         self._vad.reset()
-        probabilities = self._vad.probs(window)
-        return int((probabilities >= self._vad.threshold).sum()) >= MIN_SPEECH_FRAMES
+        probs = self._vad.probs(window)
+        threshold = self._vad.threshold
+        if int((probs >= threshold).sum()) >= MIN_SPEECH_FRAMES \
+                or int((probs >= threshold - QUIET_SPEECH_MARGIN).sum()) >= MIN_QUIET_SPEECH_FRAMES:
+            return probs
+        return None
 
-    def transcribe_window(self, window: np.ndarray) -> str:
+    def _has_speech(self, window: np.ndarray) -> bool:
+        return self._speech_probs(window) is not None
+
+    def prompt_tokens(self, vocabulary: Sequence[str] = ()) -> tuple[int, ...]:
+        """The decoder prompt: the vocabulary as previous text (when there is one), then the start of a transcript."""
+        key = tuple(vocabulary)
+        if key not in self._prompts:
+            previous = vocabulary_prompt(key)
+            tokens = self._tokenizer.encode(" " + previous)[:MAX_PROMPT_TOKENS] if previous else []
+            prompt = (self._tokenizer.sot_prev, *tokens, *self._prompt) if tokens else tuple(self._prompt)
+            self._prompts[key] = prompt
+        return self._prompts[key]
+
+    def transcribe_window(self, window: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         """One window (at most max_window_s) -> text; "" when it holds no speech."""
-        return self.transcribe_windows([window])[0]
+        return self.transcribe_windows([window], [vocabulary])[0]
 
-    def transcribe_windows(self, windows: list[np.ndarray]) -> list[str]:
-        """Several windows (each at most max_window_s, e.g. from different calls) -> their texts, decoded as
-        one CTranslate2 batch per padded window length (decoded greedily when there are several, which gives each
-        the text greedy decoding gives it alone)."""
+    def transcribe_windows(self, windows: list[np.ndarray],
+                           vocabularies: Sequence[Sequence[str]] | None = None) -> list[str]:
+        """Several windows (each at most max_window_s, e.g. from different calls, each with its call's vocabulary)
+        -> their texts, decoded as one CTranslate2 batch per padded window length and prompt (decoded greedily when
+        there are several, which gives each the text greedy decoding gives it alone)."""
         texts = [""] * len(windows)
+        vocabularies = vocabularies or [()] * len(windows)
         with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
             started = time.perf_counter()
-            speech = [(i, as_int16(w)) for i, w in enumerate(windows) if self._has_speech(as_int16(w))]
-            groups: dict[float, list[tuple[int, np.ndarray]]] = {}
-            for i, window in speech:
-                groups.setdefault(self._padded_s(window), []).append((i, window))
-            for padded_s, group in groups.items():
-                for (i, _), text in zip(group, self._generate(padded_s, [w for _, w in group]), strict=True):
+            groups: dict[tuple[float, tuple[int, ...]], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+            for i, (window, vocabulary) in enumerate(zip(windows, vocabularies, strict=True)):
+                window = as_int16(window)
+                if (probs := self._speech_probs(window)) is not None:
+                    key = (self._padded_s(window), self.prompt_tokens(vocabulary))
+                    groups.setdefault(key, []).append((i, window, probs))
+            for (padded_s, prompt), group in groups.items():
+                decoded = self._generate(padded_s, [w for _, w, _ in group], [p for _, _, p in group], list(prompt))
+                for (i, _, _), text in zip(group, decoded, strict=True):
                     texts[i] = text
             self.work["batches"] += 1
             self.work["windows"] += len(windows)
@@ -262,7 +339,8 @@ class WhisperSTT:
         # About 3 words/s of speech is ~4 tokens/s; 7/s leaves room yet stops a looping decoder early.
         return min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(len(window) / SAMPLE_RATE * 7) + 8)
 
-    def _generate(self, padded_s: float, windows: list[np.ndarray]) -> list[str]:
+    def _generate(self, padded_s: float, windows: list[np.ndarray], probs: list[np.ndarray],
+                  prompt: list[int]) -> list[str]:
         import ctranslate2
 
         features = []
@@ -270,43 +348,59 @@ class WhisperSTT:
             audio = np.zeros(int(padded_s * SAMPLE_RATE), dtype=np.float32)
             audio[: len(window)] = window[: len(audio)].astype(np.float32) / 32768.0
             features.append(self._features(audio, padding=0))
+        # encoded once: the decoding and, for a dictated id, the word alignment both read it
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
+                                     to_cpu=True)
         caps = [self._max_new_tokens(w) for w in windows]
         results = self._model.generate(
-            ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
-            [self._prompt] * len(windows),
+            encoded,
+            [prompt] * len(windows),
             # several calls' windows at once: the machine is loaded, and decoding time counts more than the few
             # dictated digits beam search gets right (greedy gives each window the text it gets alone)
             beam_size=self.beam_size if len(windows) == 1 else 1,
-            # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2).
-            max_length=2 * max(caps),
+            # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2), and at
+            # most max_length + 1 - len(prompt)
+            max_length=max(2 * max(caps), max(caps) + len(prompt)),
             suppress_blank=True,
             suppress_tokens=self._suppressed,
             return_scores=True,
             return_no_speech_prob=True,
         )
-        return [self._text_of(result, cap) for result, cap in zip(results, caps, strict=True)]
+        texts = []
+        for i, (result, cap) in enumerate(zip(results, caps, strict=True)):
+            if not (tokens := self._tokens_of(result, cap)):
+                texts.append("")
+                continue
+            text = drop_repeated_sentence(self._tokenizer.decode(tokens), len(windows[i]) / SAMPLE_RATE)
+            if self.read_digits:
+                text = self._digits.redecode(windows[i], probs[i], text, tokens, _batch_item(encoded, i, len(windows)))
+            texts.append(text)
+        return texts
 
-    def _text_of(self, result: object, max_new_tokens: int) -> str:
+    def _tokens_of(self, result: object, max_new_tokens: int) -> list[int]:
+        """The window's text tokens; [] when Whisper thinks it holds no speech."""
         tokens = result.sequences_ids[0][:max_new_tokens]  # type: ignore[attr-defined]  # a batch-mate may run longer
         full = result.sequences_ids[0]  # type: ignore[attr-defined]
         # same measure as faster-whisper, over the tokens this window decoded
         avg_logprob = result.scores[0] * len(full) / (len(full) + 1)  # type: ignore[attr-defined]
         if result.no_speech_prob > self.no_speech_threshold and avg_logprob < -1.0:  # type: ignore[attr-defined]
-            return ""
+            return []
         if len(tokens) >= max_new_tokens:
             tokens = trim_repetition_loop(tokens)
-        return self._tokenizer.decode(tokens).strip()
+        return list(tokens)
 
-    def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None) -> str:
+    def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None,
+                   vocabulary: Sequence[str] = ()) -> str:
         """Transcribe 16 kHz mono int16 audio of any length. `cache` maps (start, end) sample
-        spans to text and lets a caller that re-transcribes a growing buffer skip finished windows."""
+        spans to text and lets a caller that re-transcribes a growing buffer skip finished windows (with one
+        vocabulary). `vocabulary`: words the speaker is likely to say, to bias Whisper towards."""
         audio = as_int16(samples)
         texts = []
         for span in self.split_windows(audio):
             if cache is not None and span in cache:
                 texts.append(cache[span])
                 continue
-            text = self.transcribe_window(audio[span[0] : span[1]])
+            text = self.transcribe_window(audio[span[0] : span[1]], vocabulary)
             if cache is not None:
                 cache[span] = text
             texts.append(text)
