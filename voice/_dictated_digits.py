@@ -12,6 +12,7 @@ ends the run: "yes ... no ... okay" is never turned into digits, and three digit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from loop.speakable import DIGIT_WORDS
 from voice.audio import SAMPLE_RATE
+from voice.caller_digits import join_spoken_digits
 
 FRAME = 512  # samples per VAD frame (32 ms)
 ISLAND_ON, ISLAND_OFF = 0.3, 0.2  # speech starts at ISLAND_ON and goes on until below ISLAND_OFF (hysteresis)
@@ -30,7 +32,14 @@ ISLAND_MARGIN = SAMPLE_RATE // 10  # audio kept either side of an island
 MIN_DIGIT_LOGPROB = -1.6  # below this the island's best digit is a guess (measured: words score -1.1 to -2 on ",")
 _ZERO_WORDS = (" oh", " Oh", " O", "O", "oh", "Oh")
 _NUMERISH = re.compile(r"\d|\b(?:" + "|".join(DIGIT_WORDS) + r")\b", re.IGNORECASE)
-_DIGITLIKE = re.compile(r"[\d,.-]*|[a-z][,.]?|(?:" + "|".join(DIGIT_WORDS) + r")[,.]?", re.IGNORECASE)
+_SEPARATOR = re.compile(r"[,.-]")
+_AN_ID = re.compile(r"\d{3,}")  # an id, once dictated pieces are joined (not "20th", "2 pizzas", "12 Oak Lane")
+_NUMBER_WORDS = ("(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                 "fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
+                 "ninety|hundred|thousand|first|second|third|fifth|eighth|ninth|twelfth|(?:twent|thirt|fort|fift|sixt|sevent|"
+                 "eight|ninet)ieth)(?:th|s)?")
+# a word that may stand for part of a number: digits, a number word, a lone letter ("L" for "oh", "A" for "eight")
+_DIGITLIKE = re.compile(rf"[\d,.-]*(?:st|nd|rd|th)?[,.]?|[a-z][,.]?|(?:{_NUMBER_WORDS}[-,.]?)+", re.IGNORECASE)
 
 
 def speech_islands(probs: np.ndarray) -> list[tuple[int, int]]:
@@ -90,6 +99,36 @@ def splice(words: list[Word], runs: list[tuple[tuple[float, float, float], list[
 
 
 Run = tuple[tuple[int, int], list[str]]  # a run's sample span and its digits
+
+
+def join_words(words: list[Word]) -> str:
+    return "".join(w.text for w in words).strip()
+
+
+def _number_runs(words: list[Word]) -> list[list[Word]]:
+    """Runs of number words ("4", "five", "oh", with "," "-" "." between), each starting and ending on one."""
+    runs: list[list[Word]] = []
+    current: list[Word] = []
+    for word in [*words, Word("|", 1e9, 1e9)]:
+        if _NUMERISH.search(word.text) or (current and _SEPARATOR.fullmatch(word.text.strip())):
+            current.append(word)
+            continue
+        while current and not _NUMERISH.search(current[-1].text):
+            current.pop()
+        if current:
+            runs.append(current)
+        current = []
+    return runs
+
+
+def merge_numbers(prompted: list[Word], plain: list[Word]) -> list[Word]:
+    """The prompted decode's words with its numbers taken from the plain decode: digit-like words of the prompted
+    one in the time of a number of the plain one give way to it (names and other words stay the prompted ones)."""
+    runs = _number_runs(plain)
+    spans = [(run[0].start_s, run[-1].end_s) for run in runs]
+    kept = [w for w in prompted if not (_DIGITLIKE.fullmatch(w.text.strip())
+                                        and any(a <= w.middle_s <= b for a, b in spans))]
+    return sorted([*kept, *(w for run in runs for w in run)], key=lambda w: w.middle_s)
 
 
 def digit_runs(islands: list[tuple[int, int]], read: list[tuple[str, float]]) -> list[Run]:
@@ -155,8 +194,21 @@ class DigitReader:
         return [Word(text, float(jump_s[a]), float(jump_s[b]))
                 for text, a, b in zip(texts[:-1], bounds[:-1], bounds[1:], strict=True)]
 
-    def redecode(self, window: np.ndarray, probs: np.ndarray, text: str, tokens: list[int], encoded: Any) -> str:
-        """`text` (the first pass on `window`) with a dictated id read again digit by digit, when there is one."""
+    def reread(self, window: np.ndarray, probs: np.ndarray, text: str, tokens: list[int], encoded: Any,
+               plain: Callable[[], list[int]] | None = None) -> str:
+        """`text` (the first pass on `window`, `tokens`) with its numbers read again: an id in it from `plain()`,
+        the window decoded without the vocabulary prompt (a prompt of names makes Whisper write "33000" for "three
+        three zero zero"), then an id dictated with pauses digit by digit."""
+        if not _NUMERISH.search(text):
+            return text
+        words: Callable[[], list[Word]] = lambda: self.words(encoded, tokens, len(window))  # noqa: E731
+        if plain is not None and _AN_ID.search(join_spoken_digits(text)):
+            merged = merge_numbers(words(), self.words(encoded, plain(), len(window)))
+            text, words = join_words(merged), lambda: merged
+        return self.by_islands(window, probs, text, words)
+
+    def by_islands(self, window: np.ndarray, probs: np.ndarray, text: str, words: Callable[[], list[Word]]) -> str:
+        """`text` with a run of digits dictated with pauses replaced by the digits its islands read as alone."""
         islands = short_islands(probs) if _NUMERISH.search(text) else []
         if not islands:
             return text
@@ -164,11 +216,11 @@ class DigitReader:
         runs = digit_runs(islands, read)
         if not runs:
             return text
-        words = self.words(encoded, tokens, len(window))
+        heard = words()
         starts = [a / SAMPLE_RATE for a, _ in speech_islands(probs)]
         spans = [((a / SAMPLE_RATE, b / SAMPLE_RATE, min([s for s in starts if s > b / SAMPLE_RATE], default=1e9)),
                   digits) for (a, b), digits in runs]
         # only where the first pass heard a digit: a run of short words it heard as words stays words
         spans = [(span, digits) for span, digits in spans
-                 if any(span[0] <= w.middle_s <= span[1] and _NUMERISH.search(w.text) for w in words)]
-        return splice(words, spans) if spans else text
+                 if any(span[0] <= w.middle_s <= span[1] and _NUMERISH.search(w.text) for w in heard)]
+        return splice(heard, spans) if spans else text

@@ -21,17 +21,24 @@ import importlib.metadata
 import importlib.util
 import math
 import os
-import re
 import shutil
 import threading
 import time
 from collections.abc import Sequence
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from voice._dictated_digits import DigitReader
+from voice._whisper_text import (
+    drop_repeated_sentence,
+    repeats_a_sentence,
+    too_fast,
+    trim_repetition_loop,
+    vocabulary_prompt,
+)
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.incremental_stt import quiet_cuts
 from voice.vad import SileroVAD
@@ -158,50 +165,6 @@ def locate_model(model: str | Path, cache_dir: Path | None = None) -> Path:
     if folder.is_dir():
         return check_model_folder(folder)
     raise ValueError(f"unknown Whisper model {model!r}: use 'tiny.en', 'base' or a local model folder")
-
-
-def trim_repetition_loop(tokens: list[int]) -> list[int]:
-    """Cut a decoding loop ("10 of clubs 10 of clubs 10 of") down to its first copy.
-
-    Only called when generation ran into the token cap, which an utterance that ended does not.
-    The tail that repeats with some period the longest (two copies at least) is kept once.
-    """
-    best_end, best_length = len(tokens), 0
-    for period in range(1, len(tokens) // 2 + 1):
-        index = len(tokens) - 1
-        while index - period >= 0 and tokens[index] == tokens[index - period]:
-            index -= 1
-        repeated_length = len(tokens) - index - 1 + period  # periodic tail, first copy included
-        if repeated_length >= 2 * period and repeated_length > best_length:
-            best_end, best_length = index + 1, repeated_length
-    return tokens[:best_end]
-
-
-_SENTENCE = re.compile(r"[^.?!]+[.?!]*")
-_MIN_REPEATED_WORDS = 4  # "No. No." and "Yes, yes." are said; a long sentence twice in a row may be Whisper looping
-MAX_WORDS_PER_S = 3.0  # ... when the words are more than the audio can hold (speech runs at 2-3 words a second)
-
-
-def drop_repeated_sentence(text: str, seconds: float) -> str:
-    """"Can I get a Calzone? Can I get a Calzone" -> "Can I get a Calzone?" when the two would take more than
-    `seconds` of audio to say: a sentence of four words or more that comes again at once (the copy ending early or
-    not) is kept once. A prompt makes Whisper do this; a recording that does repeat itself keeps its words."""
-    if len(text.split()) <= MAX_WORDS_PER_S * seconds:
-        return text.strip()
-    kept: list[str] = []
-    for sentence in _SENTENCE.findall(text):
-        words = re.findall(r"[\w']+", sentence.lower())
-        previous = re.findall(r"[\w']+", kept[-1].lower()) if kept else []
-        if len(words) >= _MIN_REPEATED_WORDS and previous[: len(words)] == words:
-            continue
-        kept.append(sentence)
-    return "".join(kept).strip()
-
-
-def vocabulary_prompt(vocabulary: Sequence[str]) -> str:
-    """The previous text that biases Whisper towards a call's words: "Margherita, Quattro Formaggi, Calzone." """
-    words = list(dict.fromkeys(w.strip() for w in vocabulary if w and w.strip()))
-    return f"{', '.join(words)}." if words else ""
 
 
 def _batch_item(encoded: Any, index: int, size: int) -> Any:
@@ -371,11 +334,27 @@ class WhisperSTT:
             if not (tokens := self._tokens_of(result, cap)):
                 texts.append("")
                 continue
-            text = drop_repeated_sentence(self._tokenizer.decode(tokens), len(windows[i]) / SAMPLE_RATE)
+            item = _batch_item(encoded, i, len(windows))
+            beam = self.beam_size if len(windows) == 1 else 1
+            # the window decoded without the vocabulary prompt, when it is wanted (at most once)
+            plain = cache(partial(self._plain_tokens, item, cap, beam)) if len(prompt) > len(self._prompt) else None
+            text = self._tokenizer.decode(tokens).strip()
+            voiced_s = float((probs[i] >= self._vad.threshold - QUIET_SPEECH_MARGIN).sum()) * 512 / SAMPLE_RATE
+            if repeats_a_sentence(text) and (too_fast(text, voiced_s) or (
+                    plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
+                text = drop_repeated_sentence(text)
+                tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
             if self.read_digits:
-                text = self._digits.redecode(windows[i], probs[i], text, tokens, _batch_item(encoded, i, len(windows)))
+                text = self._digits.reread(windows[i], probs[i], text, tokens, item, plain)
             texts.append(text)
         return texts
+
+    def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
+        """One window's tokens decoded without a vocabulary prompt, from its encoder output."""
+        result = self._model.generate(encoded, [self._prompt], beam_size=beam_size, max_length=2 * cap,
+                                      suppress_blank=True, suppress_tokens=self._suppressed, return_scores=True,
+                                      return_no_speech_prob=True)[0]
+        return self._tokens_of(result, cap)
 
     def _tokens_of(self, result: object, max_new_tokens: int) -> list[int]:
         """The window's text tokens; [] when Whisper thinks it holds no speech."""

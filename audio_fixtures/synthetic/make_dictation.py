@@ -6,7 +6,7 @@ Each line is spoken by Piper (en_US joe medium, `voice.tts.PiperTTS`, at a `leng
 and a rate); a line given as parts is spoken part by part with `gap` seconds of silence between them (an id
 dictated digit by digit, with pauses). `phone` lines are then put through a telephone channel: 8 kHz, 300-3400 Hz
 band-pass, G.711 mu-law, and stored at 8 kHz. `expect` is what must come through speech-to-text: the id's digits
-(`ids/`), or the declared words the line holds (`vocab/`, `|`-separated). Synthetic stand-ins: no real
+(`ids/`; empty: no number may be heard), or the declared words the line holds (`vocab/`, `|`-separated). Synthetic stand-ins: no real
 recording of these words exists among `recordings/`. `scripts/bench_stt_hints.py` measures them.
 """
 
@@ -89,6 +89,9 @@ IDS: dict[str, Line] = {
     "t_e_30518": Line(_digits("three oh five one eight"), "30518", "en-us", 150, phone=True),
     "t_e_pairs_7788": Line(_say("seventy-seven eighty-eight"), "7788", "en-gb", 145, phone=True),
     "t_e_6600": Line(_digits("six six oh oh"), "6600", "en-us+m3", 150, phone=True),
+    # no id at all: short words with pauses stay words
+    "p_no_id_words": Line(_say("Yes.", "No.", "Okay.", "Sure."), "", gap=0.5),
+    "e_no_id_errand": Line(_say("I went", "to", "the shop", "for", "eggs."), "", "en-us", 150),
 }
 
 VOCAB: dict[str, Line] = {
@@ -154,11 +157,11 @@ def render(line: Line) -> tuple[np.ndarray, int]:
 
 
 def source(line: Line) -> str:
-    how = "part by part with {:.2f} s pauses, ".format(line.gap) if len(line.parts) > 1 else ""
-    phone = "8 kHz, 300-3400 Hz band-pass, mu-law, " if line.phone else ""
     engine = (f"piper joe medium, length_scale {line.speed}" if line.voice == "piper"
               else f"espeak-ng -v {line.voice} -s {int(line.speed)}")
-    return f"SYNTHETIC: {engine}, {how}{phone}(audio_fixtures/synthetic/make_dictation.py; no fitting recording exists)"
+    how = [engine, *([f"part by part with {line.gap:.2f} s pauses"] if len(line.parts) > 1 else []),
+           *(["8 kHz, 300-3400 Hz band-pass, mu-law"] if line.phone else [])]
+    return f"SYNTHETIC: {', '.join(how)} (audio_fixtures/synthetic/make_dictation.py; no fitting recording exists)"
 
 
 def manifest_row(folder: str, name: str, line: Line, audio: np.ndarray, rate: int) -> dict[str, str]:
