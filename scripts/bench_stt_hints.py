@@ -1,6 +1,6 @@
 """Ids and names heard as said: dictated ids, declared vocabulary, and what the hints cost elsewhere.
 
-    nice -n 5 .venv/bin/python scripts/bench_stt_hints.py [--stt tiny.en] [--parts ids,vocab,shared,noise]
+    nice -n 5 .venv/bin/python scripts/bench_stt_hints.py [--stt tiny.en] [--parts ids,vocab,recordings,noise]
 
 - ids: `audio_fixtures/synthetic/ids` (Piper and espeak-ng saying ids digit by digit, with pauses, "oh", pairs, at
   8 kHz...): an id is right when the transcript, joined as the session joins it (`voice/caller_digits.py`), holds
@@ -8,11 +8,11 @@
   vocabulary.
 - vocab: `audio_fixtures/synthetic/vocab` (dish, street, staff, car and room names): WER of the sentences and the
   declared words heard, without and with the vocabulary of the agent that would take such a call.
-- shared: WER of ../shared/audio, or its copy audio_fixtures/recordings (clean, telephone, noisy sets) with no
-  vocabulary, with each example agent's (declared words + enum values, `voice.vocabulary.agent_vocabulary`) and
-  with each of the agents above; and how many transcripts hold a vocabulary word that the reference does not (a
-  word heard that was never said).
-- noise: ../shared/audio/noise under each vocabulary: every transcript must be empty.
+- recordings: WER of audio_fixtures/recordings (or --recordings DIR with the same manifest: clean, telephone,
+  noisy sets) with no vocabulary, with each example agent's (declared words + enum values,
+  `voice.vocabulary.agent_vocabulary`) and with each of the agents above; and how many transcripts hold a
+  vocabulary word that the reference does not (a word heard that was never said).
+- noise: its noise/ under each vocabulary: every transcript must be empty.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import csv
 import inspect
 import re
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +34,7 @@ from voice.stt import WhisperSTT  # noqa: E402
 from voice.wer import WordErrors, normalize_words, word_errors  # noqa: E402
 
 FIXTURES = ROOT / "audio_fixtures"
-# ../shared/audio beside the checkout; the repository's copy of it otherwise (the same files and manifest)
-SHARED = next((p for p in (ROOT.parent / "shared" / "audio",) if (p / "manifest.tsv").is_file()),
-              FIXTURES / "recordings")
+RECORDINGS = FIXTURES / "recordings"  # real recordings: clean, telephone, noisy, noise only (its manifest.tsv)
 SETS = ("speech", "telephone", "mixes")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 # what agents taking such calls would declare (`vocabulary:`), enum values included
@@ -73,10 +72,11 @@ def example_agents() -> dict[str, tuple[str, ...]]:
     from voice.vocabulary import agent_vocabulary
 
     found: dict[str, tuple[str, ...]] = {}
+    data = Path(tempfile.mkdtemp(prefix="bench_stt_hints_"))
     for path in sorted(ROOT.glob("examples/*/*.yaml")):
         try:
             source = load_agent(str(path))
-            maker = source.maker(Path("/tmp/bench_stt_hints") / source.name)
+            maker = source.maker(data / source.name)
             found[f"example:{source.name}"] = agent_vocabulary(maker("bench"))
         except Exception as exc:  # a file that is not an agent (a call script) or cannot load here
             print(f"  (skipped {path.relative_to(ROOT)}: {type(exc).__name__})", file=sys.stderr)
@@ -133,9 +133,9 @@ def bench_vocab(stt: WhisperSTT) -> None:
             print(f"       {line}")
 
 
-def bench_shared(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]]) -> None:
-    rows = [r for r in manifest(SHARED) if r["path"].split("/")[0] in SETS and not r["transcript"].startswith("(")]
-    audio = {r["path"]: load_audio(SHARED / r["path"]) for r in rows}
+def bench_recordings(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]], folder: Path) -> None:
+    rows = [r for r in manifest(folder) if r["path"].split("/")[0] in SETS and not r["transcript"].startswith("(")]
+    audio = {r["path"]: load_audio(folder / r["path"]) for r in rows}
     for label, vocabulary in {"no vocabulary": (), **vocabularies}.items():
         totals = {s: WordErrors() for s in SETS}
         intruders = []
@@ -148,11 +148,11 @@ def bench_shared(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]]) -> N
                           if (n := " ".join(normalize_words(w))) and f" {n} " in f" {hypothesis} "
                           and f" {n} " not in f" {reference} "]
         figures = ", ".join(f"{s} {t.wer:5.1%} ({t.errors}/{t.reference_words})" for s, t in totals.items())
-        print(f"shared {label:28s} {figures}; vocabulary words not said: {len(intruders)} {intruders[:3]}")
+        print(f"recordings {label:24s} {figures}; vocabulary words not said: {len(intruders)} {intruders[:3]}")
 
 
-def bench_noise(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]]) -> None:
-    clips = {p.name: load_audio(p) for p in sorted((SHARED / "noise").glob("*.wav"))}
+def bench_noise(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]], folder: Path) -> None:
+    clips = {p.name: load_audio(p) for p in sorted((folder / "noise").glob("*.wav"))}
     for label, vocabulary in {"no vocabulary": (), **vocabularies}.items():
         heard = {name: text for name, clip in clips.items() if (text := hear(stt, clip, vocabulary))}
         print(f"noise {label:28s} transcripts not empty: {len(heard)}/{len(clips)} {heard}")
@@ -161,7 +161,9 @@ def bench_noise(stt: WhisperSTT, vocabularies: dict[str, tuple[str, ...]]) -> No
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stt", default="tiny.en", help="an --stt engine name (default tiny.en)")
-    parser.add_argument("--parts", default="ids,vocab,shared,noise")
+    parser.add_argument("--parts", default="ids,vocab,recordings,noise")
+    parser.add_argument("--recordings", type=Path, default=RECORDINGS,
+                        help="a folder of recordings with a manifest.tsv like audio_fixtures/recordings'")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     reading = load_stt(args.stt, read_digits=True)
@@ -170,10 +172,10 @@ def main() -> None:
         bench_ids(load_stt(args.stt, read_digits=False), reading)
     if "vocab" in parts:
         bench_vocab(reading)
-    if "shared" in parts:
-        bench_shared(reading, vocabularies)
+    if "recordings" in parts:
+        bench_recordings(reading, vocabularies, args.recordings)
     if "noise" in parts:
-        bench_noise(reading, vocabularies)
+        bench_noise(reading, vocabularies, args.recordings)
 
 
 if __name__ == "__main__":

@@ -124,3 +124,20 @@ def test_a_batch_with_different_vocabularies_gives_each_window_its_own_text(stt:
     vocabularies = [PIZZERIA, ("Siobhan", "Niamh"), ()]
     alone = [greedy.transcribe_window(c, v) for c, v in zip(clips, vocabularies, strict=True)]
     assert greedy.transcribe_windows(clips, vocabularies) == alone and all(alone)
+
+
+def test_everyday_words_are_left_out_of_the_prompt(stt: WhisperSTT) -> None:
+    plain = stt.prompt_tokens(())
+    assert stt.prompt_tokens(("monday", "tuesday", "small")) == plain  # words Whisper knows: no prompt at all
+    prompted = stt.prompt_tokens(PIZZERIA)
+    previous = stt._tokenizer.decode([t for t in prompted if t < stt._tokenizer.eot])
+    assert "Margherita" in previous and "Coldharbour Lane" in previous and "Small" not in previous
+
+
+RECORDINGS = NOISE.parent
+
+
+def test_audio_without_the_vocabularys_words_is_heard_as_without_a_vocabulary(stt: WhisperSTT) -> None:
+    for name in ("telephone/osr34_003.wav", "speech/goforward.wav", "mixes/arctic_aew_a0001+dishes_5dB.wav"):
+        audio = load_audio(RECORDINGS / name)
+        assert stt.transcribe(audio, vocabulary=PIZZERIA) == stt.transcribe(audio), name

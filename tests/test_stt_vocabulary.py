@@ -149,3 +149,12 @@ def test_a_sentence_said_twice_at_once_is_found_and_kept_once() -> None:
     assert repeats_a_sentence(looped) and drop_repeated_sentence(looped) == "Can I get a margarito with extra endugia?"
     assert too_fast(looped, 2.5) and not too_fast(looped, 8.0)  # 16 words: 2.5 s of speech cannot hold them
     assert not repeats_a_sentence("No. No. No.") and not repeats_a_sentence("I said it. I said it again.")
+
+
+def test_a_transcript_mentions_a_vocabulary_entry_or_one_of_its_rare_words() -> None:
+    from voice._whisper_text import hint_terms, mentions
+
+    terms = hint_terms(["Doctor Okonkwo", "Harbour Suite"], is_rare=lambda w: w in {"okonkwo"})
+    assert terms == ("doctor okonkwo", "harbour suite", "okonkwo")
+    assert mentions("Put me through to Dr. Okonkwo.", terms) and mentions("Is the harbour suite free?", terms)
+    assert not mentions("Is the harbor sweet free?", terms) and not mentions("okonkwos", terms)

@@ -4,7 +4,7 @@ Whisper tiny.en hears "seven, seven, eight, eight" said with pauses as "7 7 8" (
 oh two oh" as "2 L 2 L", "eight" as "A" and "five" as "Bye". A digit said alone it hears well, and when it may
 only write digits it writes the right one. So when a window holds a run of short stretches of speech (Silero VAD)
 with pauses between them, and the first pass heard a digit in that run, each stretch is decoded again on its own
-(a 3 s window, one token, digit tokens only), and the words the first pass put in the run's time (word times from
+(a 2 s window, one token, digit tokens only), and the words the first pass put in the run's time (word times from
 CTranslate2's `align()`) are replaced by those digits. A stretch whose best digit is unlikely (a word, not a digit)
 ends the run: "yes ... no ... okay" is never turned into digits, and three digits at least make a run.
 """

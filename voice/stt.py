@@ -9,8 +9,9 @@ Silero VAD, then no-speech probability.
 
 A call may pass the words its callers are likely to say (`vocabulary`, an agent's declared words and its tools'
 enum values): they go before the transcript as previous-text prompt tokens (faster-whisper's `initial_prompt`),
-which biases Whisper towards their spelling. An id dictated digit by digit is read again island by island
-(`voice/_dictated_digits.py`).
+which biases Whisper towards their spelling. The prompt sways the other words too, so a window whose prompted text
+holds none of the call's words is decoded again without it and keeps that text (`voice/_whisper_text.py`). An id
+dictated digit by digit is read again island by island (`voice/_dictated_digits.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -33,11 +34,12 @@ import numpy as np
 
 from voice._dictated_digits import DigitReader
 from voice._whisper_text import (
+    VocabularyPrompts,
     drop_repeated_sentence,
+    mentions,
     repeats_a_sentence,
     too_fast,
     trim_repetition_loop,
-    vocabulary_prompt,
 )
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.incremental_stt import quiet_cuts
@@ -230,7 +232,7 @@ class WhisperSTT:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
-        self._prompts: dict[tuple[str, ...], tuple[int, ...]] = {}
+        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
         self.read_digits = read_digits  # read a dictated id again island by island (voice/_dictated_digits.py)
         self._digits = DigitReader(self._model, self._tokenizer, self._features)
         self._lock = threading.Lock()
@@ -258,14 +260,8 @@ class WhisperSTT:
         return self._speech_probs(window) is not None
 
     def prompt_tokens(self, vocabulary: Sequence[str] = ()) -> tuple[int, ...]:
-        """The decoder prompt: the vocabulary as previous text (when there is one), then the start of a transcript."""
-        key = tuple(vocabulary)
-        if key not in self._prompts:
-            previous = vocabulary_prompt(key)
-            tokens = self._tokenizer.encode(" " + previous)[:MAX_PROMPT_TOKENS] if previous else []
-            prompt = (self._tokenizer.sot_prev, *tokens, *self._prompt) if tokens else tuple(self._prompt)
-            self._prompts[key] = prompt
-        return self._prompts[key]
+        """The decoder prompt for a call's vocabulary (`voice._whisper_text.VocabularyPrompts`)."""
+        return self._prompts.tokens(vocabulary)
 
     def transcribe_window(self, window: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         """One window (at most max_window_s) -> text; "" when it holds no speech."""
@@ -331,23 +327,34 @@ class WhisperSTT:
         )
         texts = []
         for i, (result, cap) in enumerate(zip(results, caps, strict=True)):
-            if not (tokens := self._tokens_of(result, cap)):
-                texts.append("")
-                continue
-            item = _batch_item(encoded, i, len(windows))
+            tokens = self._tokens_of(result, cap)
             beam = self.beam_size if len(windows) == 1 else 1
-            # the window decoded without the vocabulary prompt, when it is wanted (at most once)
-            plain = cache(partial(self._plain_tokens, item, cap, beam)) if len(prompt) > len(self._prompt) else None
-            text = self._tokenizer.decode(tokens).strip()
-            voiced_s = float((probs[i] >= self._vad.threshold - QUIET_SPEECH_MARGIN).sum()) * 512 / SAMPLE_RATE
-            if repeats_a_sentence(text) and (too_fast(text, voiced_s) or (
-                    plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
-                text = drop_repeated_sentence(text)
-                tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
-            if self.read_digits:
-                text = self._digits.reread(windows[i], probs[i], text, tokens, item, plain)
-            texts.append(text)
+            texts.append(self._window_text(windows[i], probs[i], tokens, _batch_item(encoded, i, len(windows)),
+                                           (cap, beam), tuple(prompt)) if tokens else "")
         return texts
+
+    def _window_text(self, window: np.ndarray, probs: np.ndarray, tokens: list[int], encoded: Any,
+                     cap_beam: tuple[int, int], prompt: tuple[int, ...]) -> str:
+        """A window's text from its decoded tokens: a vocabulary prompt's kept only when it heard one of the call's
+        words, a sentence looped by the decoder kept once, then its numbers read again (voice/_dictated_digits.py)."""
+        text = self._tokenizer.decode(tokens).strip()
+        plain: Callable[[], list[int]] | None = None
+        if terms := self._prompts.terms.get(prompt):
+            plain = cache(partial(self._plain_tokens, encoded, *cap_beam))  # decoded without the prompt, once
+            if not mentions(text, terms):
+                # none of the call's words heard: a prompt still sways the other words (a loop, "neighbour" for
+                # "neighbor"), so the window's text is the one decoded without it
+                tokens, plain = plain(), None
+                text = self._tokenizer.decode(tokens).strip()
+                if not tokens:
+                    return ""
+        if repeats_a_sentence(text) and (too_fast(text, len(window) / SAMPLE_RATE) or (
+                plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
+            text = drop_repeated_sentence(text)
+            tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
+        if self.read_digits:
+            text = self._digits.reread(window, probs, text, tokens, encoded, plain)
+        return text
 
     def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
         """One window's tokens decoded without a vocabulary prompt, from its encoder output."""
