@@ -129,6 +129,8 @@ def test_the_batched_whisper_keeps_each_windows_vocabulary() -> None:
     assert batched.transcribe(np.zeros(4, np.int16)) == "-" and model.seen == [None]  # no vocabulary: as before
     assert batched.transcribe(np.zeros(4, np.int16), ["Margherita", "Calzone"]) == "Margherita Calzone"
     assert model.seen[-1] == [("Margherita", "Calzone")]
+    served = SharedSTT(batched)  # a server's Whisper: shared by every call, batched (voice/calls.py)
+    assert TurnTranscriber().transcribe(served, np.zeros(4, np.int16), ("Niamh",)) == "Niamh"
 
 
 def test_every_transcription_of_a_call_carries_the_agents_vocabulary(tmp_path: Path) -> None:

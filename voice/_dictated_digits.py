@@ -11,6 +11,7 @@ ends the run: "yes ... no ... okay" is never turned into digits, and three digit
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ MAX_DIGIT_S = 1.0  # an island longer than this is words, not a digit ("seventy-
 MIN_RUN = 3  # digits in a row before they are read as an id
 ISLAND_WINDOW_S = 2.0  # the window one island is decoded in: shorter is cheaper, and one token cannot loop
 ISLAND_MARGIN = SAMPLE_RATE // 10  # audio kept either side of an island
+READ_CACHE = 512  # islands whose reading is kept (a dictated id has a handful; calls share the reader)
 MIN_DIGIT_LOGPROB = -1.6  # below this the island's best digit is a guess (measured: words score -1.1 to -2 on ",")
 _ZERO_WORDS = (" oh", " Oh", " O", "O", "oh", "Oh")
 _NUMERISH = re.compile(r"\d|\b(?:" + "|".join(DIGIT_WORDS) + r")\b", re.IGNORECASE)
@@ -161,9 +163,20 @@ class DigitReader:
         vocabulary = int(getattr(model, "vocab_size", 0) or tokenizer.eot + 1)
         self.suppress = [t for t in range(max(vocabulary, tokenizer.eot + 1)) if t not in allowed]
         self.prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        self._read: dict[bytes, tuple[str, float]] = {}  # islands read lately, by their samples' hash
 
     def read(self, islands: list[np.ndarray]) -> list[tuple[str, float]]:
-        """Each island's best digit token (or "," / "" when it is not a digit) and its log probability."""
+        """Each island's best digit token (or "," / "" when it is not a digit) and its log probability. A turn's
+        partial transcripts hold the same islands again and again: those already read are not decoded twice."""
+        keys = [hashlib.blake2b(island.tobytes(), digest_size=16).digest() for island in islands]
+        missing = {key: island for key, island in zip(keys, islands, strict=True) if key not in self._read}
+        if missing:
+            self._read.update(zip(missing, self._decode(list(missing.values())), strict=True))
+            while len(self._read) > READ_CACHE:
+                self._read.pop(next(iter(self._read)))
+        return [self._read[key] for key in keys]
+
+    def _decode(self, islands: list[np.ndarray]) -> list[tuple[str, float]]:
         import ctranslate2
 
         size = int(ISLAND_WINDOW_S * SAMPLE_RATE)
