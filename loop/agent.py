@@ -75,8 +75,12 @@ class Agent:
                  system_prompt: str = "You are a helpful assistant. Use tools when they help.",
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
-                 name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "") -> None:
+                 name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "",
+                 vocabulary: Iterable[str] = ()) -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
+        # words its callers say (product, street and staff names): plain data; a voice front end biases its
+        # speech-to-text towards them (with the tools' enum values, `voice.vocabulary`)
+        self.vocabulary: tuple[str, ...] = _vocabulary(vocabulary)
         # `gen_ai.conversation.id` of every run: a voice call sets its call id; empty = each run's own id
         self.conversation_id = conversation_id
         self.config = config or LoopConfig.profile("task")
@@ -330,6 +334,15 @@ def _log_start(log: EventLog, call: ToolCall) -> None:
 def _log_finish(log: EventLog, obs: Observation) -> None:
     """A write's result is journaled the moment it is known, so a kill later in the batch cannot lose it."""
     log.emit(EventKind.TOOL_FINISHED, **obs.to_dict())
+
+
+def _vocabulary(words: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(words, str):
+        raise TypeError("vocabulary is a list of words or phrases, not one string: vocabulary=(\"Margherita\",)")
+    words = tuple(words)
+    if bad := [w for w in words if not isinstance(w, str)]:
+        raise TypeError(f"vocabulary holds strings only, not {bad[0]!r}")
+    return tuple(w.strip() for w in words if w.strip())
 
 
 def _catch_up(ledger: BudgetLedger, event: Event) -> None:

@@ -34,6 +34,11 @@ from voice.caller_digits import join_spoken_digits
     ("from 9 to 5 every day", "from 9 to 5 every day"),
     ("I want 2 to 3 for now", "I want 2 to 3 for now"),  # it ends on one: no dictation
     ("two for one", "two for one"),
+    # digits and digit words in one dictated run (Whisper writes some of each)
+    ("6, 6, oh, oh.", "6600."),
+    ("It's 3 0 5 one, eight.", "It's 30518."),
+    ("2 and 3 and one", "2 and 3 and one"),
+    ("1 2 3 4 dollars", "1 2 3 4 dollars"),
 ])
 def test_join_spoken_digits(heard: str, joined: str) -> None:
     assert join_spoken_digits(heard) == joined

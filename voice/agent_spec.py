@@ -8,6 +8,7 @@
     tools:                                # import paths: a loop.Tool, a list of Tools, or a plain function
       - dental_book:free_slots
       - {use: dental_book:book, mutates: true, confirm: "book {day} at {time}"}
+    vocabulary: [Margherita, Quattro Formaggi, Wickham Road]  # words callers say: speech-to-text leans to them
     policy: {default: ALLOW, rules: [...]} # as in loop/policy_config.py
     profile: voice                        # a LoopConfig profile ...
     loop: {max_output_tokens: 120}        # ... and overrides of its fields
@@ -80,6 +81,9 @@ class AgentSpec(BaseModel):
     """`module:callable` built once per server (or scripted call) with the keyword arguments it takes of
     `data_dir`; returns a list of Tools or an object whose `.tools()` does (its state: e.g. a database)."""
     tools: list[str | ToolEntry] = Field(default_factory=list)
+    vocabulary: list[str] = Field(default_factory=list)
+    """Words and names the agent's callers say (dishes, products, streets, staff): speech-to-text is biased towards
+    them, and towards the string values of its tools' enums, which are added without being listed here."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     profile: str = "voice"
     loop: dict[str, Any] = Field(default_factory=dict)

@@ -7,6 +7,7 @@ start or cancel the run, settle the approval, clear the transport's buffer). The
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from loop import ApprovalAnswer, Event, Message, RunResult, Tool, ToolCall, Verdict
-from voice.engines import STT
+from voice.engines import STT, transcribe_with
 from voice.incremental_stt import TurnTranscriber
 
 
@@ -168,8 +169,11 @@ class Transcribe:
     optional: bool = False
     turn: TurnTranscriber | None = None
 
-    def text(self, stt: STT) -> str:
-        return (self.turn.transcribe(stt, self.audio) if self.turn is not None else stt.transcribe(self.audio)).strip()
+    def text(self, stt: STT, vocabulary: Sequence[str] = ()) -> str:
+        """The transcript, biased towards the call's `vocabulary` (the agent's words, `voice.vocabulary`)."""
+        if self.turn is not None:
+            return self.turn.transcribe(stt, self.audio, vocabulary).strip()
+        return transcribe_with(stt, self.audio, vocabulary).strip()
 
 
 @dataclass(frozen=True)

@@ -35,9 +35,12 @@ def _join_groups(m: re.Match[str]) -> str:
 
 def _sounds_like_digits(m: re.Match[str]) -> str:
     """A dictated id with digits heard as words ("to 0 to 0"): only when the real digits are too few to be the id
-    without them, and the run does not end on one ("2 to 3 for")."""
+    without them, and the run does not end on one ("2 to 3 for"). A run of digits and digit words alone ("6, 6,
+    oh, oh") is one id."""
     words = re.findall(r"[a-z]+|\d", m.group(0).lower())
     heard = [w for w in words if w not in _SOUNDS_LIKE]
+    if len(heard) == len(words):
+        return m.group(0) if _UNIT.match(m.string, m.end()) else "".join(DIGIT_WORDS.get(w, w) for w in words)
     if not 2 <= len(heard) < 4 or words[-1] in _SOUNDS_LIKE \
             or any(a in _SOUNDS_LIKE and b in _SOUNDS_LIKE for a, b in itertools.pairwise(words)):
         return m.group(0)

@@ -56,6 +56,7 @@ from voice.shared_models import SPEECH_AHEAD_S
 from voice.speculation import speculate_reads
 from voice.spoken import SpokenTTS
 from voice.trace import TraceKind
+from voice.vocabulary import agent_vocabulary
 
 log = logging.getLogger("voiceloop.call")
 Observer = Callable[[dict[str, Any]], None]
@@ -67,6 +68,7 @@ class CallDriver:
     def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink) -> None:
         # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
         self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
+        self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None
         self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
@@ -239,7 +241,7 @@ class VirtualDriver(CallDriver):
 
     def transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
-        text = command.text(self.stt)
+        text = command.text(self.stt, self.vocabulary)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
 
     def synthesize(self, command: Synthesize) -> None:
@@ -321,7 +323,7 @@ class RealtimeDriver(CallDriver):
     async def _transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
         try:
-            text = await asyncio.to_thread(command.text, self.stt)
+            text = await asyncio.to_thread(command.text, self.stt, self.vocabulary)
         except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
             log.error("speech-to-text failed: %r", exc)
             self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])

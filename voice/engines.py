@@ -15,7 +15,7 @@ import argparse
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -38,9 +38,33 @@ class VAD(Protocol):
 
 @runtime_checkable
 class STT(Protocol):
-    """Speech to text for 16 kHz mono int16 audio; "" when there is no speech. Called from worker threads."""
+    """Speech to text for 16 kHz mono int16 audio; "" when there is no speech. Called from worker threads.
+
+    An engine that can be biased towards a call's words also takes `vocabulary=` (a tuple of words and phrases);
+    `transcribe_with` passes it to those engines only."""
 
     def transcribe(self, audio: np.ndarray) -> str: ...
+
+
+_TAKES_VOCABULARY: dict[type, bool] = {}
+
+
+def takes_vocabulary(stt: object) -> bool:
+    """Whether the engine's `transcribe` accepts a `vocabulary` keyword."""
+    kind = type(stt)
+    if kind not in _TAKES_VOCABULARY:
+        try:
+            _TAKES_VOCABULARY[kind] = "vocabulary" in inspect.signature(stt.transcribe).parameters  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            _TAKES_VOCABULARY[kind] = False
+    return _TAKES_VOCABULARY[kind]
+
+
+def transcribe_with(stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+    """`stt.transcribe(audio)`, biased towards `vocabulary` when there is one and the engine takes it."""
+    if vocabulary and takes_vocabulary(stt):
+        return stt.transcribe(audio, vocabulary=tuple(vocabulary))  # type: ignore[call-arg]
+    return stt.transcribe(audio)
 
 
 @runtime_checkable

@@ -11,12 +11,13 @@ transcribes only the open window at the end — at most `window_s` of audio, how
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from voice.audio import SAMPLE_RATE
-from voice.engines import STT
+from voice.engines import STT, transcribe_with
 
 SEARCH_S = 5.0  # where a cut may go: the quietest 100 ms in this much audio before the window's end
 
@@ -49,15 +50,16 @@ class TurnTranscriber:
     audio_s: float = 0.0  # seconds of audio sent to speech-to-text for this turn
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def transcribe(self, stt: STT, audio: np.ndarray) -> str:
-        """The text of `audio` (this turn from its start): earlier windows from memory, the rest transcribed."""
+    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+        """The text of `audio` (this turn from its start): earlier windows from memory, the rest transcribed (biased
+        towards the call's `vocabulary`, which is the same for the whole turn)."""
         spans = quiet_cuts(audio, self.window_s)
         texts = []
         for i, span in enumerate(spans):
             with self._lock:
                 known = self.committed.get(span)
             if known is None:
-                known = stt.transcribe(audio[span[0]: span[1]]).strip()
+                known = transcribe_with(stt, audio[span[0]: span[1]], vocabulary).strip()
                 with self._lock:
                     self.calls += 1
                     self.audio_s += (span[1] - span[0]) / SAMPLE_RATE

@@ -9,12 +9,12 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from voice.engines import STT, TTS
+from voice.engines import STT, TTS, transcribe_with
 
 # How much agent audio is still to play ahead of the synthesis asked for from this context, in seconds: 0 means a
 # caller is waiting in silence for it (the first clause of an answer). Set by the call's driver before `to_thread`
@@ -135,12 +135,12 @@ class SharedSTT:
         self._spans: deque[tuple[float, float]] = deque()  # (start, end) of recent transcriptions
         self.work = {"transcriptions": 0, "wall_s": 0.0}  # wall_s: asked -> text, queueing included
 
-    def transcribe(self, audio: np.ndarray) -> str:
+    def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         started = time.perf_counter()
         with self.lock:
             self.in_flight += 1
         try:
-            return self.stt.transcribe(audio)
+            return transcribe_with(self.stt, audio, vocabulary)
         finally:
             ended = time.perf_counter()
             with self.lock:

@@ -6,6 +6,12 @@ directly on a window of max(10 s, audio) -- windows under 10 s make the model lo
 cap, beam search for a window decoded alone (greedy for a batch of several) and no timestamps. Whisper
 also invents text for silence and noise ("you", "Thank you."), so each window is gated on energy, then
 Silero VAD, then no-speech probability.
+
+A call may pass the words its callers are likely to say (`vocabulary`, an agent's declared words and its tools'
+enum values): they go before the transcript as previous-text prompt tokens (faster-whisper's `initial_prompt`),
+which biases Whisper towards their spelling. The prompt sways the other words too, so a window whose prompted text
+holds none of the call's words is decoded again without it and keeps that text (`voice/_whisper_text.py`). An id
+dictated digit by digit is read again island by island (`voice/_dictated_digits.py`).
 """
 
 from __future__ import annotations
@@ -19,10 +25,22 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable, Sequence
+from functools import cache, partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from voice._dictated_digits import DigitReader
+from voice._whisper_text import (
+    VocabularyPrompts,
+    drop_repeated_sentence,
+    mentions,
+    repeats_a_sentence,
+    too_fast,
+    trim_repetition_loop,
+)
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.incremental_stt import quiet_cuts
 from voice.vad import SileroVAD
@@ -40,6 +58,10 @@ DEFAULT_CACHE_DIR = Path.home() / ".cache" / "voiceloop"
 MAX_WHISPER_TOKENS = 448
 SILENCE_RMS = 32.0  # int16 RMS below about -60 dBFS: nothing to transcribe
 MIN_SPEECH_FRAMES = 2  # VAD frames (32 ms each) over threshold before Whisper is asked at all
+# ... or this many over the threshold less QUIET_SPEECH_MARGIN: Silero hovers at 0.3-0.5 through words narrowed to the
+# telephone band (noise in audio_fixtures/recordings/noise stays below 0.31)
+MIN_QUIET_SPEECH_FRAMES, QUIET_SPEECH_MARGIN = 4, 0.15
+MAX_PROMPT_TOKENS = MAX_WHISPER_TOKENS // 2 - 1  # previous text Whisper takes before the transcript (as faster-whisper)
 
 
 class WeightsMissingError(RuntimeError):
@@ -147,21 +169,13 @@ def locate_model(model: str | Path, cache_dir: Path | None = None) -> Path:
     raise ValueError(f"unknown Whisper model {model!r}: use 'tiny.en', 'base' or a local model folder")
 
 
-def trim_repetition_loop(tokens: list[int]) -> list[int]:
-    """Cut a decoding loop ("10 of clubs 10 of clubs 10 of") down to its first copy.
+def _batch_item(encoded: Any, index: int, size: int) -> Any:
+    """One window's encoder output out of a batch's (a CPU StorageView)."""
+    if size == 1:
+        return encoded
+    import ctranslate2
 
-    Only called when generation ran into the token cap, which an utterance that ended does not.
-    The tail that repeats with some period the longest (two copies at least) is kept once.
-    """
-    best_end, best_length = len(tokens), 0
-    for period in range(1, len(tokens) // 2 + 1):
-        index = len(tokens) - 1
-        while index - period >= 0 and tokens[index] == tokens[index - period]:
-            index -= 1
-        repeated_length = len(tokens) - index - 1 + period  # periodic tail, first copy included
-        if repeated_length >= 2 * period and repeated_length > best_length:
-            best_end, best_length = index + 1, repeated_length
-    return tokens[:best_end]
+    return ctranslate2.StorageView.from_array(np.ascontiguousarray(np.asarray(encoded)[index: index + 1]))
 
 
 def _rms(samples: np.ndarray) -> float:
@@ -174,6 +188,7 @@ class WhisperSTT:
     model: "tiny.en" (default), "base", or a local CTranslate2 folder. threads: CTranslate2
     intra-op threads (inter-op is always 1). The speech gate uses its own Silero VAD, so the
     session's streaming VAD state is never touched; calls from several threads are serialised.
+    read_digits: read an id dictated digit by digit again, island by island (voice/_dictated_digits.py).
     """
 
     def __init__(
@@ -187,6 +202,7 @@ class WhisperSTT:
         no_speech_threshold: float = 0.6,
         cache_dir: Path | None = None,
         compute_type: str = "int8",
+        read_digits: bool = True,
     ) -> None:
         import ctranslate2
         import tokenizers
@@ -216,6 +232,9 @@ class WhisperSTT:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
+        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
+        self.read_digits = read_digits  # read a dictated id again island by island (voice/_dictated_digits.py)
+        self._digits = DigitReader(self._model, self._tokenizer, self._features)
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
 
@@ -225,30 +244,47 @@ class WhisperSTT:
         stream keeps its earlier windows (`transcribe(..., cache=...)` reuses them)."""
         return quiet_cuts(samples, self.max_window_s)
 
-    def _has_speech(self, window: np.ndarray) -> bool:
+    def _speech_probs(self, window: np.ndarray) -> np.ndarray | None:
+        """The window's VAD probabilities (one per 32 ms frame) when it holds speech, else None."""
         if _rms(window) < SILENCE_RMS:
-            return False
+            return None
         self._vad.reset()
-        probabilities = self._vad.probs(window)
-        return int((probabilities >= self._vad.threshold).sum()) >= MIN_SPEECH_FRAMES
+        probs = self._vad.probs(window)
+        threshold = self._vad.threshold
+        if int((probs >= threshold).sum()) >= MIN_SPEECH_FRAMES \
+                or int((probs >= threshold - QUIET_SPEECH_MARGIN).sum()) >= MIN_QUIET_SPEECH_FRAMES:
+            return probs
+        return None
 
-    def transcribe_window(self, window: np.ndarray) -> str:
+    def _has_speech(self, window: np.ndarray) -> bool:
+        return self._speech_probs(window) is not None
+
+    def prompt_tokens(self, vocabulary: Sequence[str] = ()) -> tuple[int, ...]:
+        """The decoder prompt for a call's vocabulary (`voice._whisper_text.VocabularyPrompts`)."""
+        return self._prompts.tokens(vocabulary)
+
+    def transcribe_window(self, window: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         """One window (at most max_window_s) -> text; "" when it holds no speech."""
-        return self.transcribe_windows([window])[0]
+        return self.transcribe_windows([window], [vocabulary])[0]
 
-    def transcribe_windows(self, windows: list[np.ndarray]) -> list[str]:
-        """Several windows (each at most max_window_s, e.g. from different calls) -> their texts, decoded as
-        one CTranslate2 batch per padded window length (decoded greedily when there are several, which gives each
-        the text greedy decoding gives it alone)."""
+    def transcribe_windows(self, windows: list[np.ndarray],
+                           vocabularies: Sequence[Sequence[str]] | None = None) -> list[str]:
+        """Several windows (each at most max_window_s, e.g. from different calls, each with its call's vocabulary)
+        -> their texts, decoded as one CTranslate2 batch per padded window length and prompt (decoded greedily when
+        there are several, which gives each the text greedy decoding gives it alone)."""
         texts = [""] * len(windows)
+        vocabularies = vocabularies or [()] * len(windows)
         with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
             started = time.perf_counter()
-            speech = [(i, as_int16(w)) for i, w in enumerate(windows) if self._has_speech(as_int16(w))]
-            groups: dict[float, list[tuple[int, np.ndarray]]] = {}
-            for i, window in speech:
-                groups.setdefault(self._padded_s(window), []).append((i, window))
-            for padded_s, group in groups.items():
-                for (i, _), text in zip(group, self._generate(padded_s, [w for _, w in group]), strict=True):
+            groups: dict[tuple[float, tuple[int, ...]], list[tuple[int, np.ndarray, np.ndarray]]] = {}
+            for i, (window, vocabulary) in enumerate(zip(windows, vocabularies, strict=True)):
+                window = as_int16(window)
+                if (probs := self._speech_probs(window)) is not None:
+                    key = (self._padded_s(window), self.prompt_tokens(vocabulary))
+                    groups.setdefault(key, []).append((i, window, probs))
+            for (padded_s, prompt), group in groups.items():
+                decoded = self._generate(padded_s, [w for _, w, _ in group], [p for _, _, p in group], list(prompt))
+                for (i, _, _), text in zip(group, decoded, strict=True):
                     texts[i] = text
             self.work["batches"] += 1
             self.work["windows"] += len(windows)
@@ -262,7 +298,8 @@ class WhisperSTT:
         # About 3 words/s of speech is ~4 tokens/s; 7/s leaves room yet stops a looping decoder early.
         return min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(len(window) / SAMPLE_RATE * 7) + 8)
 
-    def _generate(self, padded_s: float, windows: list[np.ndarray]) -> list[str]:
+    def _generate(self, padded_s: float, windows: list[np.ndarray], probs: list[np.ndarray],
+                  prompt: list[int]) -> list[str]:
         import ctranslate2
 
         features = []
@@ -270,43 +307,86 @@ class WhisperSTT:
             audio = np.zeros(int(padded_s * SAMPLE_RATE), dtype=np.float32)
             audio[: len(window)] = window[: len(audio)].astype(np.float32) / 32768.0
             features.append(self._features(audio, padding=0))
+        # encoded once: the decoding and, for a dictated id, the word alignment both read it
+        encoded = self._model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
+                                     to_cpu=True)
         caps = [self._max_new_tokens(w) for w in windows]
         results = self._model.generate(
-            ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
-            [self._prompt] * len(windows),
+            encoded,
+            [prompt] * len(windows),
             # several calls' windows at once: the machine is loaded, and decoding time counts more than the few
             # dictated digits beam search gets right (greedy gives each window the text it gets alone)
             beam_size=self.beam_size if len(windows) == 1 else 1,
-            # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2).
-            max_length=2 * max(caps),
+            # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2), and at
+            # most max_length + 1 - len(prompt)
+            max_length=max(2 * max(caps), max(caps) + len(prompt)),
             suppress_blank=True,
             suppress_tokens=self._suppressed,
             return_scores=True,
             return_no_speech_prob=True,
         )
-        return [self._text_of(result, cap) for result, cap in zip(results, caps, strict=True)]
+        texts = []
+        for i, (result, cap) in enumerate(zip(results, caps, strict=True)):
+            tokens = self._tokens_of(result, cap)
+            beam = self.beam_size if len(windows) == 1 else 1
+            texts.append(self._window_text(windows[i], probs[i], tokens, _batch_item(encoded, i, len(windows)),
+                                           (cap, beam), tuple(prompt)) if tokens else "")
+        return texts
 
-    def _text_of(self, result: object, max_new_tokens: int) -> str:
+    def _window_text(self, window: np.ndarray, probs: np.ndarray, tokens: list[int], encoded: Any,
+                     cap_beam: tuple[int, int], prompt: tuple[int, ...]) -> str:
+        """A window's text from its decoded tokens: a vocabulary prompt's kept only when it heard one of the call's
+        words, a sentence looped by the decoder kept once, then its numbers read again (voice/_dictated_digits.py)."""
+        text = self._tokenizer.decode(tokens).strip()
+        plain: Callable[[], list[int]] | None = None
+        if terms := self._prompts.terms.get(prompt):
+            plain = cache(partial(self._plain_tokens, encoded, *cap_beam))  # decoded without the prompt, once
+            if not mentions(text, terms):
+                # none of the call's words heard: a prompt still sways the other words (a loop, "neighbour" for
+                # "neighbor"), so the window's text is the one decoded without it
+                tokens, plain = plain(), None
+                text = self._tokenizer.decode(tokens).strip()
+                if not tokens:
+                    return ""
+        if repeats_a_sentence(text) and (too_fast(text, len(window) / SAMPLE_RATE) or (
+                plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
+            text = drop_repeated_sentence(text)
+            tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
+        if self.read_digits:
+            text = self._digits.reread(window, probs, text, tokens, encoded, plain)
+        return text
+
+    def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
+        """One window's tokens decoded without a vocabulary prompt, from its encoder output."""
+        result = self._model.generate(encoded, [self._prompt], beam_size=beam_size, max_length=2 * cap,
+                                      suppress_blank=True, suppress_tokens=self._suppressed, return_scores=True,
+                                      return_no_speech_prob=True)[0]
+        return self._tokens_of(result, cap)
+
+    def _tokens_of(self, result: object, max_new_tokens: int) -> list[int]:
+        """The window's text tokens; [] when Whisper thinks it holds no speech."""
         tokens = result.sequences_ids[0][:max_new_tokens]  # type: ignore[attr-defined]  # a batch-mate may run longer
         full = result.sequences_ids[0]  # type: ignore[attr-defined]
         # same measure as faster-whisper, over the tokens this window decoded
         avg_logprob = result.scores[0] * len(full) / (len(full) + 1)  # type: ignore[attr-defined]
         if result.no_speech_prob > self.no_speech_threshold and avg_logprob < -1.0:  # type: ignore[attr-defined]
-            return ""
+            return []
         if len(tokens) >= max_new_tokens:
             tokens = trim_repetition_loop(tokens)
-        return self._tokenizer.decode(tokens).strip()
+        return list(tokens)
 
-    def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None) -> str:
+    def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None,
+                   vocabulary: Sequence[str] = ()) -> str:
         """Transcribe 16 kHz mono int16 audio of any length. `cache` maps (start, end) sample
-        spans to text and lets a caller that re-transcribes a growing buffer skip finished windows."""
+        spans to text and lets a caller that re-transcribes a growing buffer skip finished windows (with one
+        vocabulary). `vocabulary`: words the speaker is likely to say, to bias Whisper towards."""
         audio = as_int16(samples)
         texts = []
         for span in self.split_windows(audio):
             if cache is not None and span in cache:
                 texts.append(cache[span])
                 continue
-            text = self.transcribe_window(audio[span[0] : span[1]])
+            text = self.transcribe_window(audio[span[0] : span[1]], vocabulary)
             if cache is not None:
                 cache[span] = text
             texts.append(text)

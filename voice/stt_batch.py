@@ -8,13 +8,16 @@ windows; one worker thread takes everything queued when it is free (up to `max_b
 batch. A lone request runs at once, alone: no waiting for company, so one call is as fast as before. Under load
 the queue fills while a batch runs, and the next batch takes all of it ("continuous batching").
 
-Greedy decoding of a window gives the same tokens in a batch as alone (tests/test_stt_batch.py checks it).
+Greedy decoding of a window gives the same tokens in a batch as alone (tests/test_stt_batch.py checks it). Each
+window keeps its call's vocabulary (the agent's words, `voice/vocabulary.py`): windows with different ones share
+the worker's turn but are decoded as separate CTranslate2 batches (one prompt per batch).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any, Protocol
 
@@ -24,9 +27,14 @@ from voice.audio import as_int16
 
 
 class WindowBatcher(Protocol):
+    """`voice.stt.WhisperSTT`; `transcribe_windows` is given `vocabularies` only when a window has one."""
+
     def split_windows(self, samples: np.ndarray) -> list[tuple[int, int]]: ...
 
     def transcribe_windows(self, windows: list[np.ndarray]) -> list[str]: ...
+
+
+Vocabulary = tuple[str, ...]
 
 
 class BatchedSTT:
@@ -36,29 +44,30 @@ class BatchedSTT:
         if max_batch < 1:
             raise ValueError(f"max_batch must be 1 or more (got {max_batch})")
         self.stt, self.max_batch = stt, max_batch
-        self._queue: deque[tuple[np.ndarray, Future[str]]] = deque()
+        self._queue: deque[tuple[np.ndarray, Vocabulary, Future[str]]] = deque()
         self._ready = threading.Condition()
         self._worker: threading.Thread | None = None
         self.batches = 0  # batches run so far
         self.windows = 0  # windows transcribed so far (windows / batches: the mean batch size)
 
-    def transcribe(self, samples: np.ndarray) -> str:
-        """Text of 16 kHz mono int16 audio of any length (its windows queued together, so they batch)."""
+    def transcribe(self, samples: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+        """Text of 16 kHz mono int16 audio of any length (its windows queued together, so they batch), biased
+        towards `vocabulary`."""
         audio = as_int16(samples)
-        futures = [self._submit(audio[a:b]) for a, b in self.stt.split_windows(audio)]
+        futures = [self._submit(audio[a:b], tuple(vocabulary)) for a, b in self.stt.split_windows(audio)]
         return " ".join(text for text in (f.result() for f in futures) if text)
 
-    def _submit(self, window: np.ndarray) -> Future[str]:
+    def _submit(self, window: np.ndarray, vocabulary: Vocabulary) -> Future[str]:
         future: Future[str] = Future()
         with self._ready:
-            self._queue.append((window, future))
+            self._queue.append((window, vocabulary, future))
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(target=self._run, name="stt-batch", daemon=True)
                 self._worker.start()
             self._ready.notify()
         return future
 
-    def _take(self) -> list[tuple[np.ndarray, Future[str]]]:
+    def _take(self) -> list[tuple[np.ndarray, Vocabulary, Future[str]]]:
         with self._ready:
             while not self._queue:
                 self._ready.wait()
@@ -67,15 +76,17 @@ class BatchedSTT:
     def _run(self) -> None:
         while True:
             batch = self._take()
+            windows, vocabularies = [w for w, _, _ in batch], [v for _, v, _ in batch]
             try:
-                texts = self.stt.transcribe_windows([w for w, _ in batch])
+                texts = (self.stt.transcribe_windows(windows, vocabularies)  # type: ignore[call-arg]
+                         if any(vocabularies) else self.stt.transcribe_windows(windows))
             except Exception as exc:  # every caller in the batch gets the error, and the worker goes on
-                for _, future in batch:
+                for _, _, future in batch:
                     future.set_exception(exc)
                 continue
             self.batches += 1
             self.windows += len(batch)
-            for (_, future), text in zip(batch, texts, strict=True):
+            for (_, _, future), text in zip(batch, texts, strict=True):
                 future.set_result(text)
 
     def __getattr__(self, name: str) -> Any:
