@@ -206,8 +206,8 @@ def test_long_audio_is_cut_into_windows(tiny: WhisperSTT) -> None:
     windows = tiny.split_windows(long_audio)
     assert len(windows) == 2 and windows[0][0] == 0 and windows[-1][1] == len(long_audio)
     assert all(end - start <= 30 * SAMPLE_RATE for start, end in windows)
-    text = tiny.transcribe(long_audio).lower()
-    assert text.count("fellow americans") == 3 or text.count("your country") >= 5
+    # each copy heard: a window lost would be a third of the words missing (tiny.en gets ~5 % of JFK wrong)
+    assert word_errors(" ".join([JFK] * 3), tiny.transcribe(long_audio)).wer < 0.2
 
 
 def test_transcription_is_deterministic(tiny: WhisperSTT) -> None:
