@@ -206,8 +206,10 @@ def test_long_audio_is_cut_into_windows(tiny: WhisperSTT) -> None:
     windows = tiny.split_windows(long_audio)
     assert len(windows) == 2 and windows[0][0] == 0 and windows[-1][1] == len(long_audio)
     assert all(end - start <= 30 * SAMPLE_RATE for start, end in windows)
-    # each copy heard: a window lost would be a third of the words missing (tiny.en gets ~5 % of JFK wrong)
-    assert word_errors(" ".join([JFK] * 3), tiny.transcribe(long_audio)).wer < 0.2
+    # every copy heard: a window lost is a third of the words missing. Words added are not counted: the cut falls
+    # inside the third copy, and Whisper finishes the famous sentence on the first window before the second has it
+    errors = word_errors(" ".join([JFK] * 3), tiny.transcribe(long_audio))
+    assert errors.deletions + errors.substitutions <= 0.1 * errors.reference_words, errors
 
 
 def test_transcription_is_deterministic(tiny: WhisperSTT) -> None:
