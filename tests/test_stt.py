@@ -246,6 +246,7 @@ def three_second_utterance() -> np.ndarray:
     return load_audio(RECORDINGS / "speech" / "cmu_arctic_us_aew_a0003.wav")[: 3 * SAMPLE_RATE]
 
 
+@pytest.mark.slow  # a measurement: seconds depend on the CPU and its load, so the default suite asserts none
 def test_generate_path_latency(tiny: WhisperSTT, capsys: pytest.CaptureFixture[str]) -> None:
     seconds = time_per_call(lambda: tiny.transcribe(three_second_utterance()))
     with capsys.disabled():
