@@ -244,11 +244,11 @@ def _digits_for_number_words(words: list[str]) -> list[str]:
     out: list[str] = []
     run: list[str] = []
     for word in [*words, ""]:
-        if word in _NUMBER_WORDS and not (run and not _extends(run[-1], word)):
+        if word in _NUMBER_WORDS and (not run or _extends(run[-1], word)):
             run.append(word)
             continue
         if run:
-            out.append(f"{words_to_number(' '.join(run)):g}")
+            out.append(str(int(words_to_number(" ".join(run)) or 0)))
             run = [word] if word in _NUMBER_WORDS else []
         if word and word not in _NUMBER_WORDS:
             out.append(word)
@@ -275,9 +275,8 @@ def mentions(text: str, wanted: str | list[str] | tuple[str, ...]) -> bool:
         return False
     *head, last = want
     for start in range(len(got) - len(want) + 1):
-        end = got[start + len(head)]
-        if got[start:start + len(head)] == head and (
-                end == last or (not last[0].isdigit() and end.startswith(last))):
+        word = got[start + len(head)]
+        if got[start:start + len(head)] == head and (word == last or (last[0].isalpha() and word.startswith(last))):
             return True
     return False
 
