@@ -1,9 +1,11 @@
-"""Shared builders for loop tests: small tools and a transcript renderer for golden snapshots."""
+"""Shared builders for loop tests: small tools, a transcript renderer for golden snapshots, and `assert_heard` for
+what Whisper wrote (key words, never its exact words: those differ between CPUs)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from loop import Agent, LoopConfig, Message, RunResult, Tool
@@ -71,3 +73,15 @@ def _line(m: Message) -> str:
     if m.role == "tool":
         return f"tool[{m.name}]: {m.content}"
     return f"{m.role}: {m.content}"
+
+
+def assert_heard(text: str, *wanted: str | Sequence[str]) -> None:
+    """`text` (what Whisper or another model wrote) holds each key word or phrase of `wanted`, or one of each
+    tuple's alternatives; case, punctuation and digits against number words do not count ("twenty" is "20",
+    "four five six seven" is "4567"), and the last word may be the start of a longer one ("refund", "refunded").
+    Use it for real-model text only: text the code itself builds is compared exactly."""
+    from voice.fixtures import mentions
+
+    missing = [w for w in wanted if not mentions(text, w)]
+    assert not missing, f"{text!r} lacks " + ", ".join(
+        repr(w) if isinstance(w, str) else " or ".join(map(repr, w)) for w in missing)

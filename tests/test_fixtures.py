@@ -5,15 +5,56 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
-from voice.fixtures import FIXTURES, Fixture, run_call
+from voice.fixtures import FIXTURES, CallResult, Fixture, check_expectations, heard_words, mentions, run_call
+from voice.session import TurnRecord
 from voice.stack import SpeechStack, load_stack
 
 # the conversation scripts run in tests/test_conversations.py, with their reply checks
 CALLS = [p for p in sorted(FIXTURES.glob("*.yaml"))
          if not str(yaml.safe_load(p.read_text()).get("description", "")).startswith("conversation:")]
+
+
+# ---- what Whisper wrote, compared by key words (no audio) ------------------------------------------
+
+@pytest.mark.parametrize(("written", "words"), [
+    ("I would like a refund of $20 for order 4567.", "i would like a refund of 20 for order 4567"),
+    ("a refund and twenty dollars for order four five six seven", "a refund and 20 dollars for order 4567"),
+    ("Please end order 12, 34 to 20 Oxford Street, London.", "please end order 1234 to 20 oxford street london"),
+    ("Why is my order to zero to zero running late?", "why is my order 2020 running late"),
+    ("on order twenty twenty", "on order 2020"),
+    ("It's 4 5 6 7, or 45-67", "it's 4567 or 4567"),
+    ("four thousand five hundred sixty seven, one hundred and twenty", "4567 100 and 20"),
+    ("Refunded $1,000.00, then $20.50.", "refunded 1000 then 20.50"),
+])
+def test_heard_words_puts_every_number_in_digits(written: str, words: str) -> None:
+    assert heard_words(written) == words.split()
+
+
+def test_mentions_finds_key_words_not_whispers_exact_words() -> None:
+    # the same recording on two CPUs (DESIGN.md): both hold the key words
+    for heard in ("I would like a refund of $20 for order 4567.", "I would like a refund and $20 for order 4567"):
+        assert all(mentions(heard, w) for w in ("refund", "twenty", "$20", "four five six seven", "order 4567"))
+    assert mentions("Where's my order?", "where") and mentions("It was delivered.", "deliver")
+    assert mentions("Sorry, no, I mean 4567.", ["sorry", "mean"]) and mentions("Go on.", ["stop", "go"])
+    # and still tells wrong words apart: numbers whole, words from their start, phrases in order
+    assert not mentions("order 4567", "4500") and not mentions("order 2020", "20") and not mentions("$25", "20")
+    assert not mentions("a fund", "refund") and not mentions("order my where", "where is my order")
+    assert not mentions("anything", ["stop", "go"]) and not mentions("", "refund") and not mentions("refund", "")
+
+
+def test_user_text_expectations_are_key_words_with_alternatives() -> None:
+    turns = [TurnRecord("I would like a refund and $20 for order 4567", 0.5), TurnRecord("Yes go ahead", 9.0)]
+    result = CallResult(turns, [], np.zeros(0, np.int16), None)
+    assert check_expectations({"user_text": [["refund", ["twenty", "20 dollars"], "4567"], "yes"]}, result) == []
+    assert check_expectations({"user_text": [[["refund of", "refund for"]]]}, result) == [
+        "turn 0: user text should contain 'refund of' or 'refund for', got "
+        "'I would like a refund and $20 for order 4567'"]
+    assert check_expectations({"user_text": ["refund", "no"]}, result) == [
+        "turn 1: user text should contain 'no', got 'Yes go ahead'"]
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ from loop.brain_bench import case_request
 from loop.grounding import ask_for, id_candidates, number_candidates, proper_names, words_to_number
 from loop.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
+from tests.helpers import assert_heard
 
 TOOLS = [
     {"type": "function", "function": {
@@ -274,7 +275,8 @@ async def test_a_finished_call_may_be_followed_by_another_when_asked(model: Any,
 
 async def test_missing_details_are_asked_for_not_invented(model: Any, desk: Any) -> None:
     _, response = await _collect(model, _ask(desk, "I want a refund."))
-    assert not response.tool_calls and "order number" in response.text
+    assert not response.tool_calls  # the model's own words differ between CPUs: it asks about the order
+    assert_heard(response.text, ("order", "number"))
 
 
 async def test_truncated_tool_call_is_returned_as_invalid_json(model: Any, desk: Any) -> None:

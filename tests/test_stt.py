@@ -206,8 +206,10 @@ def test_long_audio_is_cut_into_windows(tiny: WhisperSTT) -> None:
     windows = tiny.split_windows(long_audio)
     assert len(windows) == 2 and windows[0][0] == 0 and windows[-1][1] == len(long_audio)
     assert all(end - start <= 30 * SAMPLE_RATE for start, end in windows)
-    text = tiny.transcribe(long_audio).lower()
-    assert text.count("fellow americans") == 3 or text.count("your country") >= 5
+    # every copy heard: a window lost is a third of the words missing. Words added are not counted: the cut falls
+    # inside the third copy, and Whisper finishes the famous sentence on the first window before the second has it
+    errors = word_errors(" ".join([JFK] * 3), tiny.transcribe(long_audio))
+    assert errors.deletions + errors.substitutions <= 0.1 * errors.reference_words, errors
 
 
 def test_transcription_is_deterministic(tiny: WhisperSTT) -> None:
@@ -244,6 +246,7 @@ def three_second_utterance() -> np.ndarray:
     return load_audio(RECORDINGS / "speech" / "cmu_arctic_us_aew_a0003.wav")[: 3 * SAMPLE_RATE]
 
 
+@pytest.mark.slow  # a measurement: seconds depend on the CPU and its load, so the default suite asserts none
 def test_generate_path_latency(tiny: WhisperSTT, capsys: pytest.CaptureFixture[str]) -> None:
     seconds = time_per_call(lambda: tiny.transcribe(three_second_utterance()))
     with capsys.disabled():

@@ -6,8 +6,10 @@ know go to the agent's toolset object, e.g. the order desk's `refunds:`, when it
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tempfile
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +18,10 @@ import numpy as np
 import yaml
 
 from loop import ScriptedModel, ScriptedTurn, TenantBudget, ToolCall
+from loop.grounding import words_to_number
 from voice.agent_source import AgentSource, load_agent
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
+from voice.caller_digits import join_spoken_digits
 from voice.pacer import PacedSink, drive_realtime
 from voice.reply_checks import check_call
 from voice.session import CallSession, SessionConfig, TurnRecord
@@ -180,16 +184,20 @@ def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
-    """Each unmet expectation as one readable line; empty when the call did what the fixture says."""
+    """Each unmet expectation as one readable line; empty when the call did what the fixture says.
+
+    `user_text: [turn 0, turn 1, ...]`: what Whisper wrote for each turn must hold each key word of that turn's
+    entry (a word, a list of words, and in such a list a list of alternatives: `["refund", ["20", "dollars"]]`),
+    compared as `mentions` does: never Whisper's exact words, which differ between CPUs."""
     fails: list[str] = []
     turns = result.turns
     if "turns" in expect and len(turns) != expect["turns"]:
         fails.append(f"expected {expect['turns']} turn(s), got {len(turns)}: {[t.user_text for t in turns]}")
     for i, frags in enumerate(expect.get("user_text", [])):
-        got = turns[i].user_text.lower() if i < len(turns) else ""
+        got = turns[i].user_text if i < len(turns) else ""
         for frag in [frags] if isinstance(frags, str) else frags:
-            if frag.lower() not in got:
-                fails.append(f"turn {i}: user text should contain {frag!r}, got {got!r}")
+            if not mentions(got, frag):
+                fails.append(f"turn {i}: user text should contain {_either(frag)}, got {got!r}")
     executed = [[c["name"] for c in t.tool_calls if c["executed"]] for t in turns]
     if "executed_tools" in expect and executed != expect["executed_tools"]:
         fails.append(f"executed tools per turn should be {expect['executed_tools']}, got {executed}")
@@ -209,6 +217,72 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
     elif extra:
         fails.append(f"expect: {', '.join(sorted(extra))} unknown (this agent's toolset checks no such thing)")
     return fails
+
+
+_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_TEEN_WORDS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
+               "nineteen")
+_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_SCALE_WORDS = ("hundred", "thousand")
+_NUMBER_WORDS = frozenset(_UNIT_WORDS + _TEEN_WORDS + _TEN_WORDS + _SCALE_WORDS)
+
+
+def heard_words(text: str) -> list[str]:
+    """A transcript as comparable words: lowercase, no punctuation, every number in digits whether Whisper wrote
+    it in words or digits, whole or in pieces ("twenty" -> "20", "four five six seven", "4 5 6 7" and "45-67"
+    -> "4567", "$20.00" -> "20")."""
+    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'").replace("\u2018", "'")
+    words = re.findall(r"[a-z']+|\d+(?:[.,]\d+)*|[,-]", text.replace("$", " "))
+    joined = join_spoken_digits(" ".join(_digits_for_number_words(words)).replace(" ,", ",").replace(" - ", "-"))
+    joined = re.sub(r"(?<=\d),(?=\d{3}\b)|(?<=\d)\.0+\b", "", joined)  # "1,000" -> "1000", "20.00" -> "20"
+    return re.findall(r"[a-z']+|\d+(?:\.\d+)?", joined)
+
+
+def _digits_for_number_words(words: list[str]) -> list[str]:
+    """Each spoken number as digits: "twenty five" -> "25", "four thousand five hundred" -> "4500", and
+    "twenty twenty" or "four five" as two numbers each ("20", "20"; "4", "5"), for `join_spoken_digits` to join."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word in _NUMBER_WORDS and (not run or _extends(run[-1], word)):
+            run.append(word)
+            continue
+        if run:
+            out.append(str(int(words_to_number(" ".join(run)) or 0)))
+            run = [word] if word in _NUMBER_WORDS else []
+        if word and word not in _NUMBER_WORDS:
+            out.append(word)
+    return out
+
+
+def _extends(previous: str, word: str) -> bool:
+    """Whether `word` continues the spoken number that `previous` ends ("twenty" "five", "five" "hundred")."""
+    if word in _SCALE_WORDS:
+        return previous not in _SCALE_WORDS or (previous, word) == ("hundred", "thousand")
+    if word in _UNIT_WORDS[1:]:
+        return previous in _TEN_WORDS or previous in _SCALE_WORDS
+    return previous in _SCALE_WORDS and word != "zero"
+
+
+def mentions(text: str, wanted: str | list[str] | tuple[str, ...]) -> bool:
+    """Whether `text` (a transcript) holds the key word or phrase `wanted`, or one of several alternatives: the
+    words of `heard_words` in a row, numbers equal, the last word also as the start of a longer one ("refund" in
+    "refunded", "deliver" in "delivered")."""
+    if not isinstance(wanted, str):
+        return any(mentions(text, option) for option in wanted)
+    got, want = heard_words(text), heard_words(wanted)
+    if not want:
+        return False
+    *head, last = want
+    for start in range(len(got) - len(want) + 1):
+        word = got[start + len(head)]
+        if got[start:start + len(head)] == head and (word == last or (last[0].isalpha() and word.startswith(last))):
+            return True
+    return False
+
+
+def _either(wanted: str | list[str] | tuple[str, ...]) -> str:
+    return repr(wanted) if isinstance(wanted, str) else " or ".join(repr(w) for w in wanted)
 
 
 def write_outputs(result: CallResult, out: Path) -> None:
