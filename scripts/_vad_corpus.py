@@ -1,4 +1,4 @@
-"""The utterances `scripts/measure_vad.py` measures the VAD on: `audio_fixtures/recordings` (`../shared/audio`) as
+"""The utterances `scripts/measure_vad.py` measures the VAD on: `audio_fixtures/recordings` (the shared recordings) as
 it is, and synthetic quiet, band-limited and 8 kHz μ-law versions of its clean speech, each with where its speech is.
 
 Where the speech is (the reference) comes from the clean source, not from a model: the 32 ms frames whose energy
@@ -17,7 +17,7 @@ import numpy as np
 from voice.audio import FRAME_SAMPLES, SAMPLE_RATE, load_audio, read_wav, to_int16, ulaw_decode, ulaw_encode
 from voice.transports.twilio_codec import HalfbandStream
 
-AUDIO = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"  # the same files as ../shared/audio
+AUDIO = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"  # the project's copy
 LEAD_FRAMES = 16  # 0.512 s of silence before each utterance: a caller's line is open before they speak
 TAIL_S = 2.5  # silence after it: long enough for any endpointing rule to end the turn
 QUIET_DBFS = -30.0  # the active speech level of the quiet copies

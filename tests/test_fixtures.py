@@ -35,7 +35,7 @@ def test_heard_words_puts_every_number_in_digits(written: str, words: str) -> No
 
 
 def test_mentions_finds_key_words_not_whispers_exact_words() -> None:
-    # the same recording on two CPUs (DESIGN.md): both hold the key words
+    # the same recording on two CPUs: both hold the key words
     for heard in ("I would like a refund of $20 for order 4567.", "I would like a refund and $20 for order 4567"):
         assert all(mentions(heard, w) for w in ("refund", "twenty", "$20", "four five six seven", "order 4567"))
     assert mentions("Where's my order?", "where") and mentions("It was delivered.", "deliver")
