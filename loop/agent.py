@@ -171,7 +171,8 @@ class Agent:
         response = await self._decide(request, log, tape)
         ledger.settle_model(response.usage)
         s.turn += 1
-        if s.spoken and not response.tool_calls:  # nothing to do but talk: the tools' words were the answer
+        # nothing to do but talk, or the very calls whose results were just said again: those words were the answer
+        if s.spoken and (not response.tool_calls or turn_signature(response.tool_calls) == s.turn_signatures[-1]):
             self._append(s, Message("assistant", s.spoken, name=TOOL_ANSWER))
             self._finish_turn(s, log, ledger, started)
             raise Completed("the tools' results were the answer", answer=s.spoken)

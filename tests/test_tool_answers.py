@@ -41,6 +41,14 @@ assistant: Order 42 has shipped.
     assert model.line_for(result.messages) == 2  # the unsaid words took their line: the next turn gets the next
 
 
+def test_the_same_calls_again_after_their_words_were_said_end_the_run_as_answered() -> None:
+    again = ToolCall("order_status", {"order_id": "42"})
+    model = ScriptedModel([again, ToolCall("order_status", {"order_id": "42"}), "never said"])
+    result = agent(model, [STATUS]).run_sync("Where is order 42?")  # a small model repeats what it just did
+    assert result.outcome is RunOutcome.COMPLETED and result.answer == "Order 42 has shipped."
+    assert result.reason == "the tools' results were the answer"
+
+
 def test_a_batch_of_answering_reads_is_answered_in_proposal_order() -> None:
     batch = [ToolCall("order_status", {"order_id": "7"}), ToolCall("order_status", {"order_id": "8"})]
     result = agent(ScriptedModel([batch, "ok"]), [STATUS]).run_sync("7 and 8?")
