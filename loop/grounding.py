@@ -2,18 +2,24 @@
 
 Small models invent arguments ("order 12345", "123 Main St", "New York"). Before generating, each tool's JSON
 schema is narrowed to what the conversation actually contains, and the grammar built from it makes anything
-else impossible to emit:
+else impossible to emit. What an argument may hold is read from its schema (`loop._arg_kinds`), for any agent:
 
 - numbers (`number`/`integer`): an amount the caller said, in digits or spoken ("$15", "35.50", "twenty dollars",
   "twelve dollars and fifty cents"); a bare number of 4+ digits ("order 4567") is an identifier, not an amount;
-- identifiers (string properties named `id` / `*_id`, or described as digits): a token with a digit, or a run of
-  spoken digits ("four five six seven" -> "4567"), from the caller's words or the tools' results, but not one the
-  caller just took back ("order 1234, sorry, I mean 7788");
-- names (properties called city, country, name, `*_name`, ...): a run of capitalised words the caller said since
-  the agent last spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin");
-- other free strings: a span of at most 8 consecutive words the caller said since the agent last spoke.
-Enums, patterns, formats, booleans and nested values stay as the schema says. A call already made with the same
-arguments is not offered again.
+- identifiers (`order_id`, `job_number: int`, `booking_ref`, an account "described as the 8-digit account number",
+  a `pattern` of digits, a postcode): a token with a digit, or a run of spoken digits ("four five six seven" ->
+  "4567"), from the caller's words or the tools' results, matching the schema's pattern, but not one the caller
+  just took back ("order 1234, sorry, I mean 7788");
+- names (city, country, name, `guest_name`, ...): a run of capitalised words the caller said since the agent last
+  spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin") unless the agent had
+  asked for a name;
+- times and dates (`time`, `day`, `check_in`): the caller's words that say when ("Tuesday", "10 a.m.");
+- enums: the values the conversation named;
+- free text (a reason, a note): a span of at most 8 consecutive words the caller said since the agent last spoke;
+  an address: such a span that starts on a number or a capitalised word; any other string: a span without the
+  request's own words ("I want to check on my repair" holds no item and no address).
+Booleans, formats, nested values and patterns that admit plain words stay as the schema says. A call already made
+with the same arguments is not offered again.
 
 A tool whose required argument has no candidate cannot be called, so "I want a refund" cannot become a refund of
 an invented amount: the model may still pick it, and is then made to ask for what is missing (`ask_for`).
@@ -22,163 +28,25 @@ an invented amount: the model may still pick it, and is then made to ask for wha
 from __future__ import annotations
 
 import copy
-import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop._arg_kinds import arg_kind, label, non_null
+from loop._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
+    id_candidates,
+    identifier_candidates,
+    number_candidates,
+    proper_names,
+    retracted_ids,
+    span_pattern,
+    time_spans,
+    value_pattern,
+    words_to_number,
+)
 from loop.qwen_format import tool_name
 from loop.types import Message, ToolCall
-
-_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-               "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TEN_WORDS)}
-_DIGITS = {**{w: str(i) for i, w in enumerate(_UNIT_WORDS[:10])}, "oh": "0"}
-_SCALE = {"hundred", "thousand", "dollars", "dollar", "bucks", "cents", "cent", "and", "a"}
-_NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
-                     re.IGNORECASE)
-_ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
-_MAX_SPAN_WORDS = 8
-_CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b",
-                         re.IGNORECASE)
-_NAME_PROPS = {"city", "town", "country", "state", "region", "name", "company", "person"}
-_PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
-_VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
-
-
-def words_to_number(text: str) -> float | None:
-    """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5."""
-    cleaned = text.lower().replace(",", "").replace("$", "").strip()
-    try:
-        return float(cleaned)
-    except ValueError:
-        pass
-    dollars, cents, current, seen = 0.0, 0.0, 0.0, False
-    for word in re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " ")):
-        if word in _UNITS or word in _TENS:
-            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
-        elif re.fullmatch(r"\d+(?:\.\d+)?", word):
-            current += float(word)
-        elif word == "hundred":
-            current = (current or 1) * 100
-        elif word == "thousand":
-            dollars, current = (dollars + (current or 1)) * 1000, 0
-        elif word in ("cents", "cent"):
-            cents, current = current, 0
-        elif word in ("dollars", "dollar", "bucks"):
-            dollars, current = dollars + current, 0
-        else:
-            continue
-        seen = True
-    return dollars + current + cents / 100 if seen else None
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower().replace("-", " "))
-
-
-def number_candidates(text: str) -> list[float]:
-    """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
-    # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
-    found = [float(m.group(2).replace(",", "")) for m in _NUM_RE.finditer(text)
-             if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
-    run: list[str] = []
-    for word in [*_words(text), "."]:
-        if word in _UNITS or word in _TENS or word in ("hundred", "thousand") or (run and word in _SCALE):
-            run.append(word)
-            continue
-        while run and run[-1] in ("and", "a"):
-            run.pop()
-        if run and (value := words_to_number(" ".join(run))) is not None:
-            found.append(value)
-        run = []
-    return list(dict.fromkeys(found))
-
-
-def id_candidates(text: str) -> list[str]:
-    """Identifiers in `text`: tokens with a digit, and runs of 3+ spoken digits ("four five six seven")."""
-    tokens = (t.strip(".,!?;:()#\"'") for t in text.split())
-    found = [t for t in tokens if _ID_RE.fullmatch(t)]
-    # Whisper often writes a number read digit by digit as "4 5 6 7": that is one identifier
-    found += [m.replace(" ", "") for m in re.findall(r"\b\d(?: \d\b){2,}", text)]
-    run: list[str] = []
-    for word in [*_words(text), "."]:
-        if word in _DIGITS:
-            run.append(_DIGITS[word])
-            continue
-        if len(run) >= 3:
-            found.append("".join(run))
-        run = []
-    return list(dict.fromkeys(f for f in found if f))
-
-
-def retracted_ids(text: str) -> set[str]:
-    """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
-    before the last correction, when another id follows it)."""
-    marks = list(_CORRECTION.finditer(text))
-    if not marks:
-        return set()
-    before, after = text[: marks[-1].start()], text[marks[-1].end():]
-    later = set(id_candidates(after))
-    return set(id_candidates(before)) - later if later else set()
-
-
-def _span_words(text: str) -> list[str]:
-    """Words with the characters a span may hold; a trailing comma is kept (it may join two words)."""
-    return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
-
-
-def proper_names(text: str) -> list[str]:
-    """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York")."""
-    names: list[str] = []
-    for sentence in re.split(r"[.!?\n]+", text):
-        sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
-        run: list[str] = []
-        for i, raw in enumerate(sentence.split()):
-            word = re.sub(r"[^\w'&-]", "", raw)
-            capital = bool(word) and word[0].isupper() and i > 0 and word not in _PRONOUNS
-            if capital:
-                run.append(word)
-            if run and (not capital or raw.endswith(",")):
-                names.append(" ".join(run))
-                run = []
-        if run:
-            names.append(" ".join(run))
-    return list(dict.fromkeys(names))
-
-
-def span_pattern(text: str, max_words: int = _MAX_SPAN_WORDS) -> str | None:
-    """A regex matching any run of up to `max_words` consecutive words of `text`: no other punctuation than a
-    comma between two words ("12 High Street, Leeds")."""
-    words = _span_words(text)
-    if not words:
-        return None
-    starts = []
-    for i in range(len(words)):
-        tail = words[i: i + max_words]
-        pattern = ""
-        for before, w in reversed(list(itertools.pairwise(tail))):
-            comma = "(,)?" if before.endswith(",") else ""
-            pattern = f"({comma} {w.rstrip(',')}{pattern})?"
-        starts.append(tail[0].strip(",") + pattern)
-    return "^(" + "|".join(starts) + ")$"
-
-
-def _kind(name: str, schema: dict[str, Any]) -> str | None:
-    if any(k in schema for k in ("enum", "const", "pattern", "format", "anyOf", "oneOf", "$ref")):
-        return None
-    kind = schema.get("type")
-    if kind in ("number", "integer"):
-        return kind
-    if kind != "string":
-        return None
-    described = str(schema.get("description", "")).lower()
-    if name == "id" or name.endswith("_id") or "digits" in described:
-        return "id"
-    return "name" if name in _NAME_PROPS or name.endswith("_name") else "text"
 
 
 def since_agent_spoke(messages: Sequence[Message]) -> list[Message]:
@@ -196,33 +64,68 @@ class Evidence:
     fresh: str  # what the caller said since the agent last spoke: free text comes from here
     done: set[str]  # signatures of calls already made: never offered again
     retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
+    asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
+        agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
-                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")))
+                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
+                   asked_name=bool(re.search(r"\bname\b[^.!]*\?\s*$", agent, re.IGNORECASE)))
+
+
+def _identifiers(pattern: str, integer: bool, ev: Evidence) -> list[Any]:
+    """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA")."""
+    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted]
+    if pattern:
+        try:
+            admits = re.compile(pattern).search
+        except re.error:
+            return []
+        ids = [i if admits(i) else i.upper() for i in heard if admits(i) or admits(i.upper())]
+    else:  # without a pattern: no one- or two-digit numbers ("2 questions"); a pair only with letters ("LS6 2AB")
+        ids = [i for i in heard if (len(i) >= 3 or not i.isdigit()) and (" " not in i or re.search("[A-Za-z]", i))]
+    if integer:
+        return list(dict.fromkeys(int(i) for i in ids if i.isdigit()))
+    return list(dict.fromkeys(ids))
+
+
+def _named(values: Sequence[str], text: str) -> list[str]:
+    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in")."""
+    low = text.lower()
+
+    def said(value: str) -> bool:
+        v = re.escape(value.lower().replace("_", " ").strip())
+        return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
+
+    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1]))]
 
 
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] | None:
     """The property's schema narrowed to the conversation's values; None when there is none to copy."""
-    kind = _kind(name, schema)
-    if kind in ("number", "integer"):
+    kind = arg_kind(name, schema)
+    if kind is None:
+        return schema
+    k = kind.kind
+    if k in ("number", "integer"):
         values = [int(v) if v.is_integer() else v for v in number_candidates(ev.said)]
-        values = [v for v in values if kind == "number" or isinstance(v, int)]
+        values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
-    if kind == "id":
-        ids = [i for i in id_candidates(ev.heard) if i not in ev.retracted]
-        return {"enum": ids} if ids else None
-    if kind == "name":
-        names = proper_names(ev.fresh)
-        return {"enum": names} if names else None
-    if kind == "text":
-        pattern = span_pattern(ev.fresh)
+    if k == "id":
+        found: list[Any] = _identifiers(kind.pattern, kind.integer, ev)
+    elif k == "name":
+        found = proper_names(ev.fresh, initial=ev.asked_name)
+    elif k == "when":
+        found = time_spans(ev.fresh)
+    elif k == "enum":
+        found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
+    else:
+        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address")
         return {"type": "string", "pattern": pattern} if pattern else None
-    return schema
+    return {"enum": found} if found else None
 
 
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
@@ -286,11 +189,13 @@ def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
         return []
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
     asked = messages[at].content.strip()
+    original = {tool_name(t): t for t in tools}
     found = []
     for tool in grounded:  # a call the question asked for all of (not one that also took a loose span of words)
         fn = tool.get("function") or tool
         need = lacked.get(str(fn.get("name", "")))
-        if need and ask_for(need) == asked and set(need) == set((fn.get("parameters") or {}).get("required") or []):
+        required = set((fn.get("parameters") or {}).get("required") or [])
+        if need and ask_for(need, original.get(tool_name(tool))) == asked and set(need) == required:
             found.append(tool)
     return found
 
@@ -357,9 +262,11 @@ def closing_remark(text: str) -> bool:
     return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
 
 
-def ask_for(arguments: Sequence[str]) -> str:
-    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?"."""
-    names = [" ".join("number" if w == "id" else w for w in a.split("_")) for a in arguments]
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None) -> str:
+    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
+    with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
+    props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
+    names = [label(a, props.get(a)) for a in arguments]
     listed = " and ".join(f"the {n}" for n in names) if len(names) < 3 else (
         ", ".join(f"the {n}" for n in names[:-1]) + f" and the {names[-1]}")
     return f"Sure, I can help with that. Could you tell me {listed}?"
