@@ -40,6 +40,7 @@ _FREE = {"reason", "note", "notes", "message", "comment", "comments", "details",
 _ADDRESS = {"address", "street", "location", "destination", "pickup", "dropoff", "where", "house", "road"}
 _WHEN = {"time", "hour", "date", "day", "when", "slot", "arrival", "departure", "checkin", "checkout", "weekday",
          "night", "evening", "morning"}
+_DATE = {"date", "day", "weekday", "checkin", "checkout", "arrival", "departure", "night"}
 _PLAIN_WORDS = ("hello", "my repair", "check on my repair please", "yes", "a")  # no identifier looks like these
 _ID_LABELS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
               "acct": "account", "reg": "registration", "dob": "date of birth"}
@@ -53,6 +54,7 @@ class Kind:
     kind: str
     pattern: str = ""  # an identifier's own pattern, which every candidate must match
     integer: bool = False  # an identifier typed as an integer: its candidates are digits only
+    when: str = ""  # for a time or a date: "time" (an hour), "date" (a day), "" (either)
 
 
 def name_words(name: str) -> list[str]:
@@ -136,7 +138,11 @@ def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
         return Kind(kind)
     if kind != "string":
         return None
-    return Kind(_string_kind(words, schema))
+    kind = _string_kind(words, schema)
+    if kind == "when":
+        joined = {*words, "".join(words)}
+        return Kind(kind, when="time" if joined & {"time", "hour"} else "date" if joined & _DATE else "")
+    return Kind(kind)
 
 
 def label(name: str, schema: dict[str, Any] | None = None) -> str:

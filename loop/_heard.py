@@ -48,6 +48,9 @@ _WHEN_CORE = frozenset({*WEEKDAYS, *MONTHS, *_UNIT_WORDS[1:], *_TEN_WORDS, "noon
 _TIME_WORDS = _WHEN_CORE | {"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"}
 
 
+_NOT_NAMES = REQUEST_WORDS | set(WEEKDAYS) | set(MONTHS) | {"today", "tomorrow", "tonight"}
+
+
 def words_to_number(text: str) -> float | None:
     """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5."""
     cleaned = text.lower().replace(",", "").replace("$", "").strip()
@@ -73,6 +76,16 @@ def words_to_number(text: str) -> float | None:
             continue
         seen = True
     return dollars + current + cents / 100 if seen else None
+
+
+def stem(word: str) -> str:
+    """A word's stem, roughly: "bookings" / "booked" -> "book", "deliveries" -> "deliv", "opening" -> "open"."""
+    word = word.lower().strip("'")
+    for suffix in ("ies", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word[:5]
 
 
 def lower_words(text: str) -> list[str]:
@@ -154,7 +167,7 @@ def proper_names(text: str, initial: bool = False) -> list[str]:
             # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
             opens = initial or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
             capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
-                       and word.lower() not in REQUEST_WORDS)
+                       and word.lower() not in _NOT_NAMES)
             if capital:
                 run.append(word)
             if run and (not capital or raw.endswith(",")):
@@ -224,10 +237,25 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False) -> str |
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
+_DAYS = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "tonight", "weekend"})
+_DIGIT_OF = {w: str(n) for w, n in [*UNITS.items(), *TENS.items()] if n}
+
+
 def _says_when(word: str) -> bool:
     """A word that says when on its own ("Tuesday", "10", "noon"), unlike "p.m." or "past"."""
     w = word.lower().strip(",.")
     return w in _WHEN_CORE or bool(re.match(r"\d", w))
+
+
+def _says_time(word: str) -> bool:
+    w = word.lower().strip(",.")
+    named = w in UNITS or w in TENS or w in ("noon", "midday", "midnight")
+    return named or bool(re.match(r"\d{1,2}(?::\d\d)?(?:am|pm)?$", w))
+
+
+def _says_date(word: str) -> bool:
+    w = word.lower().strip(",.")
+    return w in _DAYS or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
 
 
 def _time_word(word: str) -> bool:
@@ -235,9 +263,11 @@ def _time_word(word: str) -> bool:
     return w in _TIME_WORDS or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
 
 
-def time_spans(text: str) -> list[str]:
+def time_spans(text: str, when: str = "") -> list[str]:
     """Runs of words that say when ("Tuesday", "10 a.m.", "half past three", "the 12th of June" -> "12th of June"),
-    with every shorter run inside them: what a time or date argument may be filled with."""
+    with every shorter run inside them: what a time or date argument may be filled with. `when="time"`: only runs
+    with a number in them (an hour); `when="date"`: only runs with a day in them (a weekday, a month, "tomorrow",
+    an ordinal)."""
     spans: list[str] = []
     for sentence in re.split(r"[!?\n,;]+|\.(?=\s|$)", text):
         words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
@@ -249,7 +279,9 @@ def time_spans(text: str) -> list[str]:
                 continue
             for a in range(len(run)):
                 for b in range(len(run), a, -1):
-                    if run[a].lower() != "of" and run[b - 1].lower() != "of" and any(map(_says_when, run[a:b])):
+                    says = _says_time if when == "time" else _says_date if when == "date" else _says_when
+                    if run[a].lower() != "of" and run[b - 1].lower() != "of" and any(map(says, run[a:b])):
                         spans.append(" ".join(run[a:b]))
+                        spans.append(" ".join(_DIGIT_OF.get(w.lower(), w) for w in run[a:b]))  # "eleven" -> "11"
             run = []
     return list(dict.fromkeys(spans))

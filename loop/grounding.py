@@ -41,6 +41,7 @@ from loop._heard import (  # noqa: F401  (re-exported: what was said, read out o
     proper_names,
     retracted_ids,
     span_pattern,
+    stem,
     time_spans,
     value_pattern,
     words_to_number,
@@ -116,10 +117,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] |
         return {"enum": values} if values else None
     if k == "id":
         found: list[Any] = _identifiers(kind.pattern, kind.integer, ev)
-    elif k == "name":
-        found = proper_names(ev.fresh, initial=ev.asked_name)
+    elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
+        found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
     elif k == "when":
-        found = time_spans(ev.fresh)
+        found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
     elif k == "enum":
         found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
     else:
@@ -178,26 +179,26 @@ def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -
     return ground(tools, messages)[0]
 
 
-def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
-                 grounded: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The grounded tools whose missing arguments the agent's last words asked for (`ask_for`), once the caller
-    has answered: "Could you tell me the order number?" - "It's 4567." completes that call, not a new topic."""
+def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> dict[str, list[str]]:
+    """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
+    once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
     if not messages or messages[-1].role != "user":
-        return []
+        return {}
     at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
     if at is None or messages[at].tool_calls:
-        return []
+        return {}
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
     asked = messages[at].content.strip()
-    original = {tool_name(t): t for t in tools}
-    found = []
-    for tool in grounded:  # a call the question asked for all of (not one that also took a loose span of words)
-        fn = tool.get("function") or tool
-        need = lacked.get(str(fn.get("name", "")))
-        required = set((fn.get("parameters") or {}).get("required") or [])
-        if need and ask_for(need, original.get(tool_name(tool))) == asked and set(need) == required:
-            found.append(tool)
-    return found
+    return {tool_name(t): lacked[tool_name(t)] for t in tools
+            if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+
+
+def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
+                 grounded: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
+    call that also took a loose span of words): that answer completes the call, not a new topic."""
+    asked = asked_for(tools, messages)
+    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
 
 
 def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
@@ -208,7 +209,13 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     if not messages or messages[-1].role != "user":
         return []
     fresh = since_agent_spoke(messages)
-    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes and _filled_by_values(t)]
+    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
+            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages)))]
+
+
+def _no_arguments(tool: dict[str, Any]) -> bool:
+    """A read that needs nothing ("When are you open?" -> opening_hours())."""
+    return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
 
 
 def _filled_by_values(tool: dict[str, Any]) -> bool:
@@ -236,7 +243,7 @@ _STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they"
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
+    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
 
 
 def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:

@@ -11,7 +11,7 @@ model is never hidden behind canned text).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
@@ -21,7 +21,10 @@ _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*•]\s|\|", re.MULTILINE)
 _DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\bassistant\s*:|\buser\s*:", re.I)
 _CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
 _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
-_META = re.compile(r"\bthe (?:caller|user)\b|\bhere'?s (?:a|the|my) (?:response|reply|answer)\b", re.I)
+# ... nor about the conversation's machinery ("This response indicates ...", "Here is the response for the ...")
+_META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
+                   r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
+                   re.I)
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
 DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -141,14 +144,18 @@ class ReplyGuard:
     """Between a model's streamed text and the caller. Text is let through a clause at a time (the speech side
     waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
     that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead.
+    `vet(clause)` may name what else a clause must not say (a fact nobody gave: `loop._scope.FactCheck`); such a
+    clause ends the reply too, and `vet_fallback` (else `fallback`) is said when nothing was said yet.
     `fired` names what was caught (None: nothing)."""
 
     def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str = "",
-                 max_sentences: int = 2) -> None:
+                 max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
+                 vet_fallback: str = "") -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
         self.fallback = fallback
         self.max_sentences = max_sentences
+        self.vet, self.vet_fallback = vet, vet_fallback
         self.pending = ""
         self.said = ""
         self.fired: str | None = None
@@ -180,18 +187,27 @@ class ReplyGuard:
             out = self.said = self.fallback
         return out
 
+    def say(self, text: str) -> str:
+        """Words the code itself decided (a question for a missing value, the scope sentence): said as they are,
+        and the reply ends with them."""
+        self.said += text
+        self.done = True
+        return text
+
     def _let(self, clause: str, newline: bool) -> str:
         text = clause.rstrip("\n") if newline else clause
         if newline:
             self.done = bool((self.said + text).strip())  # a line break after words ends a spoken reply
         if not text.strip():
             return ""
-        if found := leaks(self.said + text, self.tool_names, self.grams):
-            self.fired, self.done = found[0], True
+        found = leaks(self.said + text, self.tool_names, self.grams)
+        vetted = self.vet(text) if self.vet is not None and not found else None
+        if found or vetted:
+            self.fired, self.done = found[0] if found else vetted, True
             if self.said.strip():
                 return ""
-            self.said = self.fallback
-            return self.fallback
+            self.said = self.fallback if found or not self.vet_fallback else self.vet_fallback
+            return self.said
         self.said += text
         if len(_SENTENCE_END.findall(self.said)) >= self.max_sentences:
             self.done = True  # two sentences said: that is a whole spoken reply
