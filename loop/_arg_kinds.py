@@ -55,6 +55,7 @@ class Kind:
     pattern: str = ""  # an identifier's own pattern, which every candidate must match
     integer: bool = False  # an identifier typed as an integer: its candidates are digits only
     when: str = ""  # for a time or a date: "time" (an hour), "date" (a day), "" (either)
+    digits: int = 0  # an identifier described as "the 8-digit account number": how many digits it has
 
 
 def name_words(name: str) -> list[str]:
@@ -131,10 +132,11 @@ def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     words = name_words(name)
     if "pattern" in schema:
         return Kind("id", pattern=str(schema["pattern"])) if is_id_pattern(str(schema["pattern"])) else None
+    digits = _digit_count(str(schema.get("description", "")))
     kind = schema.get("type")
     if kind in ("number", "integer"):
         if kind == "integer" and _is_id(words, schema) and not set(words) & {"amount", "price", "total"}:
-            return Kind("id", integer=True)
+            return Kind("id", integer=True, digits=digits)
         return Kind(kind)
     if kind != "string":
         return None
@@ -142,7 +144,34 @@ def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     if kind == "when":
         joined = {*words, "".join(words)}
         return Kind(kind, when="time" if joined & {"time", "hour"} else "date" if joined & _DATE else "")
-    return Kind(kind)
+    return Kind(kind, digits=digits if kind == "id" else 0)
+
+
+_COUNT_WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                             "nine", "ten", "eleven", "twelve"))}
+
+
+_N_DIGITS = re.compile(r"\b(\d{1,2}|" + "|".join(_COUNT_WORDS) + r")[- ]digits?\b((?:[ -]+[a-z]+){0,3})", re.IGNORECASE)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _COUNT_WORDS[word.lower()]
+
+
+def _digit_count(described: str) -> int:
+    """"the 8-digit account number" / "its four-digit postcode" -> 8 / 4; 0 when the description does not say."""
+    m = _N_DIGITS.search(described)
+    return 0 if m is None else _count(m.group(1))
+
+
+def digits_named(name: str, text: str) -> int:
+    """How many digits a tool's description gives the argument `name` ("by their five-digit account number"
+    for `account_number`); 0 when it does not."""
+    own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
+    for m in _N_DIGITS.finditer(text):
+        if own & {w[:5] for w in re.findall(r"[a-z]+", m.group(2).lower())}:
+            return _count(m.group(1))
+    return 0
 
 
 def label(name: str, schema: dict[str, Any] | None = None) -> str:

@@ -151,7 +151,7 @@ def retracted_ids(text: str) -> set[str]:
 
 def span_words(text: str) -> list[str]:
     """Words with the characters a span may hold; a trailing comma is kept (it may join two words)."""
-    return [w for w in (re.sub(r"[^\w'&/#,.-]", "", w).strip(".") for w in text.split()) if w.strip(",")]
+    return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
 
 
 def proper_names(text: str, initial: bool = False) -> list[str]:
@@ -190,14 +190,9 @@ def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = 
             pattern = ""
             for before, w in reversed(list(itertools.pairwise(tail))):
                 comma = "(,)?" if before.endswith(",") else ""
-                pattern = f"({comma} {_literal(w.rstrip(','))}{pattern})?"
-            starts.append(_literal(first.strip(",")) + pattern)
+                pattern = f"({comma} {w.rstrip(',')}{pattern})?"
+            starts.append(first.strip(",") + pattern)
     return list(dict.fromkeys(starts))
-
-
-def _literal(word: str) -> str:
-    """A span word as a regex (and GBNF pattern): of what a span word holds, only "." means anything else."""
-    return word.replace(".", "\\.")
 
 
 def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loop._arg_kinds import arg_kind, label, non_null
+from loop._arg_kinds import arg_kind, digits_named, label, non_null
 from loop._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     id_candidates,
     identifier_candidates,
@@ -47,6 +47,7 @@ from loop._heard import (  # noqa: F401  (re-exported: what was said, read out o
     words_to_number,
 )
 from loop.qwen_format import tool_name
+from loop.speakable import join_digit_words
 from loop.types import Message, ToolCall
 
 
@@ -66,6 +67,7 @@ class Evidence:
     done: set[str]  # signatures of calls already made: never offered again
     retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
     asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
+    id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
@@ -78,9 +80,32 @@ class Evidence:
                    asked_name=bool(re.search(r"\bname\b[^.!]*\?\s*$", agent, re.IGNORECASE)))
 
 
-def _identifiers(pattern: str, integer: bool, ev: Evidence) -> list[Any]:
-    """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA")."""
-    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted]
+_GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
+
+
+def id_words(name: str) -> set[str]:
+    """What sets an identifier argument apart from another: `account_number` -> {"accou"}, `postcode` -> {"postc"}."""
+    return {stem(w) for w in label(name).split() if w not in _GENERIC_ID_WORDS}
+
+
+def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
+    """The caller named this identifier as another tool argument's ("postcode 3058" is no account number)."""
+    others = ev.id_words - own
+    if not others:
+        return False
+    text = join_digit_words(re.sub(r"\b(\d) (?=\d\b)", r"\1", ev.heard))  # "4 5 6 7", "four five six seven": 4567
+    for m in re.finditer(rf"(?<![\w-]){re.escape(candidate)}(?![\w-])", text, re.IGNORECASE):
+        before = {stem(w) for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())[-3:]}
+        if before & others and not before & own:
+            return True
+    return False
+
+
+def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None) -> list[Any]:
+    """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA"),
+    and that the caller did not name as something else ("postcode 3058" for an account number)."""
+    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted
+             and not _introduced_as_other(i, own or set(), ev)]
     if pattern:
         try:
             admits = re.compile(pattern).search
@@ -105,8 +130,9 @@ def _named(values: Sequence[str], text: str) -> list[str]:
     return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1]))]
 
 
-def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] | None:
-    """The property's schema narrowed to the conversation's values; None when there is none to copy."""
+def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
+    """The property's schema narrowed to the conversation's values; None when there is none to copy. `described`:
+    the tool's description, which may say how many digits an identifier has."""
     kind = arg_kind(name, schema)
     if kind is None:
         return schema
@@ -116,7 +142,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] |
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
-        found: list[Any] = _identifiers(kind.pattern, kind.integer, ev)
+        digits = kind.digits or digits_named(name, described)
+        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
+                            if not digits or sum(c.isdigit() for c in str(i)) == digits]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
         found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
     elif k == "when":
@@ -127,6 +155,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] |
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address")
         return {"type": "string", "pattern": pattern} if pattern else None
     return {"enum": found} if found else None
+
+
+def _properties(tool: dict[str, Any]) -> dict[str, Any]:
+    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
 
 
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
@@ -149,6 +181,8 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
     tool left out the required arguments nothing in the conversation can fill (empty when its only possible
     call was already made, or the caller has not spoken since the agent last did: nothing to ask them)."""
     ev = Evidence.of(messages)
+    ev.id_words = {w for t in tools for n, s in _properties(t).items()
+                   if (k := arg_kind(n, s)) is not None and k.kind == "id" for w in id_words(n)}
     grounded, missing = [], {}
     for tool in tools:
         tool = copy.deepcopy(tool)
@@ -158,7 +192,7 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         required = set(params.get("required") or [])
         unfilled = []
         for name, schema in list(props.items()):
-            narrowed = _narrow(name, schema, ev)
+            narrowed = _narrow(name, schema, ev, str(fn.get("description", "")))
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:
@@ -277,3 +311,30 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None) -> 
     listed = " and ".join(f"the {n}" for n in names) if len(names) < 3 else (
         ", ".join(f"the {n}" for n in names[:-1]) + f" and the {names[-1]}")
     return f"Sure, I can help with that. Could you tell me {listed}?"
+
+
+def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                      ) -> list[dict[str, Any]]:
+    """`tools` without the writes that take only identifiers (`report_outage(account_number)`,
+    `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
+    identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
+    "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
+    fresh = {stem(w) for w in re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())}
+    asked = asked_for(tools, messages)
+
+    def id_only(tool: dict[str, Any]) -> bool:
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        props = _properties(tool)
+        return bool(required) and all((k := arg_kind(r, props.get(r, {}))) is not None and k.kind == "id"
+                                      for r in required)
+
+    def name_stems(tool: dict[str, Any]) -> set[str]:
+        return {stem(w) for w in re.split(r"[_\W]+", tool_name(tool).lower()) if len(w) > 2}
+
+    reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
+
+    def named(tool: dict[str, Any]) -> bool:  # by what sets it apart from the reads: "cancel", not "booking"
+        return bool((name_stems(tool) - reads or name_stems(tool)) & fresh)
+
+    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or named(t) or tool_name(t) in asked]
+

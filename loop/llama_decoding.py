@@ -12,7 +12,17 @@ from typing import Any
 
 from loop._scope import FactCheck, out_of_scope, scope_sentence, spoken_data
 from loop.errors import ModelRequestError
-from loop.grounding import about_tool, answered_ask, ask_for, asked_for, closing_remark, fresh_reads, ground, uncued
+from loop.grounding import (
+    about_tool,
+    answered_ask,
+    ask_for,
+    asked_for,
+    closing_remark,
+    fresh_reads,
+    ground,
+    uncued,
+    unnamed_id_writes,
+)
 from loop.qwen_format import build_grammar, call_texts, tool_name
 from loop.speakable import ReplyGuard, leaks, sentences
 from loop.types import ModelRequest
@@ -78,11 +88,13 @@ class Plan:
     instead_calls: list[str] = field(default_factory=list)
     writes: frozenset[str] = frozenset()
     asks: dict[str, str] = field(default_factory=dict)  # what is said when the model names a tool in `missing`
+    pursued: set[str] = field(default_factory=set)  # blocked tools the caller spoke of and gave part of: asked
     say: str = ""  # the reply, decided before generating (a question about something the agent is not for)
 
     def yields(self, blocked: str) -> bool:
-        """A named read the conversation cannot fill gives way to the reads the caller's words do fill."""
-        return self.instead is not None and blocked not in self.writes
+        """A named read the conversation cannot fill gives way to the reads the caller's words do fill; so does a
+        write the caller neither spoke of nor gave any value for ("The reference is 3091" is no new booking)."""
+        return self.instead is not None and (blocked not in self.writes or blocked not in self.pursued)
 
     def blocked(self, raw: str) -> str | None:
         """The first tool named in `raw` that cannot be called, if any."""
@@ -98,7 +110,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     if not grounded:
         return Plan(compiled(build_grammar(request.tools)))
     every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
-    request = replace(request, tools=uncued(request.tools, request.messages, request.cues))
+    tools = uncued(request.tools, request.messages, request.cues)
+    request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role == "user" and closing_remark(last.content):
         return Plan(compiled(build_grammar([])))  # thanks and goodbye: answered in words, never a transfer
@@ -121,7 +134,20 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
                 compiled(build_grammar([])) if missing else None, texts(mixed), writes=request.writes, asks=asks)
     if missing and reads:
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
+        plan.pursued = _pursued(request, missing)
     return plan
+
+
+def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
+    """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
+    lacks only the amount): asking for the rest is what they want."""
+    found = set()
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages):
+            found.add(tool_name(tool))
+    return found
 
 
 def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:

@@ -70,6 +70,11 @@ def book_room(guest_name: str, check_in: str, nights: int) -> dict:
     return {"booking_ref": "HB-2291", "guest": guest_name, "check_in": check_in, "nights": nights}
 
 
+def booking_details(booking_ref: Annotated[str, Field(pattern=r"^HB-?[0-9]{4}$")]) -> dict:
+    """A booking's guest, dates and room"""
+    return {"booking_ref": booking_ref, "guest": "Ana Silva", "check_in": "Friday", "nights": 2}
+
+
 def cancel_booking(booking_ref: Annotated[str, Field(pattern=r"^HB-?[0-9]{4}$")]) -> str:
     """Cancel a booking"""
     return f"Booking {booking_ref} is cancelled."
@@ -77,7 +82,8 @@ def cancel_booking(booking_ref: Annotated[str, Field(pattern=r"^HB-?[0-9]{4}$")]
 
 def hotel(model: Model, config: LoopConfig | None = None) -> Agent:
     return Agent(model=model, config=config or LoopConfig.profile("voice"),
-                 tools=[Tool(room_availability), Tool(book_room, mutates=True), Tool(cancel_booking, mutates=True)],
+                 tools=[Tool(room_availability), Tool(booking_details), Tool(book_room, mutates=True),
+                        Tool(cancel_booking, mutates=True)],
                  system_prompt="You take calls for the Harbour Hotel's front desk. Answer in one or two sentences.")
 
 

@@ -215,3 +215,42 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
     assert spoken_data('{"job_number": "4521", "status": "waiting for parts", "found": true}') == (
         "Job number 4521, status waiting for parts, found yes.")
     assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": 1}}') == ""
+
+
+# ---- which identifier is which ------------------------------------------------------------------------------------
+
+
+def test_an_identifier_named_as_another_or_with_another_length_is_not_offered() -> None:
+    def outage_by_postcode(postcode: str) -> dict:
+        """Power cuts in an area, by its four-digit postcode"""
+
+    def outage_for_account(account_number: str) -> dict:
+        """Whether the power is off at a home, by the five-digit account number"""
+
+    def outage_at(postcode: str) -> dict: ...
+
+    def outage_of(account_number: str) -> dict: ...
+
+    def offered(say: str, *fns: Any) -> list[str]:
+        return [tool_name(t) for t in ground([Tool(f).openai_schema() for f in fns], [Message("user", say)])[0]]
+
+    assert offered("Is there a power cut in postcode 3102?", outage_at, outage_of) == ["outage_at"]
+    assert offered("Account 51877, why is my power off?", outage_at, outage_of) == ["outage_of"]
+    assert offered("Is the power off at 3102?", outage_at, outage_of) == ["outage_at", "outage_of"]  # who knows
+    by_length = (outage_by_postcode, outage_for_account)
+    assert offered("I live in 3102. Is the power off there?", *by_length) == ["outage_by_postcode"]
+    assert offered("It's 51877, is the power off?", *by_length) == ["outage_for_account"]
+
+
+def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_it() -> None:
+    from loop.grounding import unnamed_id_writes
+
+    tools = [t.openai_schema() for t in pa.hotel(ScriptedModel(["ok"])).tools.values()]
+    writes = frozenset({"book_room", "cancel_booking"})
+
+    def offered(say: str) -> set[str]:
+        return {tool_name(t) for t in unnamed_id_writes(tools, [Message("user", say)], writes)}
+
+    assert "cancel_booking" not in offered("Can you check my booking? The reference is HB-3091.")  # no cancel
+    assert "cancel_booking" in offered("Please cancel booking HB-3091.")
+    assert "book_room" in offered("Can you check my booking?")  # it takes more than an identifier
