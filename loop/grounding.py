@@ -28,7 +28,9 @@ an invented amount: the model may still pick it, and is then made to ask for wha
 from __future__ import annotations
 
 import copy
+import json
 import re
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,11 +177,26 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     return False
 
 
+_GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
+
+
 def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     """Copies of `tools` whose top-level arguments may only take values found in the conversation, and for each
     tool left out the required arguments nothing in the conversation can fill (empty when its only possible
-    call was already made, or the caller has not spoken since the agent last did: nothing to ask them)."""
+    call was already made, or the caller has not spoken since the agent last did: nothing to ask them).
+    One request's plan asks this several times of the same inputs: the last few answers are kept (read only)."""
+    key = (tuple(json.dumps(t, sort_keys=True) for t in tools),
+           tuple((m.role, m.content, tuple(c.signature for c in m.tool_calls)) for m in messages))
+    if (found := _GROUNDED.get(key)) is None:
+        found = _GROUNDED[key] = _ground(tools, messages)
+        while len(_GROUNDED) > 16:
+            _GROUNDED.popitem(last=False)
+    return copy.deepcopy(found)
+
+
+def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     ev = Evidence.of(messages)
     ev.id_words = {w for t in tools for n, s in _properties(t).items()
                    if (k := arg_kind(n, s)) is not None and k.kind == "id" for w in id_words(n)}

@@ -184,7 +184,7 @@ def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuar
         fallback = last.content.strip()
     elif last is not None and last.role == "tool":
         fallback = spoken_data(last.content) or repeat
-    vet_fallback = fallback if fallback != repeat else _unknown_fallback(request)
+    vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=FactCheck(request).unknown, vet_fallback=vet_fallback)
 
 

@@ -145,12 +145,13 @@ class ReplyGuard:
     waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
     that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead.
     `vet(clause)` may name what else a clause must not say (a fact nobody gave: `loop._scope.FactCheck`); such a
-    clause ends the reply too, and `vet_fallback` (else `fallback`) is said when nothing was said yet.
+    clause ends the reply too, and `vet_fallback` (else `fallback`; a callable is asked only then) is said when
+    nothing was said yet.
     `fired` names what was caught (None: nothing)."""
 
     def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str = "",
                  max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
-                 vet_fallback: str = "") -> None:
+                 vet_fallback: str | Callable[[], str] = "") -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
         self.fallback = fallback
@@ -206,7 +207,8 @@ class ReplyGuard:
             self.fired, self.done = found[0] if found else vetted, True
             if self.said.strip():
                 return ""
-            self.said = self.fallback if found or not self.vet_fallback else self.vet_fallback
+            instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
+            self.said = self.fallback if found or not instead else instead
             return self.said
         self.said += text
         if len(_SENTENCE_END.findall(self.said)) >= self.max_sentences:
