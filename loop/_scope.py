@@ -50,7 +50,8 @@ _THANKS = {"thanks", "thank", "bye", "goodbye", "cheers"}
 # A few everyday words for what a business does, so a caller's "what time do you close?" meets "opening_hours"
 _RELATED = [
     {"time", "hour", "open", "close", "closing", "opening", "when"},
-    {"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay", "payment", "bill", "invoice"},
+    {"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay", "payment", "bill", "invoice",
+     "owe"},
     {"book", "booking", "reserve", "reservation", "appointment", "slot", "schedule"},
     {"order", "buy", "purchase", "bought"},
     {"fix", "repair", "service", "mechanic", "garage", "broken", "ready", "car", "vehicle"},
@@ -87,10 +88,20 @@ def _topic(tool: dict[str, Any]) -> str | None:
     return ("the " if words[-1] in _THE else "") + " ".join([*words[:-1], _plural(words[-1])])
 
 
+_QUOTE = re.compile(r"\"([^\"]{8,})\"")
+_ELSE = re.compile(r"\b(?:anything|everything) else\b|\banything but\b|\bother than\b|\bout of scope\b", re.I)
+
+
 def scope_sentence(request: ModelRequest) -> str:
-    """What the agent is for, in one sentence: its own `scope`, else built from its tools."""
+    """What the agent is for, in one sentence: its own `scope`, else the reply its prompt quotes for anything else
+    ('anything else (the weather, ...): "Sorry, I can only help with repairs here."'), else one built from its
+    tools."""
     if request.scope.strip():
         return request.scope.strip()
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    for line in system.splitlines():
+        if "->" not in line and _ELSE.search(line) and (quotes := _QUOTE.findall(line)):
+            return quotes[-1].strip()
     topics = list(dict.fromkeys(t for t in map(_topic, request.tools) if t))
     words = {t: {stem(w) for w in t.split()} for t in topics}  # "rooms" is said in "room availability"
     topics = [t for t in topics if not any(u != t and words[t] <= words[u] for u in topics)]
@@ -200,6 +211,37 @@ def spoken_data(content: str, max_words: int = 30) -> str:
     if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
         return ""
     return text[0].upper() + text[1:] + "."
+
+
+def quoted_reply(request: ModelRequest) -> str:
+    """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
+    Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
+    Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    caller = _stems(_fresh(request.messages)[0])
+    best, found = 0, ""
+    for line in system.splitlines():
+        if "->" in line or not (quotes := _QUOTE.findall(line)):
+            continue
+        score = len(_related(caller) & _stems(line))
+        if score > best:
+            best, found = score, quotes[-1].strip()
+    return found
+
+
+def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Of reads the caller's words fill alike (one job number fills `repair_status` and `price_quote`), those
+    whose name and description share most with the caller's words ("how much ..." -> the price); all of them when
+    their words tell none apart."""
+    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", _fresh(messages)[0].lower()) if w not in REQUEST_WORDS}
+
+    def score(tool: dict[str, Any]) -> int:  # a word of the tool's own: 2; a word for the same thing: 1
+        fn = tool.get("function") or tool
+        own = _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " "))
+        return sum(2 if w in own else 1 if _related({w}) & own else 0 for w in caller)
+
+    best = max(map(score, reads), default=0)
+    return [t for t in reads if score(t) == best] if best else list(reads)
 
 
 # ---- facts in a spoken reply -------------------------------------------------------------------------

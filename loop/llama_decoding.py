@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop._scope import FactCheck, out_of_scope, scope_sentence, spoken_data
+from loop._scope import FactCheck, closest_reads, out_of_scope, quoted_reply, scope_sentence, spoken_data
 from loop.errors import ModelRequestError
 from loop.grounding import (
     about_tool,
@@ -128,6 +128,10 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     by_name = {tool_name(t): t for t in tools}
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
     reads = fresh_reads(request.tools, request.messages, request.writes)
+    if len(reads) > 1:  # one job number fills the status and the price: "how much" says which
+        closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
+        mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
+        reads = [t for t in reads if tool_name(t) in closest]
     # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
     # model that may answer in words invents one ("... because the customer has not provided ...")
     plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,
@@ -172,10 +176,11 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
 
 def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuard:
     """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
-    last tool result when that is itself speakable (the facts, as the tool put them), else a request to repeat
-    (`repeat`): honest, never an invented answer. A clause stating a fact nobody gave, or the caller's own words,
-    is not said either (`loop._scope.FactCheck`); said instead, when nothing was said yet: the tool result (plain
-    data read out), a question for what a tool the caller spoke of lacks, or what the agent is for."""
+    last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
+    quotes for what the caller asked, else a request to repeat (`repeat`): honest, never an invented answer. A
+    clause stating a fact nobody gave, or the caller's own words, is not said either (`loop._scope.FactCheck`);
+    said instead, when nothing was said yet: the tool result (plain data read out), a question for what a tool
+    the caller spoke of lacks, or what the agent is for."""
     names = [tool_name(t) for t in request.tools]
     system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
     last = request.messages[-1] if request.messages else None
@@ -184,6 +189,8 @@ def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuar
         fallback = last.content.strip()
     elif last is not None and last.role == "tool":
         fallback = spoken_data(last.content) or repeat
+    else:  # what the prompt itself says to tell a caller who asks this, if it does
+        fallback = quoted_reply(request) or repeat
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=FactCheck(request).unknown, vet_fallback=vet_fallback)
 

@@ -25,6 +25,7 @@ _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|
 _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
                    r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
                    re.I)
+_QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
 DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -38,9 +39,17 @@ def words(text: str) -> list[str]:
 
 
 def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
-    """Every run of `n` consecutive words of the prompt (what a reply must never repeat)."""
-    w = words(prompt)
-    return {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
+    """Every run of `n` consecutive words of the prompt (what a reply must never repeat), but for the replies it
+    quotes for the agent to say ('opening hours: "We're open Monday to Friday ..."'); a caller's words quoted
+    before a tool call ('"Where is order 3141?" -> {...}') stay."""
+    grams: set[tuple[str, ...]] = set()
+    for line in prompt.splitlines():
+        if "->" not in line:
+            line = _QUOTED.sub(" | ", line)
+        for part in line.split("|"):
+            w = words(part)
+            grams |= {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
+    return grams
 
 
 def sentences(text: str) -> int:

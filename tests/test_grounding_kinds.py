@@ -254,3 +254,53 @@ def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_
     assert "cancel_booking" not in offered("Can you check my booking? The reference is HB-3091.")  # no cancel
     assert "cancel_booking" in offered("Please cancel booking HB-3091.")
     assert "book_room" in offered("Can you check my booking?")  # it takes more than an identifier
+
+
+# ---- what the prompt itself says ------------------------------------------------------------------------------------
+
+_GARAGE_PROMPT = """You answer the phone for a garage. One or two short sentences.
+"Is job 4712 ready?" -> {"name": "repair_status", "arguments": {"job_number": "4712"}}
+What you may tell callers without a tool:
+- opening hours: "We're open Monday to Friday from 8 to 6, and Saturday from 9 to 1."
+- anything else (selling cars, insurance, the weather): "Sorry, I can only help with repairs here."
+"""
+
+
+def _garage_request(say: str) -> ModelRequest:
+    agent = pa.garage(ScriptedModel(["ok"]))
+    agent.assembler = type(agent.assembler)(_GARAGE_PROMPT, list(agent.tools.values()), len, 4096)
+    return agent.assembler.build([Message("user", say)], 0, 96)[0]
+
+
+def test_the_prompts_own_replies_are_the_scope_and_the_fallback() -> None:
+    from loop._scope import quoted_reply
+
+    assert scope_sentence(_garage_request("hi")) == "Sorry, I can only help with repairs here."
+    assert quoted_reply(_garage_request("What time do you close on Saturday?")).startswith("We're open Monday")
+    assert quoted_reply(_garage_request("Is job 4712 ready?")) != "Is job 4712 ready?"  # a caller's words: no reply
+
+
+def test_a_reply_the_prompt_quotes_may_be_said_but_not_the_prompt_itself() -> None:
+    from loop.speakable import leaks
+
+    assert not leaks("We're open Monday to Friday from 8 to 6, and Saturday from 9 to 1.", prompt=_GARAGE_PROMPT)
+    assert leaks("What you may tell callers without a tool is this.", prompt=_GARAGE_PROMPT)
+
+
+def test_of_reads_one_identifier_fills_the_callers_words_say_which() -> None:
+    from loop._scope import closest_reads
+
+    def repair_status(job_number: str) -> dict:
+        """Where a repair job is, and whether the car is ready"""
+
+    def price_quote(job_number: str) -> dict:
+        """The price quoted for a repair job"""
+
+    reads = [Tool(repair_status).openai_schema(), Tool(price_quote).openai_schema()]
+
+    def closest(say: str) -> list[str]:
+        return [tool_name(t) for t in closest_reads(reads, [Message("user", say)])]
+
+    assert closest("How much is the repair on job 5186 going to cost?") == ["price_quote"]
+    assert closest("Is my car ready? Job 4712.") == ["repair_status"]
+    assert closest("Job 4712.") == ["repair_status", "price_quote"]
