@@ -153,7 +153,19 @@ def _vocabulary(request: ModelRequest) -> set[str]:
             parts.append(_prompt_topics(m.content))
         elif m.role in ("tool", "assistant"):
             parts.append(m.content)
-    return _related(_stems(" ".join(parts)))
+    return _related(_all_stems(" ".join(parts)))
+
+
+def _all_stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", text.lower().replace("_", " "))}
+
+
+def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
+    """What the prompt lists as not the agent's ('anything else (taxis, restaurants, the weather): "Sorry..."'),
+    less what its tools and topics are about."""
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    listed = " ".join(_QUOTE.sub(" ", line) for line in system.splitlines() if _ELSE.search(line))
+    return _stems(listed) - vocabulary
 
 
 def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
@@ -174,8 +186,9 @@ def _without_names(text: str) -> str:
 
 def out_of_scope(request: ModelRequest) -> bool:
     """The caller asked about something the agent is not for: their words since the agent last spoke share no word
-    with its tools, its prompt's topics or the conversation's tool results, and they are not a greeting, thanks,
-    the answer to a question the agent asked, or an identifier."""
+    with its tools, its prompt's topics or the conversation's tool results (or no more than with what the prompt
+    lists as anything else), and they are not a greeting, thanks, the answer to a question the agent asked, or an
+    identifier."""
     if not request.messages or request.messages[-1].role != "user":
         return False
     fresh, last_agent = _fresh(request.messages)
@@ -185,13 +198,42 @@ def out_of_scope(request: ModelRequest) -> bool:
     if last_agent is not None and last_agent.content.rstrip().endswith("?"):
         return False
     caller = _stems(_without_names(fresh))
-    return bool(caller) and not (_related(caller) & _vocabulary(request))
+    if not caller:
+        return False
+    vocabulary = _vocabulary(request)
+    about = {w for w in caller if _related({w}) & vocabulary}
+    elsewhere = {w for w in caller & _excluded(request, vocabulary) if w not in about}
+    return not about or len(elsewhere) >= len(about)  # "Do you sell used cars?": selling is listed, cars are not
 
 
-def spoken_data(content: str, max_words: int = 30) -> str:
-    """A tool's plain data read out, for when the model's own words could not be said:
-    '{"job_number": "4521", "status": "waiting for parts"}' -> "Job number 4521, status waiting for parts."
-    "" for anything but a small JSON object of plain values."""
+def _plain(value: Any) -> str | None:
+    """A plain value as words (None: not plain): True -> "yes", 9.0 -> "9", ["a", "b"] -> "a and b"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str | int):
+        return str(value).strip()
+    if isinstance(value, list) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return " and ".join(map(str, value)) if value else "none"
+    return None
+
+
+def _pairs(data: dict[str, Any]) -> str | None:
+    parts = []
+    for key, value in data.items():
+        if (said := _plain(value)) is None:
+            return None
+        if said:
+            parts.append(f"{' '.join(name_words(str(key)))} {said}")
+    return ", ".join(parts)
+
+
+def spoken_data(content: str, max_words: int = 40) -> str:
+    """A tool's plain data read out, as the model is shown it and for when its own words could not be said:
+    '{"job_number": "4521", "status": "waiting for parts"}' -> "Job number 4521, status waiting for parts.";
+    a list of such objects inside ("rooms": [{"type": "double", "free": 2}, ...]) reads "rooms: type double, free
+    2; type suite, free 0". "" for anything else (deeper data, too long to say), which stays as it was."""
     try:
         data = json.loads(content)
     except ValueError:
@@ -200,13 +242,16 @@ def spoken_data(content: str, max_words: int = 30) -> str:
         return ""
     parts = []
     for key, value in data.items():
-        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-            value = " and ".join(str(v) for v in value) if value else "none"
-        if isinstance(value, bool):
-            value = "yes" if value else "no"
-        if not isinstance(value, str | int | float) or str(value).strip() == "":
-            continue
-        parts.append(f"{' '.join(name_words(str(key)))} {f'{value:g}' if isinstance(value, float) else value}")
+        said = _plain(value)
+        if said is None and isinstance(value, dict):
+            said = _pairs(value)
+        if said is None and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            inner = [_pairs(v) for v in value]
+            said = None if None in inner else ": " + "; ".join(i for i in inner if i)
+        if said is None:
+            return ""
+        if said:
+            parts.append(f"{' '.join(name_words(str(key)))}{'' if said.startswith(':') else ' '}{said}")
     text = ", ".join(parts)
     if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
         return ""

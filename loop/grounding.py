@@ -70,6 +70,7 @@ class Evidence:
     retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
     asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
     id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
+    digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
@@ -144,7 +145,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
-        digits = kind.digits or digits_named(name, described)
+        digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
                             if not digits or sum(c.isdigit() for c in str(i)) == digits]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
@@ -159,8 +160,12 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     return {"enum": found} if found else None
 
 
+def _fn(tool: dict[str, Any]) -> dict[str, Any]:
+    return tool.get("function") or tool
+
+
 def _properties(tool: dict[str, Any]) -> dict[str, Any]:
-    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
+    return (_fn(tool).get("parameters") or {}).get("properties") or {}
 
 
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
@@ -198,8 +203,10 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
 def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     ev = Evidence.of(messages)
-    ev.id_words = {w for t in tools for n, s in _properties(t).items()
-                   if (k := arg_kind(n, s)) is not None and k.kind == "id" for w in id_words(n)}
+    ids = [(n, k, t) for t in tools for n, s in _properties(t).items() if (k := arg_kind(n, s)) and k.kind == "id"]
+    ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
+    # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
+    ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
     grounded, missing = [], {}
     for tool in tools:
         tool = copy.deepcopy(tool)
@@ -230,7 +237,8 @@ def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -
     return ground(tools, messages)[0]
 
 
-def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> dict[str, list[str]]:
+def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset()
+              ) -> dict[str, list[str]]:
     """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
     once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
     if not messages or messages[-1].role != "user":
@@ -240,15 +248,17 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> d
         return {}
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
     asked = messages[at].content.strip()
-    return {tool_name(t): lacked[tool_name(t)] for t in tools
-            if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+    found = {tool_name(t): lacked[tool_name(t)] for t in tools
+             if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+    reads = {n: v for n, v in found.items() if n not in writes}
+    return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
 
 
 def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
-                 grounded: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+                 grounded: Sequence[dict[str, Any]], writes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
     """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
     call that also took a loose span of words): that answer completes the call, not a new topic."""
-    asked = asked_for(tools, messages)
+    asked = asked_for(tools, messages, writes)
     return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
 
 
@@ -311,6 +321,8 @@ _CLOSING_WORDS = _CLOSING_CUES | {
     "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
     "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
     "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
+    "lot", "lots", "loads", "heaps", "bunch", "ton", "tons", "kind", "helpful", "goodnight", "night", "cool", "sweet",
+    "fantastic", "amazing", "superb", "sorted", "cheerio", "all's", "much,",
 }
 
 
@@ -337,7 +349,7 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
     identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
     "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
     fresh = {stem(w) for w in re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())}
-    asked = asked_for(tools, messages)
+    asked = asked_for(tools, messages, writes)
 
     def id_only(tool: dict[str, Any]) -> bool:
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []

@@ -123,7 +123,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
 
     tools, missing = ground(request.tools, request.messages)
     asks = _questions(request, missing, scope_sentence(every))
-    if completing := answered_ask(request.tools, request.messages, tools):  # the caller gave what was asked for
+    # the caller gave what was asked for
+    if completing := answered_ask(request.tools, request.messages, tools, request.writes):
         return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing))
     by_name = {tool_name(t): t for t in tools}
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
@@ -161,7 +162,7 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
     steers back to the agent's purpose, or told what the agent is for when no read lacks anything."""
     by_name = {tool_name(t): t for t in request.tools}
     lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
-    asked = asked_for(request.tools, request.messages)  # the caller answered part of the agent's question
+    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
     asks = {}
     for name in [n for n, lacks in missing.items() if lacks]:
         if name in asked or about_tool(by_name[name], request.messages):
@@ -189,21 +190,22 @@ def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuar
         fallback = last.content.strip()
     elif last is not None and last.role == "tool":
         fallback = spoken_data(last.content) or repeat
-    else:  # what the prompt itself says to tell a caller who asks this, if it does
-        fallback = quoted_reply(request) or repeat
+    else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
+        return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
+                          vet=FactCheck(request).unknown, vet_fallback=lambda: _unknown_fallback(request))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=FactCheck(request).unknown, vet_fallback=vet_fallback)
 
 
-def _unknown_fallback(request: ModelRequest) -> str:
-    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else what the
-    agent is for."""
+def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
+    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
+    `otherwise`, else what the agent is for."""
     _, missing = ground(request.tools, request.messages)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
             return ask_for(lacks, tool)
-    return scope_sentence(request)
+    return otherwise or scope_sentence(request)
 
 
 @dataclass

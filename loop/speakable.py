@@ -22,6 +22,7 @@ _DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\
 _CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
 _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
 # ... nor about the conversation's machinery ("This response indicates ...", "Here is the response for the ...")
+_FUNCTION_WORDS = re.compile(r"\b(?:functions?|tool calls?|json)\b", re.I)
 _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
                    r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
                    re.I)
@@ -79,7 +80,7 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append(f"code {m.group()!r}")
     if "_" in text:
         found.append("an identifier with '_'")
-    if strict and (m := _TOOL_WORDS.search(text)):
+    if m := (_TOOL_WORDS if strict else _FUNCTION_WORDS).search(text):  # "call the outage function": no agent says
         found.append(f"talks about tools: {m.group()!r}")
     if m := _META.search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
         found.append(f"talks about the conversation: {m.group()!r}")
@@ -152,18 +153,18 @@ def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent:
 class ReplyGuard:
     """Between a model's streamed text and the caller. Text is let through a clause at a time (the speech side
     waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
-    that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead.
-    `vet(clause)` may name what else a clause must not say (a fact nobody gave: `loop._scope.FactCheck`); such a
-    clause ends the reply too, and `vet_fallback` (else `fallback`; a callable is asked only then) is said when
+    that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead (a callable
+    is asked only then). `vet(clause)` may name what else a clause must not say (a fact nobody gave:
+    `loop._scope.FactCheck`); such a clause ends the reply too, and `vet_fallback` (else `fallback`) is said when
     nothing was said yet.
     `fired` names what was caught (None: nothing)."""
 
-    def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str = "",
+    def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
                  max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
                  vet_fallback: str | Callable[[], str] = "") -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
-        self.fallback = fallback
+        self._fallback = fallback
         self.max_sentences = max_sentences
         self.vet, self.vet_fallback = vet, vet_fallback
         self.pending = ""
@@ -196,6 +197,13 @@ class ReplyGuard:
             self.fired = "empty reply"
             out = self.said = self.fallback
         return out
+
+    @property
+    def fallback(self) -> str:
+        """What is said instead of a reply that could not be (a callable is asked only when it is needed)."""
+        if callable(self._fallback):
+            self._fallback = self._fallback()
+        return self._fallback
 
     def say(self, text: str) -> str:
         """Words the code itself decided (a question for a missing value, the scope sentence): said as they are,

@@ -214,7 +214,9 @@ def test_the_guard_says_a_question_or_the_scope_instead_of_an_invented_fact() ->
 def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
     assert spoken_data('{"job_number": "4521", "status": "waiting for parts", "found": true}') == (
         "Job number 4521, status waiting for parts, found yes.")
-    assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": 1}}') == ""
+    assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": {"c": 1}}}') == ""
+    rooms = '{"nights": 2, "rooms": [{"type": "double", "free": 2}, {"type": "suite", "free": 0}]}'
+    assert spoken_data(rooms) == "Nights 2, rooms: type double, free 2; type suite, free 0."
 
 
 # ---- which identifier is which ------------------------------------------------------------------------------------
