@@ -112,7 +112,8 @@ def scope_sentence(request: ModelRequest) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", text.lower().replace("_", " ")) if w not in _FILLER}
+    words = re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))
+    return {stem(w) for w in words if w not in _FILLER}
 
 
 def _related(stems: set[str]) -> set[str]:
@@ -157,7 +158,15 @@ def _vocabulary(request: ModelRequest) -> set[str]:
 
 
 def _all_stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", text.lower().replace("_", " "))}
+    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))}
+
+
+_COMPOUND = re.compile(r"\b(check|log|sign|pick|drop|take|hand|print|top|pay)[- ](in|out|up|off|over)\b")
+
+
+def _compounds(text: str) -> str:
+    """"check out" / "check-out" -> "checkout": one word, not the request word "check"."""
+    return _COMPOUND.sub(r"\1\2", text)
 
 
 def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
@@ -219,21 +228,26 @@ def _plain(value: Any) -> str | None:
     return None
 
 
+_WHAT = {"type", "name", "kind", "title", "item", "label"}  # said without its key: "double", not "type double"
+
+
 def _pairs(data: dict[str, Any]) -> str | None:
     parts = []
     for key, value in data.items():
         if (said := _plain(value)) is None:
             return None
         if said:
-            parts.append(f"{' '.join(name_words(str(key)))} {said}")
+            parts.append(said if str(key).lower() in _WHAT else f"{' '.join(name_words(str(key)))} {said}")
     return ", ".join(parts)
 
 
-def spoken_data(content: str, max_words: int = 40) -> str:
+def spoken_data(content: str, max_words: int = 40, known: Sequence[Any] = ()) -> str:
     """A tool's plain data read out, as the model is shown it and for when its own words could not be said:
     '{"job_number": "4521", "status": "waiting for parts"}' -> "Job number 4521, status waiting for parts.";
-    a list of such objects inside ("rooms": [{"type": "double", "free": 2}, ...]) reads "rooms: type double, free
-    2; type suite, free 0". "" for anything else (deeper data, too long to say), which stays as it was."""
+    a list of such objects inside ("rooms": [{"type": "double", "free": 2}, ...]) reads "rooms: double, free
+    2; suite, free 0". Values in `known` (the call's own arguments: the caller said them) are left out, but for
+    identifiers. "" for
+    anything else (deeper data, too long to say), which stays as it was."""
     try:
         data = json.loads(content)
     except ValueError:
@@ -241,8 +255,11 @@ def spoken_data(content: str, max_words: int = 40) -> str:
     if not isinstance(data, dict) or not data:
         return ""
     parts = []
+    told = {str(v).strip().casefold() for v in known}
     for key, value in data.items():
         said = _plain(value)
+        if said is not None and said.casefold() in told and len(data) > 1 and not re.search(r"\d{3}", said):
+            continue  # "arrival June 12, nights 2": the caller's own words, back (an identifier stays: "job 4521")
         if said is None and isinstance(value, dict):
             said = _pairs(value)
         if said is None and isinstance(value, list) and all(isinstance(v, dict) for v in value):

@@ -159,13 +159,20 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
     """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
     ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
     ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
-    steers back to the agent's purpose, or told what the agent is for when no read lacks anything."""
+    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
+    lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
+    the postcode, not the account number)."""
     by_name = {tool_name(t): t for t in request.tools}
     lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
+    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
     asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
     asks = {}
     for name in [n for n, lacks in missing.items() if lacks]:
-        if name in asked or about_tool(by_name[name], request.messages):
+        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
+            read = next(t for t in about_reads if tool_name(t) in closest)
+            asks[name] = ask_for(missing[tool_name(read)], read)
+        elif name in asked or about_tool(by_name[name], request.messages):
             asks[name] = ask_for(missing[name], by_name[name])
         elif lacking_reads:
             read = lacking_reads[0]

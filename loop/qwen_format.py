@@ -315,8 +315,10 @@ def present(messages: Sequence[Message]) -> list[Message]:
     tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
     0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
     out = []
+    arguments = {c.id: list(c.arguments.values()) for m in messages for c in m.tool_calls}
     for msg in messages:
-        if msg.role == "tool" and msg.content.lstrip().startswith("{") and (said := spoken_data(msg.content)):
+        if msg.role == "tool" and msg.content.lstrip().startswith("{") and (
+                said := spoken_data(msg.content, known=arguments.get(msg.tool_call_id or "", []))):
             msg = replace(msg, content=said)  # plain data as words: the 0.5B otherwise reads JSON as a task
         if msg.role == "tool" and _DECLINED.match(msg.content):
             msg = replace(msg, content="Okay, I have not done that, as you said no.")

@@ -216,7 +216,8 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
         "Job number 4521, status waiting for parts, found yes.")
     assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": {"c": 1}}}') == ""
     rooms = '{"nights": 2, "rooms": [{"type": "double", "free": 2}, {"type": "suite", "free": 0}]}'
-    assert spoken_data(rooms) == "Nights 2, rooms: type double, free 2; type suite, free 0."
+    assert spoken_data(rooms) == "Nights 2, rooms: double, free 2; suite, free 0."
+    assert spoken_data(rooms, known=[2]) == "Rooms: double, free 2; suite, free 0."  # the caller said how long
 
 
 # ---- which identifier is which ------------------------------------------------------------------------------------
