@@ -76,7 +76,7 @@ class Agent:
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
                  name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "",
-                 vocabulary: Iterable[str] = ()) -> None:
+                 vocabulary: Iterable[str] = (), scope: str = "") -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
         # words its callers say (product, street and staff names): plain data; a voice front end biases its
         # speech-to-text towards them (with the tools' enum values, `voice.vocabulary`)
@@ -90,14 +90,17 @@ class Agent:
         self.speculative: dict[str, Observation] = {}  # filled by a voice session while the caller speaks
         self.tenant = tenant  # a shared tenant budget every admission also holds against
         self.unsettled_writes: list[tuple[str, Future[Any]]] = []  # timed-out sync writes still running
+        # `scope`: what the agent is for, said to a caller who asks about anything else (the embedded model
+        # derives one from the tools' names without it: "Sorry, I can only help with orders and refunds here.")
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
-                                         self.config.context_tokens, self.policy.text)
+                                         self.config.context_tokens, self.policy.text, scope)
 
     def use_model(self, model: Model) -> None:
         """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
         self.model = model
         a = self.assembler
-        self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text)
+        self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,
+                                         a.scope)
 
     async def warm(self) -> None:
         """Hand the stable prefix to the model once, before the first turn, so its cache is hot."""

@@ -2,18 +2,24 @@
 
 Small models invent arguments ("order 12345", "123 Main St", "New York"). Before generating, each tool's JSON
 schema is narrowed to what the conversation actually contains, and the grammar built from it makes anything
-else impossible to emit:
+else impossible to emit. What an argument may hold is read from its schema (`loop._arg_kinds`), for any agent:
 
 - numbers (`number`/`integer`): an amount the caller said, in digits or spoken ("$15", "35.50", "twenty dollars",
   "twelve dollars and fifty cents"); a bare number of 4+ digits ("order 4567") is an identifier, not an amount;
-- identifiers (string properties named `id` / `*_id`, or described as digits): a token with a digit, or a run of
-  spoken digits ("four five six seven" -> "4567"), from the caller's words or the tools' results, but not one the
-  caller just took back ("order 1234, sorry, I mean 7788");
-- names (properties called city, country, name, `*_name`, ...): a run of capitalised words the caller said since
-  the agent last spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin");
-- other free strings: a span of at most 8 consecutive words the caller said since the agent last spoke.
-Enums, patterns, formats, booleans and nested values stay as the schema says. A call already made with the same
-arguments is not offered again.
+- identifiers (`order_id`, `job_number: int`, `booking_ref`, an account "described as the 8-digit account number",
+  a `pattern` of digits, a postcode): a token with a digit, or a run of spoken digits ("four five six seven" ->
+  "4567"), from the caller's words or the tools' results, matching the schema's pattern, but not one the caller
+  just took back ("order 1234, sorry, I mean 7788");
+- names (city, country, name, `guest_name`, ...): a run of capitalised words the caller said since the agent last
+  spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin") unless the agent had
+  asked for a name;
+- times and dates (`time`, `day`, `check_in`): the caller's words that say when ("Tuesday", "10 a.m.");
+- enums: the values the conversation named;
+- free text (a reason, a note): a span of at most 8 consecutive words the caller said since the agent last spoke;
+  an address: such a span that starts on a number or a capitalised word; any other string: a span without the
+  request's own words ("I want to check on my repair" holds no item and no address).
+Booleans, formats, nested values and patterns that admit plain words stay as the schema says. A call already made
+with the same arguments is not offered again.
 
 A tool whose required argument has no candidate cannot be called, so "I want a refund" cannot become a refund of
 an invented amount: the model may still pick it, and is then made to ask for what is missing (`ask_for`).
@@ -22,163 +28,29 @@ an invented amount: the model may still pick it, and is then made to ask for wha
 from __future__ import annotations
 
 import copy
-import itertools
+import json
 import re
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from loop._arg_kinds import arg_kind, digits_named, label, non_null
+from loop._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
+    id_candidates,
+    identifier_candidates,
+    number_candidates,
+    proper_names,
+    retracted_ids,
+    span_pattern,
+    stem,
+    time_spans,
+    value_pattern,
+    words_to_number,
+)
 from loop.qwen_format import tool_name
+from loop.speakable import join_digit_words
 from loop.types import Message, ToolCall
-
-_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-               "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
-_TENS = {w: 10 * (i + 2) for i, w in enumerate(_TEN_WORDS)}
-_DIGITS = {**{w: str(i) for i, w in enumerate(_UNIT_WORDS[:10])}, "oh": "0"}
-_SCALE = {"hundred", "thousand", "dollars", "dollar", "bucks", "cents", "cent", "and", "a"}
-_NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
-                     re.IGNORECASE)
-_ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
-_MAX_SPAN_WORDS = 8
-_CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b",
-                         re.IGNORECASE)
-_NAME_PROPS = {"city", "town", "country", "state", "region", "name", "company", "person"}
-_PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
-_VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
-
-
-def words_to_number(text: str) -> float | None:
-    """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5."""
-    cleaned = text.lower().replace(",", "").replace("$", "").strip()
-    try:
-        return float(cleaned)
-    except ValueError:
-        pass
-    dollars, cents, current, seen = 0.0, 0.0, 0.0, False
-    for word in re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " ")):
-        if word in _UNITS or word in _TENS:
-            current += _UNITS.get(word, 0) + _TENS.get(word, 0)
-        elif re.fullmatch(r"\d+(?:\.\d+)?", word):
-            current += float(word)
-        elif word == "hundred":
-            current = (current or 1) * 100
-        elif word == "thousand":
-            dollars, current = (dollars + (current or 1)) * 1000, 0
-        elif word in ("cents", "cent"):
-            cents, current = current, 0
-        elif word in ("dollars", "dollar", "bucks"):
-            dollars, current = dollars + current, 0
-        else:
-            continue
-        seen = True
-    return dollars + current + cents / 100 if seen else None
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower().replace("-", " "))
-
-
-def number_candidates(text: str) -> list[float]:
-    """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
-    # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
-    found = [float(m.group(2).replace(",", "")) for m in _NUM_RE.finditer(text)
-             if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
-    run: list[str] = []
-    for word in [*_words(text), "."]:
-        if word in _UNITS or word in _TENS or word in ("hundred", "thousand") or (run and word in _SCALE):
-            run.append(word)
-            continue
-        while run and run[-1] in ("and", "a"):
-            run.pop()
-        if run and (value := words_to_number(" ".join(run))) is not None:
-            found.append(value)
-        run = []
-    return list(dict.fromkeys(found))
-
-
-def id_candidates(text: str) -> list[str]:
-    """Identifiers in `text`: tokens with a digit, and runs of 3+ spoken digits ("four five six seven")."""
-    tokens = (t.strip(".,!?;:()#\"'") for t in text.split())
-    found = [t for t in tokens if _ID_RE.fullmatch(t)]
-    # Whisper often writes a number read digit by digit as "4 5 6 7": that is one identifier
-    found += [m.replace(" ", "") for m in re.findall(r"\b\d(?: \d\b){2,}", text)]
-    run: list[str] = []
-    for word in [*_words(text), "."]:
-        if word in _DIGITS:
-            run.append(_DIGITS[word])
-            continue
-        if len(run) >= 3:
-            found.append("".join(run))
-        run = []
-    return list(dict.fromkeys(f for f in found if f))
-
-
-def retracted_ids(text: str) -> set[str]:
-    """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
-    before the last correction, when another id follows it)."""
-    marks = list(_CORRECTION.finditer(text))
-    if not marks:
-        return set()
-    before, after = text[: marks[-1].start()], text[marks[-1].end():]
-    later = set(id_candidates(after))
-    return set(id_candidates(before)) - later if later else set()
-
-
-def _span_words(text: str) -> list[str]:
-    """Words with the characters a span may hold; a trailing comma is kept (it may join two words)."""
-    return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
-
-
-def proper_names(text: str) -> list[str]:
-    """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York")."""
-    names: list[str] = []
-    for sentence in re.split(r"[.!?\n]+", text):
-        sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
-        run: list[str] = []
-        for i, raw in enumerate(sentence.split()):
-            word = re.sub(r"[^\w'&-]", "", raw)
-            capital = bool(word) and word[0].isupper() and i > 0 and word not in _PRONOUNS
-            if capital:
-                run.append(word)
-            if run and (not capital or raw.endswith(",")):
-                names.append(" ".join(run))
-                run = []
-        if run:
-            names.append(" ".join(run))
-    return list(dict.fromkeys(names))
-
-
-def span_pattern(text: str, max_words: int = _MAX_SPAN_WORDS) -> str | None:
-    """A regex matching any run of up to `max_words` consecutive words of `text`: no other punctuation than a
-    comma between two words ("12 High Street, Leeds")."""
-    words = _span_words(text)
-    if not words:
-        return None
-    starts = []
-    for i in range(len(words)):
-        tail = words[i: i + max_words]
-        pattern = ""
-        for before, w in reversed(list(itertools.pairwise(tail))):
-            comma = "(,)?" if before.endswith(",") else ""
-            pattern = f"({comma} {w.rstrip(',')}{pattern})?"
-        starts.append(tail[0].strip(",") + pattern)
-    return "^(" + "|".join(starts) + ")$"
-
-
-def _kind(name: str, schema: dict[str, Any]) -> str | None:
-    if any(k in schema for k in ("enum", "const", "pattern", "format", "anyOf", "oneOf", "$ref")):
-        return None
-    kind = schema.get("type")
-    if kind in ("number", "integer"):
-        return kind
-    if kind != "string":
-        return None
-    described = str(schema.get("description", "")).lower()
-    if name == "id" or name.endswith("_id") or "digits" in described:
-        return "id"
-    return "name" if name in _NAME_PROPS or name.endswith("_name") else "text"
 
 
 def since_agent_spoke(messages: Sequence[Message]) -> list[Message]:
@@ -196,33 +68,104 @@ class Evidence:
     fresh: str  # what the caller said since the agent last spoke: free text comes from here
     done: set[str]  # signatures of calls already made: never offered again
     retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
+    asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
+    id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
+    digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
+        agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
-                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")))
+                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
+                   asked_name=bool(re.search(r"\bname\b[^.!]*\?\s*$", agent, re.IGNORECASE)))
 
 
-def _narrow(name: str, schema: dict[str, Any], ev: Evidence) -> dict[str, Any] | None:
-    """The property's schema narrowed to the conversation's values; None when there is none to copy."""
-    kind = _kind(name, schema)
-    if kind in ("number", "integer"):
+_GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
+
+
+def id_words(name: str) -> set[str]:
+    """What sets an identifier argument apart from another: `account_number` -> {"accou"}, `postcode` -> {"postc"}."""
+    return {stem(w) for w in label(name).split() if w not in _GENERIC_ID_WORDS}
+
+
+def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
+    """The caller named this identifier as another tool argument's ("postcode 3058" is no account number)."""
+    others = ev.id_words - own
+    if not others:
+        return False
+    text = join_digit_words(re.sub(r"\b(\d) (?=\d\b)", r"\1", ev.heard))  # "4 5 6 7", "four five six seven": 4567
+    for m in re.finditer(rf"(?<![\w-]){re.escape(candidate)}(?![\w-])", text, re.IGNORECASE):
+        before = {stem(w) for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())[-3:]}
+        if before & others and not before & own:
+            return True
+    return False
+
+
+def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None) -> list[Any]:
+    """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA"),
+    and that the caller did not name as something else ("postcode 3058" for an account number)."""
+    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted
+             and not _introduced_as_other(i, own or set(), ev)]
+    if pattern:
+        try:
+            admits = re.compile(pattern).search
+        except re.error:
+            return []
+        ids = [i if admits(i) else i.upper() for i in heard if admits(i) or admits(i.upper())]
+    else:  # without a pattern: no one- or two-digit numbers ("2 questions"); a pair only with letters ("LS6 2AB")
+        ids = [i for i in heard if (len(i) >= 3 or not i.isdigit()) and (" " not in i or re.search("[A-Za-z]", i))]
+    if integer:
+        return list(dict.fromkeys(int(i) for i in ids if i.isdigit()))
+    return list(dict.fromkeys(ids))
+
+
+def _named(values: Sequence[str], text: str) -> list[str]:
+    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in")."""
+    low = text.lower()
+
+    def said(value: str) -> bool:
+        v = re.escape(value.lower().replace("_", " ").strip())
+        return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
+
+    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1]))]
+
+
+def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
+    """The property's schema narrowed to the conversation's values; None when there is none to copy. `described`:
+    the tool's description, which may say how many digits an identifier has."""
+    kind = arg_kind(name, schema)
+    if kind is None:
+        return schema
+    k = kind.kind
+    if k in ("number", "integer"):
         values = [int(v) if v.is_integer() else v for v in number_candidates(ev.said)]
-        values = [v for v in values if kind == "number" or isinstance(v, int)]
+        values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
-    if kind == "id":
-        ids = [i for i in id_candidates(ev.heard) if i not in ev.retracted]
-        return {"enum": ids} if ids else None
-    if kind == "name":
-        names = proper_names(ev.fresh)
-        return {"enum": names} if names else None
-    if kind == "text":
-        pattern = span_pattern(ev.fresh)
+    if k == "id":
+        digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
+        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
+                            if not digits or sum(c.isdigit() for c in str(i)) == digits]
+    elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
+        found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
+    elif k == "when":
+        found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
+    elif k == "enum":
+        found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
+    else:
+        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address")
         return {"type": "string", "pattern": pattern} if pattern else None
-    return schema
+    return {"enum": found} if found else None
+
+
+def _fn(tool: dict[str, Any]) -> dict[str, Any]:
+    return tool.get("function") or tool
+
+
+def _properties(tool: dict[str, Any]) -> dict[str, Any]:
+    return (_fn(tool).get("parameters") or {}).get("properties") or {}
 
 
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
@@ -239,12 +182,31 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     return False
 
 
+_GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
+
+
 def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     """Copies of `tools` whose top-level arguments may only take values found in the conversation, and for each
     tool left out the required arguments nothing in the conversation can fill (empty when its only possible
-    call was already made, or the caller has not spoken since the agent last did: nothing to ask them)."""
+    call was already made, or the caller has not spoken since the agent last did: nothing to ask them).
+    One request's plan asks this several times of the same inputs: the last few answers are kept (read only)."""
+    key = (tuple(json.dumps(t, sort_keys=True) for t in tools),
+           tuple((m.role, m.content, tuple(c.signature for c in m.tool_calls)) for m in messages))
+    if (found := _GROUNDED.get(key)) is None:
+        found = _GROUNDED[key] = _ground(tools, messages)
+        while len(_GROUNDED) > 16:
+            _GROUNDED.popitem(last=False)
+    return copy.deepcopy(found)
+
+
+def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     ev = Evidence.of(messages)
+    ids = [(n, k, t) for t in tools for n, s in _properties(t).items() if (k := arg_kind(n, s)) and k.kind == "id"]
+    ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
+    # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
+    ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
     grounded, missing = [], {}
     for tool in tools:
         tool = copy.deepcopy(tool)
@@ -254,7 +216,7 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         required = set(params.get("required") or [])
         unfilled = []
         for name, schema in list(props.items()):
-            narrowed = _narrow(name, schema, ev)
+            narrowed = _narrow(name, schema, ev, str(fn.get("description", "")))
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:
@@ -275,24 +237,29 @@ def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -
     return ground(tools, messages)[0]
 
 
-def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
-                 grounded: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The grounded tools whose missing arguments the agent's last words asked for (`ask_for`), once the caller
-    has answered: "Could you tell me the order number?" - "It's 4567." completes that call, not a new topic."""
+def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset()
+              ) -> dict[str, list[str]]:
+    """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
+    once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
     if not messages or messages[-1].role != "user":
-        return []
+        return {}
     at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
     if at is None or messages[at].tool_calls:
-        return []
+        return {}
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
     asked = messages[at].content.strip()
-    found = []
-    for tool in grounded:  # a call the question asked for all of (not one that also took a loose span of words)
-        fn = tool.get("function") or tool
-        need = lacked.get(str(fn.get("name", "")))
-        if need and ask_for(need) == asked and set(need) == set((fn.get("parameters") or {}).get("required") or []):
-            found.append(tool)
-    return found
+    found = {tool_name(t): lacked[tool_name(t)] for t in tools
+             if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+    reads = {n: v for n, v in found.items() if n not in writes}
+    return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
+
+
+def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
+                 grounded: Sequence[dict[str, Any]], writes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
+    call that also took a loose span of words): that answer completes the call, not a new topic."""
+    asked = asked_for(tools, messages, writes)
+    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
 
 
 def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
@@ -303,7 +270,13 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     if not messages or messages[-1].role != "user":
         return []
     fresh = since_agent_spoke(messages)
-    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes and _filled_by_values(t)]
+    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
+            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages)))]
+
+
+def _no_arguments(tool: dict[str, Any]) -> bool:
+    """A read that needs nothing ("When are you open?" -> opening_hours())."""
+    return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
 
 
 def _filled_by_values(tool: dict[str, Any]) -> bool:
@@ -331,7 +304,7 @@ _STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they"
 
 
 def _stems(text: str) -> set[str]:
-    return {w[:5] for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
+    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
 
 
 def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:
@@ -348,6 +321,8 @@ _CLOSING_WORDS = _CLOSING_CUES | {
     "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
     "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
     "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
+    "lot", "lots", "loads", "heaps", "bunch", "ton", "tons", "kind", "helpful", "goodnight", "night", "cool", "sweet",
+    "fantastic", "amazing", "superb", "sorted", "cheerio", "all's", "much,",
 }
 
 
@@ -357,9 +332,38 @@ def closing_remark(text: str) -> bool:
     return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
 
 
-def ask_for(arguments: Sequence[str]) -> str:
-    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?"."""
-    names = [" ".join("number" if w == "id" else w for w in a.split("_")) for a in arguments]
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None) -> str:
+    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
+    with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
+    props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
+    names = [label(a, props.get(a)) for a in arguments]
     listed = " and ".join(f"the {n}" for n in names) if len(names) < 3 else (
         ", ".join(f"the {n}" for n in names[:-1]) + f" and the {names[-1]}")
     return f"Sure, I can help with that. Could you tell me {listed}?"
+
+
+def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                      ) -> list[dict[str, Any]]:
+    """`tools` without the writes that take only identifiers (`report_outage(account_number)`,
+    `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
+    identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
+    "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
+    fresh = {stem(w) for w in re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())}
+    asked = asked_for(tools, messages, writes)
+
+    def id_only(tool: dict[str, Any]) -> bool:
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        props = _properties(tool)
+        return bool(required) and all((k := arg_kind(r, props.get(r, {}))) is not None and k.kind == "id"
+                                      for r in required)
+
+    def name_stems(tool: dict[str, Any]) -> set[str]:
+        return {stem(w) for w in re.split(r"[_\W]+", tool_name(tool).lower()) if len(w) > 2}
+
+    reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
+
+    def named(tool: dict[str, Any]) -> bool:  # by what sets it apart from the reads: "cancel", not "booking"
+        return bool((name_stems(tool) - reads or name_stems(tool)) & fresh)
+
+    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or named(t) or tool_name(t) in asked]
+

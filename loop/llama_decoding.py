@@ -10,12 +10,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from loop._scope import FactCheck, closest_reads, out_of_scope, quoted_reply, scope_sentence, spoken_data
 from loop.errors import ModelRequestError
-from loop.grounding import about_tool, answered_ask, closing_remark, fresh_reads, ground, uncued
+from loop.grounding import (
+    about_tool,
+    answered_ask,
+    ask_for,
+    asked_for,
+    closing_remark,
+    fresh_reads,
+    ground,
+    uncued,
+    unnamed_id_writes,
+)
 from loop.qwen_format import build_grammar, call_texts, tool_name
+from loop.speakable import ReplyGuard, leaks, sentences
 from loop.types import ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
+REPEAT_PLEASE = "Sorry, could you say that again?"
 Emit = Callable[[tuple[str, Any]], None]
 
 
@@ -74,10 +87,14 @@ class Plan:
     instead: GrammarSampler | None = None  # the reads the caller's words fill, for a named read that cannot be called
     instead_calls: list[str] = field(default_factory=list)
     writes: frozenset[str] = frozenset()
+    asks: dict[str, str] = field(default_factory=dict)  # what is said when the model names a tool in `missing`
+    pursued: set[str] = field(default_factory=set)  # blocked tools the caller spoke of and gave part of: asked
+    say: str = ""  # the reply, decided before generating (a question about something the agent is not for)
 
     def yields(self, blocked: str) -> bool:
-        """A named read the conversation cannot fill gives way to the reads the caller's words do fill."""
-        return self.instead is not None and blocked not in self.writes
+        """A named read the conversation cannot fill gives way to the reads the caller's words do fill; so does a
+        write the caller neither spoke of nor gave any value for ("The reference is 3091" is no new booking)."""
+        return self.instead is not None and (blocked not in self.writes or blocked not in self.pursued)
 
     def blocked(self, raw: str) -> str | None:
         """The first tool named in `raw` that cannot be called, if any."""
@@ -88,42 +105,114 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
              forced_calls: bool = True, tagged: bool = False) -> Plan:
     """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
     model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks — unless
-    it is a read and the caller's words fill another read (`fresh_reads`): that read is called instead."""
+    it is a read and the caller's words fill another read (`fresh_reads`): that read is called instead. A question
+    about something the agent is not for is answered with its scope sentence, without generating."""
     if not grounded:
         return Plan(compiled(build_grammar(request.tools)))
-    request = replace(request, tools=uncued(request.tools, request.messages, request.cues))
+    every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
+    tools = uncued(request.tools, request.messages, request.cues)
+    request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role == "user" and closing_remark(last.content):
         return Plan(compiled(build_grammar([])))  # thanks and goodbye: answered in words, never a transfer
+    if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
+        return Plan(None, say=scope_sentence(every))
 
     def texts(tools: list[dict[str, Any]]) -> list[str]:
         return call_texts(tools, tagged=tagged) if forced_calls else []
 
     tools, missing = ground(request.tools, request.messages)
-    _steer_stray_remarks(request, missing)
-    if completing := answered_ask(request.tools, request.messages, tools):  # the caller gave what was asked for
+    asks = _questions(request, missing, scope_sentence(every))
+    # the caller gave what was asked for
+    if completing := answered_ask(request.tools, request.messages, tools, request.writes):
         return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing))
     by_name = {tool_name(t): t for t in tools}
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
     reads = fresh_reads(request.tools, request.messages, request.writes)
+    if len(reads) > 1:  # one job number fills the status and the price: "how much" says which
+        closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
+        mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
+        reads = [t for t in reads if tool_name(t) in closest]
     # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
     # model that may answer in words invents one ("... because the customer has not provided ...")
     plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,
-                compiled(build_grammar([])) if missing else None, texts(mixed), writes=request.writes)
+                compiled(build_grammar([])) if missing else None, texts(mixed), writes=request.writes, asks=asks)
     if missing and reads:
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
+        plan.pursued = _pursued(request, missing)
     return plan
 
 
-def _steer_stray_remarks(request: ModelRequest, missing: dict[str, list[str]]) -> None:
-    """A tool the caller did not speak of ("a losing game" -> issue_refund) is not asked about; the caller is asked
-    instead what the first read lacks ("Could you tell me the order number?"), which steers back to the agent's
-    purpose rather than asking for a refund amount nobody mentioned."""
-    lacking_reads = [missing[tool_name(t)] for t in request.tools
-                     if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
+    """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
+    lacks only the amount): asking for the rest is what they want."""
+    found = set()
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages):
+            found.add(tool_name(tool))
+    return found
+
+
+def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:
+    """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
+    ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
+    ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
+    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
+    lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
+    the postcode, not the account number)."""
+    by_name = {tool_name(t): t for t in request.tools}
+    lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
+    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
+    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
+    asks = {}
     for name in [n for n, lacks in missing.items() if lacks]:
-        if not about_tool(next(t for t in request.tools if tool_name(t) == name), request.messages):
-            missing[name] = lacking_reads[0] if lacking_reads else []
+        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
+            read = next(t for t in about_reads if tool_name(t) in closest)
+            asks[name] = ask_for(missing[tool_name(read)], read)
+        elif name in asked or about_tool(by_name[name], request.messages):
+            asks[name] = ask_for(missing[name], by_name[name])
+        elif lacking_reads:
+            read = lacking_reads[0]
+            asks[name] = ask_for(missing[tool_name(read)], read)
+        else:
+            asks[name] = scope
+    return asks
+
+
+def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuard:
+    """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
+    last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
+    quotes for what the caller asked, else a request to repeat (`repeat`): honest, never an invented answer. A
+    clause stating a fact nobody gave, or the caller's own words, is not said either (`loop._scope.FactCheck`);
+    said instead, when nothing was said yet: the tool result (plain data read out), a question for what a tool
+    the caller spoke of lacks, or what the agent is for."""
+    names = [tool_name(t) for t in request.tools]
+    system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+    last = request.messages[-1] if request.messages else None
+    fallback = repeat
+    if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
+        fallback = last.content.strip()
+    elif last is not None and last.role == "tool":
+        fallback = spoken_data(last.content) or repeat
+    else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
+        return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
+                          vet=FactCheck(request).unknown, vet_fallback=lambda: _unknown_fallback(request))
+    vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
+    return ReplyGuard(names, system, fallback, vet=FactCheck(request).unknown, vet_fallback=vet_fallback)
+
+
+def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
+    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
+    `otherwise`, else what the agent is for."""
+    _, missing = ground(request.tools, request.messages)
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        if lacks and about_tool(tool, request.messages):
+            return ask_for(lacks, tool)
+    return otherwise or scope_sentence(request)
 
 
 @dataclass

@@ -35,8 +35,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads it
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
-from loop.grounding import ask_for
-from loop.llama_decoding import Emit, GenStats, GrammarSampler, Plan, plan_for
+from loop.llama_decoding import REPEAT_PLEASE, Emit, GenStats, GrammarSampler, Plan, plan_for, reply_guard
 from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
     CONTINUATION,
@@ -52,7 +51,6 @@ from loop.speakable import ReplyGuard, leaks, sentences
 from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
 log = logging.getLogger("voiceloop.local_llm")
-REPEAT_PLEASE = "Sorry, could you say that again?"
 _MAX_CACHED_COUNTS = 4096
 
 
@@ -241,6 +239,11 @@ class LlamaModel:
                 kind, value = await queue.get()
                 if kind == "reset":  # the model named a tool it cannot call yet: it answers in words instead
                     splitter = OutputSplitter()
+                elif kind == "say":  # words the code chose (a question, the scope sentence): not the model's
+                    for event in splitter.feed(value):
+                        yield event
+                    if guard is not None:
+                        guard.say(value)
                 elif kind == "piece":
                     for event in splitter.feed(value):
                         if guard is None or not isinstance(event, TextDelta):
@@ -262,16 +265,8 @@ class LlamaModel:
             cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
 
     def reply_guard(self, request: ModelRequest) -> ReplyGuard:
-        """The guard for this request's spoken reply. Its fallback, for a reply that leaks before it said anything,
-        is the last tool result when that is itself speakable (the facts, as the tool put them), else a request
-        to repeat: honest, never an invented answer."""
-        names = [tool_name(t) for t in request.tools]
-        system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
-        last = request.messages[-1] if request.messages else None
-        fallback = REPEAT_PLEASE
-        if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
-            fallback = last.content.strip()
-        return ReplyGuard(names, system, fallback)
+        """The guard for this request's spoken reply (`loop.llama_decoding.reply_guard`)."""
+        return reply_guard(request, REPEAT_PLEASE)
 
     def _guarded(self, guard: ReplyGuard, stats: GenStats, raw: str) -> None:
         stats.guard = guard.fired
@@ -296,6 +291,11 @@ class LlamaModel:
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
             try:
                 plan = Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                if plan.say:  # decided before generating: nothing for the model to do
+                    emit(("say", plan.say))
+                    self.last = GenStats(prompt_tokens=len(prompt), reused_tokens=len(prompt), finish="stop")
+                    emit(("done", self.last))
+                    return
                 if lead:
                     emit(("piece", lead))
                 # the tools' words are being synthesised now: one core for the prompt, one for the voice (README)
@@ -373,8 +373,8 @@ class LlamaModel:
                 raw += more
             if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
                 emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
-                if plan.missing[blocked] and not plan.yields(blocked):
-                    emit(("piece", ask_for(plan.missing[blocked])))
+                if plan.asks.get(blocked) and not plan.yields(blocked):
+                    emit(("say", plan.asks[blocked]))
                     stats.finish = "stop"
                     break
                 sampler, raw = (plan.instead, "") if plan.yields(blocked) else (plan.fallback, "")

@@ -30,6 +30,7 @@ class PromptAssembler:
     count_tokens: Callable[[str], int]
     context_tokens: int
     policy_text: str = ""
+    scope: str = ""  # the agent's scope sentence, handed to the model with every request
 
     def __post_init__(self) -> None:
         text = self.system if not self.policy_text else f"{self.system}\n\nPolicy:\n{self.policy_text}"
@@ -50,7 +51,7 @@ class PromptAssembler:
         body = self._select(history, max_output)
         request = ModelRequest(messages=self.prefix + body, tools=self.tool_schemas, max_output_tokens=max_output,
                                turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s,
-                               writes=self.writes, cues=self.cues)
+                               writes=self.writes, cues=self.cues, scope=self.scope)
         return request, len(history) - len(body)
 
     def input_tokens(self, history: Sequence[Message], max_output: int) -> int:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from loop._scope import spoken_data
 from loop.types import Message, ModelEvent, ModelRequest, TextDelta, ToolCall, ToolCallDelta
 
 DEFAULT_SYSTEM = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -315,7 +316,11 @@ def present(messages: Sequence[Message]) -> list[Message]:
     tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
     0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
     out = []
+    arguments = {c.id: list(c.arguments.values()) for m in messages for c in m.tool_calls}
     for msg in messages:
+        if msg.role == "tool" and msg.content.lstrip().startswith("{") and (
+                said := spoken_data(msg.content, known=arguments.get(msg.tool_call_id or "", []))):
+            msg = replace(msg, content=said)  # plain data as words: the 0.5B otherwise reads JSON as a task
         if msg.role == "tool" and _DECLINED.match(msg.content):
             msg = replace(msg, content="Okay, I have not done that, as you said no.")
         elif msg.role == "tool" and (m := _NOT_APPROVED.match(msg.content)):  # say no only when it was said

@@ -11,7 +11,7 @@ model is never hidden behind canned text).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
@@ -21,7 +21,12 @@ _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*•]\s|\|", re.MULTILINE)
 _DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\bassistant\s*:|\buser\s*:", re.I)
 _CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
 _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
-_META = re.compile(r"\bthe (?:caller|user)\b|\bhere'?s (?:a|the|my) (?:response|reply|answer)\b", re.I)
+# ... nor about the conversation's machinery ("This response indicates ...", "Here is the response for the ...")
+_FUNCTION_WORDS = re.compile(r"\b(?:functions?|tool calls?|json)\b", re.I)
+_META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
+                   r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
+                   re.I)
+_QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
 DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
@@ -34,16 +39,15 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9$']+", text.lower())
 
 
-_QUOTED = re.compile(r"\"[^\"\n]*\"")
-
-
 def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
-    """Every run of `n` consecutive words of the prompt (what a reply must never repeat), line by line, but not
-    of its quoted passages: `opening hours: "We're open 9 to 5."` is what the agent is to tell callers (as
-    voice/reply_checks.py reads instructions)."""
+    """Every run of `n` consecutive words of the prompt (what a reply must never repeat), but for the replies it
+    quotes for the agent to say ('opening hours: "We're open Monday to Friday ..."'); a caller's words quoted
+    before a tool call ('"Where is order 3141?" -> {...}') stay."""
     grams: set[tuple[str, ...]] = set()
     for line in prompt.splitlines():
-        for part in _QUOTED.split(line):
+        if "->" not in line:
+            line = _QUOTED.sub(" | ", line)
+        for part in line.split("|"):
             w = words(part)
             grams |= {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
     return grams
@@ -76,7 +80,7 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append(f"code {m.group()!r}")
     if "_" in text:
         found.append("an identifier with '_'")
-    if strict and (m := _TOOL_WORDS.search(text)):
+    if m := (_TOOL_WORDS if strict else _FUNCTION_WORDS).search(text):  # "call the outage function": no agent says
         found.append(f"talks about tools: {m.group()!r}")
     if m := _META.search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
         found.append(f"talks about the conversation: {m.group()!r}")
@@ -149,15 +153,20 @@ def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent:
 class ReplyGuard:
     """Between a model's streamed text and the caller. Text is let through a clause at a time (the speech side
     waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
-    that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead.
+    that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead (a callable
+    is asked only then). `vet(clause)` may name what else a clause must not say (a fact nobody gave:
+    `loop._scope.FactCheck`); such a clause ends the reply too, and `vet_fallback` (else `fallback`) is said when
+    nothing was said yet.
     `fired` names what was caught (None: nothing)."""
 
-    def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str = "",
-                 max_sentences: int = 2) -> None:
+    def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
+                 max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
+                 vet_fallback: str | Callable[[], str] = "") -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
-        self.fallback = fallback
+        self._fallback = fallback
         self.max_sentences = max_sentences
+        self.vet, self.vet_fallback = vet, vet_fallback
         self.pending = ""
         self.said = ""
         self.fired: str | None = None
@@ -189,18 +198,35 @@ class ReplyGuard:
             out = self.said = self.fallback
         return out
 
+    @property
+    def fallback(self) -> str:
+        """What is said instead of a reply that could not be (a callable is asked only when it is needed)."""
+        if callable(self._fallback):
+            self._fallback = self._fallback()
+        return self._fallback
+
+    def say(self, text: str) -> str:
+        """Words the code itself decided (a question for a missing value, the scope sentence): said as they are,
+        and the reply ends with them."""
+        self.said += text
+        self.done = True
+        return text
+
     def _let(self, clause: str, newline: bool) -> str:
         text = clause.rstrip("\n") if newline else clause
         if newline:
             self.done = bool((self.said + text).strip())  # a line break after words ends a spoken reply
         if not text.strip():
             return ""
-        if found := leaks(self.said + text, self.tool_names, self.grams):
-            self.fired, self.done = found[0], True
+        found = leaks(self.said + text, self.tool_names, self.grams)
+        vetted = self.vet(text) if self.vet is not None and not found else None
+        if found or vetted:
+            self.fired, self.done = found[0] if found else vetted, True
             if self.said.strip():
                 return ""
-            self.said = self.fallback
-            return self.fallback
+            instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
+            self.said = self.fallback if found or not instead else instead
+            return self.said
         self.said += text
         if len(_SENTENCE_END.findall(self.said)) >= self.max_sentences:
             self.done = True  # two sentences said: that is a whole spoken reply

@@ -56,9 +56,13 @@ def test_a_refund_without_an_amount_asks_for_it_and_a_stray_remark_is_steered_to
     plan, _ = _plan("I'd like a refund for order 4567.")
     assert plan.missing["issue_refund"] == ["amount"] and plan.instead is not None  # lookup_order(4567) is fresh
     assert not plan.yields("issue_refund")
-    stray, _ = _plan("I'm playing a single hand in what looks like a losing game.")
-    assert stray.missing["issue_refund"] == ["order_id"]  # not "the order number and the amount"
-    assert stray.missing["lookup_order"] == ["order_id"]
+    stray, _ = _plan("I'm playing a single hand in what looks like a losing game.")  # nothing the desk is for
+    assert stray.say == "Sorry, I can only help with orders, deliveries, refunds and addresses here."
+    vague, _ = _plan("My order has a problem and I want a refund")  # a refund it lacks the amount and order of
+    assert vague.asks["issue_refund"].endswith("Could you tell me the order number and the amount?")
+    assert vague.asks["lookup_order"].endswith("Could you tell me the order number?")
+    remark, _ = _plan("Do you have the parcel with the blue lid?")  # in scope, but not about a refund
+    assert remark.asks["issue_refund"] == remark.asks["lookup_order"]  # so asked what the read lacks
 
 
 def test_a_question_about_an_order_the_caller_named_is_answered_by_a_tool_not_in_words() -> None:

@@ -286,7 +286,7 @@ async def test_truncated_tool_call_is_returned_as_invalid_json(model: Any, desk:
 
 
 async def test_consumer_stopping_cancels_generation(model: Any, desk: Any) -> None:
-    stream = model.stream(_ask(desk, "What can you help me with? Explain everything in detail.", max_output=200))
+    stream = model.stream(_ask(desk, "Tell me how orders and refunds work here, in detail.", max_output=200))
     async for event in stream:
         if isinstance(event, TextDelta):
             break
@@ -301,3 +301,11 @@ def test_count_tokens_is_exact(model: Any) -> None:
     text = "Refund twenty dollars on order 4567, please."
     assert model.count_tokens(text) == len(model.llm.tokenize(text.encode(), add_bos=False))
     assert model.count_tokens("") == 0
+
+
+async def test_grammars_compile_for_whatever_words_the_caller_says(model: Any, desk: Any) -> None:
+    """Spans of the caller's words become grammar patterns: dots, apostrophes, slashes and amounts must compile."""
+    for say in ("Refund 35.50 on order 2020, and send it to St. John's Rd. 4/5, Leeds & Co. #2 at 3 p.m.",
+                "Change the address of order 1234 to 221B Baker St., London - flat 2."):
+        _, response = await _collect(model, _ask(desk, say, max_output=8))
+        assert response.finish_reason in ("stop", "length", "tool_calls")

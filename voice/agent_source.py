@@ -90,7 +90,8 @@ class AgentMaker:
         if spec is not None:
             assert self.model_for is not None
             return Agent(model=self.model_for(call_id), tools=self.tools, policy=spec.policy.to_policy(),
-                         config=self.config, system_prompt=self.prompt, vocabulary=spec.vocabulary)
+                         config=self.config, system_prompt=self.prompt, vocabulary=spec.vocabulary,
+                         scope=spec.scope)
         assert self.source.factory is not None
         agent = call_with_accepted(self.source.factory, call_id=call_id, data_dir=self.data_dir)
         if not isinstance(agent, Agent):

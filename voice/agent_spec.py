@@ -77,6 +77,9 @@ class AgentSpec(BaseModel):
     """A file holding the system prompt, relative to the YAML file (instead of `system_prompt`)."""
     greeting: str = ""
     """Said when a call starts (the commands' `--greeting` wins)."""
+    scope: str = ""
+    """What the agent is for, said to a caller who asks about anything else ("I can help with bookings and opening
+    hours here."); empty: built from the tools' names."""
     toolset: str = ""
     """`module:callable` built once per server (or scripted call) with the keyword arguments it takes of
     `data_dir`; returns a list of Tools or an object whose `.tools()` does (its state: e.g. a database)."""
