@@ -228,6 +228,8 @@ def _plain(value: Any) -> str | None:
     return None
 
 
+_FLAGS = {"found", "ok", "success", "exists", "valid", "error"}  # a flag beside data that says the same in words
+_NOTES = {"note", "notes", "message", "detail", "details", "info", "reason", "remark", "comment"}  # said as is
 _WHAT = {"type", "name", "kind", "title", "item", "label"}  # said without its key: "double", not "type double"
 
 
@@ -267,7 +269,11 @@ def spoken_data(content: str, max_words: int = 40, known: Sequence[Any] = ()) ->
             said = None if None in inner else ": " + "; ".join(i for i in inner if i)
         if said is None:
             return ""
-        if said:
+        if isinstance(value, bool) and str(key).lower() in _FLAGS and len(data) > 2:
+            continue  # "found no": the note beside it says what that means ("no such job")
+        if said and str(key).lower() in _NOTES:
+            parts.append(said)  # "no such job", not "note no such job"
+        elif said:
             parts.append(f"{' '.join(name_words(str(key)))}{'' if said.startswith(':') else ' '}{said}")
     text = ", ".join(parts)
     if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
@@ -309,6 +315,8 @@ def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) 
 # ---- facts in a spoken reply -------------------------------------------------------------------------
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SOCIAL = {"hello", "hi", "hey", "bye", "goodbye", "thanks", "thank", "you", "good", "morning", "afternoon",
+           "evening", "night", "cheers", "great", "day", "a", "have", "nice", "too", "and"}
 _FIRST_PERSON = {"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine", "myself"}
 
 
@@ -362,6 +370,16 @@ class FactCheck:
             if word in _STATUS and stem(word) not in self.statuses:
                 return f"fact: a status no tool gave ({word!r})"
         return self._echo(words)
+
+    def echoes(self, text: str) -> str | None:
+        """Is the reply so far the caller's latest words? "whole" (they said "Yes, please." and it says "Yes,
+        please."), "prefix" (so far it says "Yes," of that: wait for the next clause), None (it is its own)."""
+        words = _words(text)
+        if not words or not self.latest or len(words) > len(self.latest) or self.latest[: len(words)] != words:
+            return None
+        if set(self.latest) <= _SOCIAL:
+            return None  # "Hello." back to a "Hello." or "Goodbye." to a "Goodbye." is manners, not an echo
+        return "whole" if len(words) == len(self.latest) else "prefix"
 
     def _echo(self, words: list[str]) -> str | None:
         """The caller's own words spoken as the agent's: a run of 6 of their latest words, or of 4 with their "I"

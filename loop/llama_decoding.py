@@ -182,6 +182,29 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
     return asks
 
 
+def read_out(request: ModelRequest) -> str:
+    """The reply to a batch of reads whose results are themselves speakable (plain data as `present` shows it, or
+    a sentence or two that names no tool): those words, said without generating. The 0.5B only copies them out
+    again, a second slower and now and then with a word changed; hosted models are not asked this. Not after a
+    write, a failure or a hand-over (their results name the tool), and not when the caller's words also speak of a
+    write: the model may still have a call to make ("check order 4567 and refund it")."""
+    messages, start = request.messages, len(request.messages)
+    while start > 0 and messages[start - 1].role == "tool":
+        start -= 1
+    if start in (0, len(messages)) or not messages[start - 1].tool_calls:
+        return ""
+    if any(c.name in request.writes for c in messages[start - 1].tool_calls):
+        return ""
+    names = [tool_name(t) for t in request.tools]
+    results = [m.content.strip() for m in messages[start:]]
+    if any(not r or r.startswith(("{", "[")) or leaks(r, names) or sentences(r) > 2 for r in results):
+        return ""
+    asked = messages[: start - 1]
+    if any(about_tool(t, asked) for t in request.tools if tool_name(t) in request.writes):
+        return ""
+    return " ".join(results)
+
+
 def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuard:
     """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
     last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
@@ -192,16 +215,16 @@ def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuar
     names = [tool_name(t) for t in request.tools]
     system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
     last = request.messages[-1] if request.messages else None
-    fallback = repeat
+    fallback, facts = repeat, FactCheck(request)
     if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
         fallback = last.content.strip()
     elif last is not None and last.role == "tool":
         fallback = spoken_data(last.content) or repeat
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
-                          vet=FactCheck(request).unknown, vet_fallback=lambda: _unknown_fallback(request))
+                          vet=facts.unknown, vet_fallback=lambda: _unknown_fallback(request), echoes=facts.echoes)
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
-    return ReplyGuard(names, system, fallback, vet=FactCheck(request).unknown, vet_fallback=vet_fallback)
+    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:

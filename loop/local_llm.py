@@ -35,7 +35,16 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads it
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
-from loop.llama_decoding import REPEAT_PLEASE, Emit, GenStats, GrammarSampler, Plan, plan_for, reply_guard
+from loop.llama_decoding import (
+    REPEAT_PLEASE,
+    Emit,
+    GenStats,
+    GrammarSampler,
+    Plan,
+    plan_for,
+    read_out,
+    reply_guard,
+)
 from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
     CONTINUATION,
@@ -214,7 +223,8 @@ class LlamaModel:
         request = replace(request, messages=present(request.messages))
         # After the tools' own words were the answer only a further call matters: no lead-in, no guard, and the
         # loop hangs up at the first word of text
-        lead = self.lead_in(request) if self.use_grammar and not request.words_spoken else ""
+        answer = read_out(request) if self.use_grammar and self.ground and not request.words_spoken else ""
+        lead = self.lead_in(request) if self.use_grammar and not request.words_spoken and not answer else ""
         prompt = self._tok(render_prompt(request) + lead)
         room = self.n_ctx - len(prompt)
         if room < 8:
@@ -231,7 +241,8 @@ class LlamaModel:
                 cancel.set()
 
         threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
-                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead)).start()
+                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead,
+                               answer)).start()
         splitter = OutputSplitter()
         guard = self.reply_guard(request) if self.guard and not request.words_spoken else None
         try:
@@ -286,11 +297,13 @@ class LlamaModel:
         return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
 
     def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Emit,
-                  cancel: threading.Event, lead: str = "") -> None:
-        """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token."""
+                  cancel: threading.Event, lead: str = "", answer: str = "") -> None:
+        """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token. `answer`:
+        the reply is already known (`read_out`), nothing is generated."""
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
             try:
-                plan = Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                plan = Plan(None, say=answer) if answer else \
+                    Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
                 if plan.say:  # decided before generating: nothing for the model to do
                     emit(("say", plan.say))
                     self.last = GenStats(prompt_tokens=len(prompt), reused_tokens=len(prompt), finish="stop")

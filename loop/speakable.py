@@ -157,16 +157,21 @@ class ReplyGuard:
     is asked only then). `vet(clause)` may name what else a clause must not say (a fact nobody gave:
     `loop._scope.FactCheck`); such a clause ends the reply too, and `vet_fallback` (else `fallback`) is said when
     nothing was said yet.
+    `echoes(text)` tells whether the reply's opening words are the caller's own latest words ("whole", "prefix",
+    None): a first clause that begins them is held until the next one shows whether the reply only repeats the
+    caller ("Yes, please." back to a "Yes, please."), which is not said (`vet_fallback` is).
     `fired` names what was caught (None: nothing)."""
 
     def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
                  max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
-                 vet_fallback: str | Callable[[], str] = "") -> None:
+                 vet_fallback: str | Callable[[], str] = "",
+                 echoes: Callable[[str], str | None] | None = None) -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
         self._fallback = fallback
         self.max_sentences = max_sentences
-        self.vet, self.vet_fallback = vet, vet_fallback
+        self.vet, self.vet_fallback, self.echoes = vet, vet_fallback, echoes
+        self.held = ""  # opening words that are so far the caller's own: said once the reply shows its own words
         self.pending = ""
         self.said = ""
         self.fired: str | None = None
@@ -191,7 +196,7 @@ class ReplyGuard:
         tail, self.pending = self.pending, ""
         if cut and self.said.strip() and not re.search(r"[.!?]['\")\]]*\s*$", tail):
             tail = ""
-        out = self._let(tail, newline=False) if tail.strip() else ""
+        out = self._let(tail, newline=False, last=True) if tail.strip() or self.held else ""
         self.done = True
         if not self.said.strip() and not out.strip() and self.fallback and self.fired is None:
             self.fired = "empty reply"
@@ -212,22 +217,34 @@ class ReplyGuard:
         self.done = True
         return text
 
-    def _let(self, clause: str, newline: bool) -> str:
+    def _let(self, clause: str, newline: bool, last: bool = False) -> str:
         text = clause.rstrip("\n") if newline else clause
         if newline:
             self.done = bool((self.said + text).strip())  # a line break after words ends a spoken reply
-        if not text.strip():
+        if not text.strip() and not self.held:
             return ""
+        if self.echoes is not None and not self.said.strip():
+            text, self.held = self.held + text, ""
+            echo = self.echoes(text)
+            if echo == "prefix" and not (last or self.done):
+                self.held = text  # "Yes," of the caller's "Yes, please.": the next clause decides
+                return ""
+            if echo is not None:
+                return self._instead("echo: the caller's own words")
         found = leaks(self.said + text, self.tool_names, self.grams)
         vetted = self.vet(text) if self.vet is not None and not found else None
         if found or vetted:
-            self.fired, self.done = found[0] if found else vetted, True
-            if self.said.strip():
-                return ""
-            instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
-            self.said = self.fallback if found or not instead else instead
-            return self.said
+            return self._instead(found[0] if found else vetted, leak=bool(found))
         self.said += text
         if len(_SENTENCE_END.findall(self.said)) >= self.max_sentences:
             self.done = True  # two sentences said: that is a whole spoken reply
         return text
+
+    def _instead(self, fired: str, leak: bool = False) -> str:
+        """A clause that may not be said ends the reply; when nothing was said yet, the fallback is."""
+        self.fired, self.done = fired, True
+        if self.said.strip():
+            return ""
+        instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
+        self.said = self.fallback if leak or not instead else instead
+        return self.said

@@ -24,7 +24,8 @@ from loop.grounding import (
     uncued,
     value_pattern,
 )
-from loop.qwen_format import tool_name
+from loop.llama_decoding import read_out
+from loop.qwen_format import present, tool_name
 from loop.speakable import ReplyGuard
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
@@ -202,6 +203,24 @@ def test_the_callers_words_are_never_spoken_as_the_agents() -> None:
     assert facts.unknown("Your booking for Friday is unchanged.") is None  # naming what was asked about
 
 
+def _echo_guarded(heard: str, pieces: list[str]) -> tuple[str, ReplyGuard]:
+    facts = FactCheck(_request("outage", heard))
+    guard = ReplyGuard([], "", "F", vet=facts.unknown, vet_fallback="ASK", echoes=facts.echoes)
+    said = "".join(guard.feed(p) for p in pieces) + guard.finish()
+    return said, guard
+
+
+def test_a_reply_that_only_repeats_the_caller_is_not_said() -> None:
+    said, guard = _echo_guarded("Yes, please.", ["Yes, ", "please."])
+    assert said == "ASK" and guard.fired.startswith("echo")  # the first clause was held, not spoken
+    said, _ = _echo_guarded("Yes, please.", ["Yes, ", "I will report it now."])
+    assert said == "Yes, I will report it now."  # it began like the caller, then said its own
+    said, _ = _echo_guarded("Hello.", ["Hello! ", "How can I help?"])
+    assert said == "Hello! How can I help?"  # greeting back is manners
+    said, _ = _echo_guarded("no", ["No."])
+    assert said == "ASK"
+
+
 def test_the_guard_says_a_question_or_the_scope_instead_of_an_invented_fact() -> None:
     request = _request("garage", "Will it rain tomorrow?")
     guard = ReplyGuard(["repair_status"], "", "F", vet=FactCheck(request).unknown, vet_fallback="SCOPE")
@@ -213,11 +232,33 @@ def test_the_guard_says_a_question_or_the_scope_instead_of_an_invented_fact() ->
 
 def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
     assert spoken_data('{"job_number": "4521", "status": "waiting for parts", "found": true}') == (
-        "Job number 4521, status waiting for parts, found yes.")
+        "Job number 4521, status waiting for parts.")  # a flag beside the data it flags says nothing more
+    assert spoken_data('{"job_number": "33900", "found": false, "note": "no such job; job numbers have four digits"}'
+                       ) == "Job number 33900, no such job; job numbers have four digits."
     assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": {"c": 1}}}') == ""
     rooms = '{"nights": 2, "rooms": [{"type": "double", "free": 2}, {"type": "suite", "free": 0}]}'
     assert spoken_data(rooms) == "Nights 2, rooms: double, free 2; suite, free 0."
     assert spoken_data(rooms, known=[2]) == "Rooms: double, free 2; suite, free 0."  # the caller said how long
+
+
+def _after_read(agent: str, said: str, call: ToolCall, result: str) -> ModelRequest:
+    request = _request(agent, said)
+    messages = [*request.messages, Message("assistant", "", [call]), Message("tool", result, tool_call_id=call.id)]
+    return replace(request, messages=present(messages))
+
+
+def test_a_speakable_read_result_is_the_reply_without_generating() -> None:
+    status = ToolCall("repair_status", {"job_number": "4712"}, "c1")
+    data = '{"job_number": "4712", "car": "silver Ford Focus", "status": "ready for collection"}'
+    said = read_out(_after_read("garage", "Is my car ready? Job 4712.", status, data))
+    assert said == "Job number 4712, car silver Ford Focus, status ready for collection."
+    assert read_out(_after_read("garage", "Is job 4712 ready?", status, "Job 4712 is ready.")) == "Job 4712 is ready."
+    # deeper data, a failure naming the tool, a write, or a caller who also asked for a write: the model answers
+    assert read_out(_after_read("garage", "Job 4712?", status, '{"a": {"b": {"c": 1}}}')) == ""
+    assert read_out(_after_read("garage", "Job 4712?", status, "repair_status failed: timeout. Try again.")) == ""
+    book = ToolCall("book_service", {"job_number": "4712"}, "c2")
+    assert read_out(_after_read("garage", "Book job 4712 in.", book, "Booked for Friday.")) == ""
+    assert read_out(_after_read("garage", "Is job 4712 ready? If not book a service.", status, data)) == ""
 
 
 # ---- which identifier is which ------------------------------------------------------------------------------------
