@@ -206,10 +206,10 @@ def out_of_scope(request: ModelRequest) -> bool:
         return False
     if last_agent is not None and last_agent.content.rstrip().endswith("?"):
         return False
-    caller = _stems(_without_names(fresh))
+    vocabulary = _vocabulary(request)
+    caller = _stems(_without_names(fresh)) | (_stems(fresh) & vocabulary)  # "Check-out" is no name at a hotel
     if not caller:
         return False
-    vocabulary = _vocabulary(request)
     about = {w for w in caller if _related({w}) & vocabulary}
     elsewhere = {w for w in caller & _excluded(request, vocabulary) if w not in about}
     return not about or len(elsewhere) >= len(about)  # "Do you sell used cars?": selling is listed, cars are not

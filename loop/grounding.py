@@ -348,7 +348,6 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
     `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
     identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
     "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
-    fresh = {stem(w) for w in re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())}
     asked = asked_for(tools, messages, writes)
 
     def id_only(tool: dict[str, Any]) -> bool:
@@ -357,13 +356,18 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
         return bool(required) and all((k := arg_kind(r, props.get(r, {}))) is not None and k.kind == "id"
                                       for r in required)
 
+    named = set(named_writes(tools, messages, writes))
+    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
+
+
+def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]) -> list[str]:
+    """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
+    the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares)."""
+    fresh = {stem(w) for w in re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())}
+
     def name_stems(tool: dict[str, Any]) -> set[str]:
         return {stem(w) for w in re.split(r"[_\W]+", tool_name(tool).lower()) if len(w) > 2}
 
     reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
-
-    def named(tool: dict[str, Any]) -> bool:  # by what sets it apart from the reads: "cancel", not "booking"
-        return bool((name_stems(tool) - reads or name_stems(tool)) & fresh)
-
-    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or named(t) or tool_name(t) in asked]
+    return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]
 

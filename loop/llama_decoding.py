@@ -20,6 +20,7 @@ from loop.grounding import (
     closing_remark,
     fresh_reads,
     ground,
+    named_writes,
     uncued,
     unnamed_id_writes,
 )
@@ -146,7 +147,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
 def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
     """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
     lacks only the amount): asking for the rest is what they want."""
-    found = set()
+    found = set(named_writes(request.tools, request.messages, request.writes))  # "Can you report it?": asked for
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []

@@ -5,6 +5,7 @@ for, and a spoken clause states no fact nobody gave and never the caller's own w
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -322,6 +323,15 @@ def test_the_prompts_own_replies_are_the_scope_and_the_fallback() -> None:
     assert scope_sentence(_garage_request("hi")) == "Sorry, I can only help with repairs here."
     assert quoted_reply(_garage_request("What time do you close on Saturday?")).startswith("We're open Monday")
     assert quoted_reply(_garage_request("Is job 4712 ready?")) != "Is job 4712 ready?"  # a caller's words: no reply
+
+
+def test_a_word_of_the_prompt_said_capitalised_is_no_name() -> None:
+    prompt = yaml.safe_load(Path("examples/hotel/agent.yaml").read_text())["system_prompt"]
+    agent = pa.hotel(ScriptedModel(["ok"]))
+    agent.assembler = type(agent.assembler)(prompt, list(agent.tools.values()), len, 4096)
+    request = agent.assembler.build([Message("user", "What time is Check-out?")], 0, 96)[0]
+    assert not out_of_scope(request)  # Whisper's "Check-out" is the prompt's check-out, not a name
+    assert out_of_scope(agent.assembler.build([Message("user", "What time is Big Ben?")], 0, 96)[0])
 
 
 def test_a_reply_the_prompt_quotes_may_be_said_but_not_the_prompt_itself() -> None:
