@@ -137,7 +137,7 @@ class _FakeLlama(LlamaModel):
         return [0] * 10
 
     def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Any, cancel: Any,
-                  lead: str = "") -> None:
+                  lead: str = "", answer: str = "") -> None:
         for piece in self.pieces:
             if cancel.is_set():
                 break
