@@ -18,6 +18,7 @@ from loop.grounding import (
     ask_for,
     asked_for,
     closing_remark,
+    closing_reply,
     fresh_reads,
     ground,
     named_writes,
@@ -115,7 +116,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role == "user" and closing_remark(last.content):
-        return Plan(compiled(build_grammar([])))  # thanks and goodbye: answered in words, never a transfer
+        return Plan(None, say=closing_reply(last.content))  # thanks and goodbye: never a tool, never a transfer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return Plan(None, say=scope_sentence(every))
 
@@ -147,7 +148,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
 def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
     """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
     lacks only the amount): asking for the rest is what they want."""
-    found = set(named_writes(request.tools, request.messages, request.writes))  # "Can you report it?": asked for
+    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True)) & set(missing)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []

@@ -248,6 +248,22 @@ def _after_read(agent: str, said: str, call: ToolCall, result: str) -> ModelRequ
     return replace(request, messages=present(messages))
 
 
+def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
+    from loop.grounding import named_writes
+
+    names = ["book_room", "booking_details", "cancel_booking", "report_outage", "outage_by_postcode"]
+    tools = [{"type": "function", "function": {"name": n, "description": "", "parameters": {}}} for n in names]
+    writes = frozenset({"book_room", "cancel_booking", "report_outage"})
+
+    def named(say: str) -> list[str]:
+        return named_writes(tools, [Message("user", say)], writes, as_verb=True)
+
+    assert named("Can you check my booking? The reference is 3091.") == []
+    assert named("I'd like to book a double room") == ["book_room"]
+    assert named("Please cancel my booking") == ["cancel_booking"]
+    assert named("My power's off. Can you report it?") == ["report_outage"] and named("My power is off") == []
+
+
 def test_a_speakable_read_result_is_the_reply_without_generating() -> None:
     status = ToolCall("repair_status", {"job_number": "4712"}, "c1")
     data = '{"job_number": "4712", "car": "silver Ford Focus", "status": "ready for collection"}'

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from examples.order_desk.desk import OrderDesk, order_desk_brain
-from loop.grounding import closing_remark, fresh_reads, proper_names, uncued
+from loop.grounding import closing_remark, closing_reply, fresh_reads, proper_names, uncued
 from loop.llama_decoding import Plan, plan_for
 from loop.prompt import PromptAssembler
 from loop.qwen_format import tool_name
@@ -74,9 +74,11 @@ def test_a_question_about_an_order_the_caller_named_is_answered_by_a_tool_not_in
 
 def test_thanks_and_goodbye_get_words_only() -> None:
     plan, grammars = _plan("Great, thanks, that's all. Bye!")
-    assert plan.missing == {} and grammars and "lookup_order" not in grammars[0]
+    assert plan.say == "You're welcome. Goodbye!" and not grammars  # said at once: no tool, nothing generated
     assert closing_remark("Thank you, that's all, goodbye!") and closing_remark("Cheers, bye.")
     assert not closing_remark("Thanks, can you check order 1234?") and not closing_remark("Yes, go ahead.")
+    assert closing_reply("Thank you, goodbye.") == "You're welcome. Goodbye!"
+    assert closing_reply("Great, thanks.").startswith("You're welcome.") and "anything else" in closing_reply("Thanks!")
 
 
 def test_a_hand_over_is_offered_only_after_the_caller_asks_for_a_person() -> None:

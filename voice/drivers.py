@@ -51,6 +51,7 @@ from voice.call_events import (
     TranscriptReady,
     TranscriptSkipped,
 )
+from voice.engines import QUICK_PASS
 from voice.priming import PrimedModel
 from voice.shared_models import SPEECH_AHEAD_S
 from voice.speculation import speculate_reads
@@ -322,12 +323,15 @@ class RealtimeDriver(CallDriver):
 
     async def _transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
+        quick = QUICK_PASS.set(command.optional)  # the thread runs in a copy of this context
         try:
             text = await asyncio.to_thread(command.text, self.stt, self.vocabulary)
         except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
             log.error("speech-to-text failed: %r", exc)
             self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])
             text = ""
+        finally:
+            QUICK_PASS.reset(quick)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
         self.pump()
 

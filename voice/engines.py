@@ -16,6 +16,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -47,6 +48,12 @@ class STT(Protocol):
 
 
 _TAKES_VOCABULARY: dict[type, bool] = {}
+
+
+# Set while a transcript only feeds speculation (`Transcribe.optional`, on the wall clock): an engine may make it
+# a quick pass (`voice.stt.WhisperSTT`: one greedy decoding, no second one without the vocabulary, no digit
+# re-reading), so the turn's final transcript, which waits for it, starts sooner. Not kept as a finished window.
+QUICK_PASS: ContextVar[bool] = ContextVar("voiceloop_quick_stt_pass", default=False)
 
 
 def takes_vocabulary(stt: object) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from voice.audio import SAMPLE_RATE
-from voice.engines import STT, transcribe_with
+from voice.engines import QUICK_PASS, STT, transcribe_with
 
 SEARCH_S = 5.0  # where a cut may go: the quietest 100 ms in this much audio before the window's end
 
@@ -63,7 +63,7 @@ class TurnTranscriber:
                 with self._lock:
                     self.calls += 1
                     self.audio_s += (span[1] - span[0]) / SAMPLE_RATE
-                    if i < len(spans) - 1:  # a finished window never changes; the open one will grow
+                    if i < len(spans) - 1 and not QUICK_PASS.get():  # a finished window never changes
                         self.committed[span] = known
             texts.append(known)
         return " ".join(t for t in texts if t)

@@ -26,6 +26,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from voice._whisper_text import (
     trim_repetition_loop,
 )
 from voice.audio import SAMPLE_RATE, as_int16
+from voice.engines import QUICK_PASS
 from voice.incremental_stt import quiet_cuts
 from voice.vad import SileroVAD
 
@@ -224,8 +226,11 @@ class WhisperSTT:
             device="cpu",
             compute_type=compute_type,
             intra_threads=threads,
-            inter_threads=1,
+            # two decodings of one window at once: with a vocabulary, the window is also decoded without its
+            # prompt (`_window_text`), on the second core, while the prompted decoding runs
+            inter_threads=2,
         )
+        self._beside = ThreadPoolExecutor(1, thread_name_prefix="whisper-plain")
         hf_tokenizer = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language="en")
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
@@ -311,12 +316,19 @@ class WhisperSTT:
         encoded = self._model.encode(ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(features))),
                                      to_cpu=True)
         caps = [self._max_new_tokens(w) for w in windows]
+        quick = QUICK_PASS.get()  # a partial that only feeds speculation: one greedy pass
+        beam = self.beam_size if len(windows) == 1 and not quick else 1
+        # with a vocabulary prompt the window is nearly always decoded without it too (a prompt sways words it
+        # did not hear; an id is taken from the plain decoding): started first, it runs beside the prompted one
+        plain: list[Future[list[int]] | None] = [
+            self._beside.submit(self._plain_tokens, _batch_item(encoded, i, len(windows)), cap, beam)
+            if self._prompts.terms.get(tuple(prompt)) and not quick else None for i, cap in enumerate(caps)]
         results = self._model.generate(
             encoded,
             [prompt] * len(windows),
             # several calls' windows at once: the machine is loaded, and decoding time counts more than the few
             # dictated digits beam search gets right (greedy gives each window the text it gets alone)
-            beam_size=self.beam_size if len(windows) == 1 else 1,
+            beam_size=beam,
             # CTranslate2's Whisper decodes at most max_length // 2 new tokens (OpenAI's n_text_ctx // 2), and at
             # most max_length + 1 - len(prompt)
             max_length=max(2 * max(caps), max(caps) + len(prompt)),
@@ -328,19 +340,22 @@ class WhisperSTT:
         texts = []
         for i, (result, cap) in enumerate(zip(results, caps, strict=True)):
             tokens = self._tokens_of(result, cap)
-            beam = self.beam_size if len(windows) == 1 else 1
             texts.append(self._window_text(windows[i], probs[i], tokens, _batch_item(encoded, i, len(windows)),
-                                           (cap, beam), tuple(prompt)) if tokens else "")
+                                           (cap, beam), tuple(prompt), plain[i]) if tokens else "")
         return texts
 
     def _window_text(self, window: np.ndarray, probs: np.ndarray, tokens: list[int], encoded: Any,
-                     cap_beam: tuple[int, int], prompt: tuple[int, ...]) -> str:
+                     cap_beam: tuple[int, int], prompt: tuple[int, ...],
+                     plain_decoding: Future[list[int]] | None = None) -> str:
         """A window's text from its decoded tokens: a vocabulary prompt's kept only when it heard one of the call's
         words, a sentence looped by the decoder kept once, then its numbers read again (voice/_dictated_digits.py)."""
         text = self._tokenizer.decode(tokens).strip()
         plain: Callable[[], list[int]] | None = None
+        if QUICK_PASS.get():
+            return text
         if terms := self._prompts.terms.get(prompt):
-            plain = cache(partial(self._plain_tokens, encoded, *cap_beam))  # decoded without the prompt, once
+            plain = plain_decoding.result if plain_decoding is not None else \
+                cache(partial(self._plain_tokens, encoded, *cap_beam))  # decoded without the prompt, once
             if not mentions(text, terms):
                 # none of the call's words heard: a prompt still sways the other words (a loop, "neighbour" for
                 # "neighbor"), so the window's text is the one decoded without it
