@@ -297,6 +297,30 @@ def quoted_reply(request: ModelRequest) -> str:
     return found
 
 
+def prompt_answer(request: ModelRequest) -> str:
+    """The reply the agent's prompt quotes for exactly what the caller asked, when their words fit that line better
+    than any tool ("What time is check-out?" -> 'the stay: "... check-out is by 11 a.m. ..."', where no tool
+    speaks of check-out), or "". Not for an answer to the agent's own question, an identifier, or words a tool
+    shares as much ("Can I book Monday?" shares "Monday" with the hours line and "book" with the booking tool)."""
+    fresh, last_agent = _fresh(request.messages)
+    if not fresh or identifier_candidates(fresh) or (
+            last_agent is not None and last_agent.content.rstrip().endswith("?")):
+        return ""
+    caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    best, found = 0, ""
+    for line in system.splitlines():
+        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := len(caller & _stems(line))) > best:
+            best, found = score, quotes[-1].strip()
+    tools = max((len(caller & _stems(_name_and_description(t))) for t in request.tools), default=0)
+    return found if best > tools else ""
+
+
+def _name_and_description(tool: dict[str, Any]) -> str:
+    fn = tool.get("function") or tool
+    return f"{fn.get('name', '')} {fn.get('description', '')}"
+
+
 def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Of reads the caller's words fill alike (one job number fills `repair_status` and `price_quote`), those
     whose name and description share most with the caller's words ("how much ..." -> the price); all of them when

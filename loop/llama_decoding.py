@@ -10,7 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop._scope import FactCheck, closest_reads, out_of_scope, quoted_reply, scope_sentence, spoken_data
+from loop._scope import (
+    FactCheck,
+    closest_reads,
+    out_of_scope,
+    prompt_answer,
+    quoted_reply,
+    scope_sentence,
+    spoken_data,
+)
 from loop.errors import ModelRequestError
 from loop.grounding import (
     about_tool,
@@ -119,6 +127,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         return Plan(None, say=closing_reply(last.content))  # thanks and goodbye: never a tool, never a transfer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return Plan(None, say=scope_sentence(every))
+    if answer := prompt_answer(every):  # "What time is check-out?": the prompt's own words for it, at once
+        return Plan(None, say=answer)
 
     def texts(tools: list[dict[str, Any]]) -> list[str]:
         return call_texts(tools, tagged=tagged) if forced_calls else []

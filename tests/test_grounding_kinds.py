@@ -350,6 +350,23 @@ def test_a_word_of_the_prompt_said_capitalised_is_no_name() -> None:
     assert out_of_scope(agent.assembler.build([Message("user", "What time is Big Ben?")], 0, 96)[0])
 
 
+def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits_as_well() -> None:
+    from loop._scope import prompt_answer
+
+    prompt = yaml.safe_load(Path("examples/hotel/agent.yaml").read_text())["system_prompt"]
+    agent = pa.hotel(ScriptedModel(["ok"]))
+    agent.assembler = type(agent.assembler)(prompt, list(agent.tools.values()), len, 4096)
+
+    def answer(*said: str) -> str:
+        messages = [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(said)]
+        return prompt_answer(agent.assembler.build(messages, 0, 96)[0])
+
+    assert "11 a.m." in answer("What time is check-out?") and "Breakfast" in answer("Is breakfast included?")
+    assert answer("Do you have a double room free from June 12 for two nights?") == ""  # a tool's question
+    assert answer("Can you check my booking? The reference is 3091.") == ""  # an identifier: a tool's
+    assert answer("I'd like a room.", "What date would you arrive?", "Check-out on Friday") == ""  # an answer
+
+
 def test_a_reply_the_prompt_quotes_may_be_said_but_not_the_prompt_itself() -> None:
     from loop.speakable import leaks
 
