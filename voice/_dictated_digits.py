@@ -147,6 +147,12 @@ def digit_runs(islands: list[tuple[int, int]], read: list[tuple[str, float]]) ->
     return runs
 
 
+def _a_word_there(heard: list[Word], span: tuple[int, int]) -> bool:
+    """The first pass put a word in this island's time, and no digit or anything that may stand for one."""
+    there = [w.text.strip() for w in heard if span[0] / SAMPLE_RATE <= w.middle_s <= span[1] / SAMPLE_RATE]
+    return bool(there) and not any(_NUMERISH.search(t) or _DIGITLIKE.fullmatch(t) for t in there)
+
+
 class DigitReader:
     """Decodes islands of audio as one digit token each, on a CTranslate2 Whisper and its tokenizer."""
 
@@ -226,10 +232,13 @@ class DigitReader:
         if not islands:
             return text
         read = self.read([window[max(0, a - ISLAND_MARGIN): b + ISLAND_MARGIN] for a, b in islands])
+        heard = words()
+        # an island the first pass heard as a plain word is no digit, however the digit-only decoding reads it
+        # ("How is it going?" after "three three nine zero" read as a fifth digit, "0" for "how")
+        read = [("", -99.0) if _a_word_there(heard, span) else r for span, r in zip(islands, read, strict=True)]
         runs = digit_runs(islands, read)
         if not runs:
             return text
-        heard = words()
         starts = [a / SAMPLE_RATE for a, _ in speech_islands(probs)]
         spans = [((a / SAMPLE_RATE, b / SAMPLE_RATE, min([s for s in starts if s > b / SAMPLE_RATE], default=1e9)),
                   digits) for (a, b), digits in runs]
