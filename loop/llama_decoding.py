@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from loop._facts import FactCheck
 from loop._scope import (
-    FactCheck,
     closest_reads,
     out_of_scope,
     prompt_answer,

@@ -35,16 +35,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads it
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
-from loop.llama_decoding import (
-    REPEAT_PLEASE,
-    Emit,
-    GenStats,
-    GrammarSampler,
-    Plan,
-    plan_for,
-    read_out,
-    reply_guard,
-)
+from loop.llama_decoding import REPEAT_PLEASE, Emit, GenStats, GrammarSampler, Plan, plan_for, read_out, reply_guard
 from loop.llama_state import kv_state_path, load_kv_state, save_kv_state
 from loop.qwen_format import (
     CONTINUATION,

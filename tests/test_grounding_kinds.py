@@ -15,7 +15,8 @@ from pydantic import Field
 from examples.order_desk.desk import order_desk_brain
 from loop import ScriptedModel, Tool
 from loop._arg_kinds import arg_kind, is_id_pattern, label
-from loop._scope import FactCheck, out_of_scope, scope_sentence, spoken_data
+from loop._facts import FactCheck
+from loop._scope import out_of_scope, scope_sentence, spoken_data
 from loop.grounding import (
     ask_for,
     ground,

@@ -221,15 +221,10 @@ class WhisperSTT:
         self.no_speech_threshold = no_speech_threshold
         # Pinned threads: STT shares two cores with the LLM and TTS (the machines this is tuned for). int8: 2.5x
         # faster than float32 on this CPU (tiny.en, 3 s: ~0.13 s vs ~0.34 s) for one more word wrong in 192.
-        self._model = ctranslate2.models.Whisper(
-            str(self.model_dir),
-            device="cpu",
-            compute_type=compute_type,
-            intra_threads=threads,
-            # two decodings of one window at once: with a vocabulary, the window is also decoded without its
-            # prompt (`_window_text`), on the second core, while the prompted decoding runs
-            inter_threads=2,
-        )
+        # inter_threads=2: with a vocabulary, a window's decoding without the prompt (`_window_text`) runs on the
+        # second core beside the prompted one
+        self._model = ctranslate2.models.Whisper(str(self.model_dir), device="cpu", compute_type=compute_type,
+                                                 intra_threads=threads, inter_threads=2)
         self._beside = ThreadPoolExecutor(1, thread_name_prefix="whisper-plain")
         hf_tokenizer = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language="en")
@@ -260,9 +255,6 @@ class WhisperSTT:
                 or int((probs >= threshold - QUIET_SPEECH_MARGIN).sum()) >= MIN_QUIET_SPEECH_FRAMES:
             return probs
         return None
-
-    def _has_speech(self, window: np.ndarray) -> bool:
-        return self._speech_probs(window) is not None
 
     def prompt_tokens(self, vocabulary: Sequence[str] = ()) -> tuple[int, ...]:
         """The decoder prompt for a call's vocabulary (`voice._whisper_text.VocabularyPrompts`)."""
