@@ -127,6 +127,23 @@ def test_answer_turns_counts_an_acknowledgement_apart_from_the_answer() -> None:
     assert row["agent_text"] == "One moment. It shipped."
 
 
+def test_the_line_after_an_approval_timed_out_is_not_the_turns_answer() -> None:
+    """A question over a pending approval is answered by re-asking it; the decline said once the approval times
+    out, ten seconds later, answers the silence, not the question."""
+    fed = Fed(started=0.0, speed=1.0)
+    fed.events = [
+        (13.3, 13.3, {"kind": "caller_turn_ended", "text": "Um, what will the weather be?", "t": 13.3}),
+        (13.4, 13.4, {"kind": "agent_said", "part": "prompt", "text": "I'm asking you this: shall I refund $20?"}),
+        (23.3, 23.3, {"kind": "approval_timeout", "call": "issue_refund"}),
+        (23.3, 23.3, {"kind": "loop.tool_result", "call": {"name": "issue_refund"}, "executed": False}),
+        (23.4, 23.4, {"kind": "agent_said", "part": "reply", "text": "I haven't done that: I didn't hear a yes."}),
+    ]
+    sink = BenchSink()
+    sink.sent_at = [13.45, 23.45]
+    (row,) = answer_turns(fed, sink, [(10.0, 12.8)], [])
+    assert row["answer_part"] == "prompt" and row["voice_to_voice_ms"] == pytest.approx(650.0)
+
+
 def test_model_words_before_a_tool_result_are_an_acknowledgement_not_the_answer() -> None:
     fed = Fed(started=0.0, speed=1.0)
     fed.events = [

@@ -125,6 +125,11 @@ def answer_turns(fed: Any, sink: Any, spans: Sequence[tuple[float, float]], turn
     for k, (w_end, call_s, e) in enumerate(ended):
         w_next = ended[k + 1][0] if k + 1 < len(ended) else float("inf")
         window = [(w, ev) for w, _, ev in fed.events if w_end <= w < w_next]
+        # what the agent says once an approval has timed out ("I didn't hear a yes.") answers the silence, not this
+        # turn: the turn's answer is what came before it (a re-asked question)
+        timeout = next((w for w, ev in window if ev["kind"] == "approval_timeout"), None)
+        if timeout is not None and any(ev["kind"] == "agent_said" for w, ev in window if w < timeout):
+            window = [(w, ev) for w, ev in window if w < timeout]
         said = [(w, ev) for w, ev in window if ev["kind"] == "agent_said" and ev.get("part") != "greeting"]
         # The answer is what follows the turn's last tool result: words said before it ("Let me check that.")
         # are an acknowledgement, whether the session or the model said them.
