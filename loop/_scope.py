@@ -184,6 +184,15 @@ def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
     return words, messages[at] if at >= 0 and messages[at].role == "assistant" else None
 
 
+def _answers_the_agent(messages: Sequence[Message]) -> bool:
+    """The caller's words answer what the agent just did: it asked a question, or its last step was a tool result
+    with no words after it (a confirmation the caller changed: "Yes, but make it $30.")."""
+    _, last_agent = _fresh(messages)
+    at = max((i for i, m in enumerate(messages) if m.role in ("assistant", "tool")), default=-1)
+    return (last_agent is not None and last_agent.content.rstrip().endswith("?")) or (
+        at >= 0 and messages[at].role == "tool")
+
+
 def _without_names(text: str) -> str:
     """The words but names and places ("Ana Silva.", "the capital of France"), which say nothing about a topic;
     days and months stay ("on Saturday")."""
@@ -200,11 +209,9 @@ def out_of_scope(request: ModelRequest) -> bool:
     identifier."""
     if not request.messages or request.messages[-1].role != "user":
         return False
-    fresh, last_agent = _fresh(request.messages)
+    fresh, _ = _fresh(request.messages)
     words = set(re.findall(r"[a-z']+", fresh.lower()))
-    if words & (_GREETING | _THANKS) or identifier_candidates(fresh):
-        return False
-    if last_agent is not None and last_agent.content.rstrip().endswith("?"):
+    if words & (_GREETING | _THANKS) or identifier_candidates(fresh) or _answers_the_agent(request.messages):
         return False
     vocabulary = _vocabulary(request)
     caller = _stems(_without_names(fresh)) | (_stems(fresh) & vocabulary)  # "Check-out" is no name at a hotel
@@ -302,9 +309,8 @@ def prompt_answer(request: ModelRequest) -> str:
     than any tool ("What time is check-out?" -> 'the stay: "... check-out is by 11 a.m. ..."', where no tool
     speaks of check-out), or "". Not for an answer to the agent's own question, an identifier, or words a tool
     shares as much ("Can I book Monday?" shares "Monday" with the hours line and "book" with the booking tool)."""
-    fresh, last_agent = _fresh(request.messages)
-    if not fresh or identifier_candidates(fresh) or (
-            last_agent is not None and last_agent.content.rstrip().endswith("?")):
+    fresh, _ = _fresh(request.messages)
+    if not fresh or identifier_candidates(fresh) or _answers_the_agent(request.messages):
         return ""
     caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
     system = next((m.content for m in request.messages if m.role == "system"), "")

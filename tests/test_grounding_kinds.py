@@ -177,6 +177,15 @@ def test_out_of_scope_for_agents_that_are_not_the_demo(agent: str, say: str, exp
     assert out_of_scope(_request(agent, say)) is expected
 
 
+def test_a_change_to_a_confirmation_the_caller_declined_is_in_scope() -> None:
+    request = _request("garage", "Book a service for Tom on Friday")
+    call = ToolCall("book_service", {"day": "friday", "name": "Tom"}, "c1")
+    declined = "The user declined book_service: the caller asked for a change. It was not done."
+    request.messages += [Message("assistant", "", [call]), Message("tool", declined, tool_call_id="c1"),
+                         Message("user", "Yes, but make it Monday.")]
+    assert not out_of_scope(request)  # the caller answers the agent's question, whatever their words share
+
+
 def test_a_follow_up_to_a_tool_result_or_an_answer_to_a_question_is_in_scope() -> None:
     assert not out_of_scope(_request("garage", "Could you tell me the job number?", "Jeff Smith"))
     request = _request("garage", "Job 4521 please", "Is that the blue Ford?",
