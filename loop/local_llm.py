@@ -45,6 +45,7 @@ from loop.qwen_format import (
     present,
     render_prefix,
     render_prompt,
+    tag_calls,
     tool_name,
 )
 from loop.speakable import ReplyGuard, leaks, sentences
@@ -201,9 +202,8 @@ class LlamaModel:
         Small models read a tool result in the user turn as a task ("Mark the order as shipped ..."); started on
         the result's own first words, they go on telling it. Only for one result with nothing unspeakable in it,
         so a refusal or an error (which names tools and rules) is still answered in the model's own words."""
-        if not self.lead_words or not request.messages or request.messages[-1].role != "tool":
-            return ""
-        if len(request.messages) > 1 and request.messages[-2].role == "tool":
+        messages = request.messages
+        if not self.lead_words or not messages or messages[-1].role != "tool" or messages[-2].role == "tool":
             return ""
         content = request.messages[-1].content.strip()
         if leaks(content, [tool_name(t) for t in request.tools]) or sentences(content) > 2:
@@ -212,8 +212,7 @@ class LlamaModel:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         request = replace(request, messages=present(request.messages))
-        # After the tools' own words were the answer only a further call matters: no lead-in, no guard, and the
-        # loop hangs up at the first word of text
+        # after the tools' own words were the answer only a further call matters: no lead-in, no guard
         answer = read_out(request) if self.use_grammar and self.ground and not request.words_spoken else ""
         lead = self.lead_in(request) if self.use_grammar and not request.words_spoken and not answer else ""
         prompt = self._tok(render_prompt(request) + lead)
@@ -370,6 +369,8 @@ class LlamaModel:
             raw += piece
             batch = [token]
             calls = plan.instead_calls if sampler is plan.instead else plan.calls if sampler is plan.sampler else []
+            if calls and raw[:1] == "<" and calls[0][:1] == "{":
+                calls = tag_calls(calls)  # the model opened the template's tag itself: the same calls, tagged
             if calls and raw[:1] in "{<" and (more := forced(calls, raw)):
                 extra, more = self._read_forced(more, sampler, stats, max_tokens)
                 batch += extra

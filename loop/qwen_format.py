@@ -162,7 +162,7 @@ def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64, tagged: bool = 
     (`{"name": "lookup_order", "arguments": `). Written as the grammar writes JSON (`", "` and `": "`).
     `tagged`: the same inside `<tool_call>` tags (a whole call with its closing tag)."""
     if tagged:
-        return ["<tool_call>\n" + c + ("\n</tool_call>" if c.endswith("}") else "") for c in call_texts(tools, limit)]
+        return tag_calls(call_texts(tools, limit))
     import itertools as it
 
     out: list[str] = []
@@ -171,7 +171,10 @@ def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64, tagged: bool = 
         params = _tool_params(tool)
         props = params.get("properties") or {}
         enums = [p.get("enum") if set(p) == {"enum"} else None for p in props.values()]
-        finite = props and set(params.get("required") or []) == set(props) and all(enums) \
+        if not props:  # nothing to fill: the whole call is known ("opening_hours", {})
+            out.append(head + "{}}")
+            continue
+        finite = set(params.get("required") or []) == set(props) and all(enums) \
             and not params.get("additionalProperties", False)
         combos = list(it.islice(it.product(*enums), limit + 1)) if finite else []
         if finite and len(combos) <= limit:
@@ -180,6 +183,11 @@ def call_texts(tools: Sequence[dict[str, Any]], limit: int = 64, tagged: bool = 
         else:
             out.append(head)
     return out
+
+
+def tag_calls(calls: Sequence[str]) -> list[str]:
+    """Bare calls as the template writes them inside `<tool_call>` tags (a whole call with its closing tag)."""
+    return ["<tool_call>\n" + c + ("\n</tool_call>" if c.endswith("}") else "") for c in calls]
 
 
 def forced(calls: Sequence[str], raw: str) -> str:

@@ -279,7 +279,7 @@ def test_a_corrected_order_number_is_not_offered() -> None:
 
 def test_the_fixed_parts_of_a_tool_call_are_known_before_decoding() -> None:
     from loop.grounding import ground
-    from loop.qwen_format import call_texts, forced
+    from loop.qwen_format import call_texts, forced, tag_calls
 
     tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     grounded, _ = ground(tools, [Message("user", "Please refund twenty dollars on order 4567.")])
@@ -294,3 +294,9 @@ def test_the_fixed_parts_of_a_tool_call_are_known_before_decoding() -> None:
     assert forced(calls, '{"name": "lookup_order", "arguments": {"order_id": "4567"}}') == ""
     tagged = call_texts([by_name["lookup_order"]], tagged=True)
     assert tagged == ['<tool_call>\n{"name": "lookup_order", "arguments": {"order_id": "4567"}}\n</tool_call>']
+    # a tool that takes nothing is a whole known call; a model that opens the tag itself reads the rest forced
+    hours = {"type": "function", "function": {"name": "opening_hours", "parameters": {"type": "object",
+                                                                                     "properties": {}}}}
+    assert call_texts([hours]) == ['{"name": "opening_hours", "arguments": {}}']
+    assert forced(tag_calls(call_texts([hours, by_name["lookup_order"]])), "<tool_call>\n{\"name\": \"open") == (
+        'ing_hours", "arguments": {}}\n</tool_call>')
