@@ -26,8 +26,7 @@ from loop.grounding import (
     uncued,
     value_pattern,
 )
-from loop.llama_decoding import read_out
-from loop.qwen_format import present, tool_name
+from loop.qwen_format import tool_name
 from loop.speakable import ReplyGuard
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
@@ -252,12 +251,6 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
     assert spoken_data(rooms, known=[2]) == "Rooms: double, free 2; suite, free 0."  # the caller said how long
 
 
-def _after_read(agent: str, said: str, call: ToolCall, result: str) -> ModelRequest:
-    request = _request(agent, said)
-    messages = [*request.messages, Message("assistant", "", [call]), Message("tool", result, tool_call_id=call.id)]
-    return replace(request, messages=present(messages))
-
-
 def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
     from loop.grounding import named_writes
 
@@ -272,20 +265,6 @@ def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
     assert named("I'd like to book a double room") == ["book_room"]
     assert named("Please cancel my booking") == ["cancel_booking"]
     assert named("My power's off. Can you report it?") == ["report_outage"] and named("My power is off") == []
-
-
-def test_a_speakable_read_result_is_the_reply_without_generating() -> None:
-    status = ToolCall("repair_status", {"job_number": "4712"}, "c1")
-    data = '{"job_number": "4712", "car": "silver Ford Focus", "status": "ready for collection"}'
-    said = read_out(_after_read("garage", "Is my car ready? Job 4712.", status, data))
-    assert said == "Job number 4712, car silver Ford Focus, status ready for collection."
-    assert read_out(_after_read("garage", "Is job 4712 ready?", status, "Job 4712 is ready.")) == "Job 4712 is ready."
-    # deeper data, a failure naming the tool, a write, or a caller who also asked for a write: the model answers
-    assert read_out(_after_read("garage", "Job 4712?", status, '{"a": {"b": {"c": 1}}}')) == ""
-    assert read_out(_after_read("garage", "Job 4712?", status, "repair_status failed: timeout. Try again.")) == ""
-    book = ToolCall("book_service", {"job_number": "4712"}, "c2")
-    assert read_out(_after_read("garage", "Book job 4712 in.", book, "Booked for Friday.")) == ""
-    assert read_out(_after_read("garage", "Is job 4712 ready? If not book a service.", status, data)) == ""
 
 
 # ---- which identifier is which ------------------------------------------------------------------------------------
@@ -358,23 +337,6 @@ def test_a_word_of_the_prompt_said_capitalised_is_no_name() -> None:
     request = agent.assembler.build([Message("user", "What time is Check-out?")], 0, 96)[0]
     assert not out_of_scope(request)  # Whisper's "Check-out" is the prompt's check-out, not a name
     assert out_of_scope(agent.assembler.build([Message("user", "What time is Big Ben?")], 0, 96)[0])
-
-
-def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits_as_well() -> None:
-    from loop._scope import prompt_answer
-
-    prompt = yaml.safe_load(Path("examples/hotel/agent.yaml").read_text())["system_prompt"]
-    agent = pa.hotel(ScriptedModel(["ok"]))
-    agent.assembler = type(agent.assembler)(prompt, list(agent.tools.values()), len, 4096)
-
-    def answer(*said: str) -> str:
-        messages = [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(said)]
-        return prompt_answer(agent.assembler.build(messages, 0, 96)[0])
-
-    assert "11 a.m." in answer("What time is check-out?") and "Breakfast" in answer("Is breakfast included?")
-    assert answer("Do you have a double room free from June 12 for two nights?") == ""  # a tool's question
-    assert answer("Can you check my booking? The reference is 3091.") == ""  # an identifier: a tool's
-    assert answer("I'd like a room.", "What date would you arrive?", "Check-out on Friday") == ""  # an answer
 
 
 def test_a_reply_the_prompt_quotes_may_be_said_but_not_the_prompt_itself() -> None:

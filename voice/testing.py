@@ -107,3 +107,43 @@ def check_call_script(path: str | Path, agent: AgentLike = None, stack: SpeechSt
     if call.failures:
         raise AssertionError(f"{path}: " + "; ".join(call.failures) + f"\n  what happened: {call.record.story()}")
     return call
+
+
+def check_call_scripts_complete(calls_dir: str | Path, agent_name: str, state_for: Callable[[Path], Any]) -> None:
+    """Every call script in `calls_dir` is whole: its recordings load and are all in `audio/manifest.tsv`, it names
+    the agent `agent_name`, it has `expect`, `expect_llm` and `reply`, and the toolset (`state_for(folder)`, a fresh
+    one per check) knows every expectation beyond the generic ones."""
+    from voice.fixtures import EXPECT_KEYS
+
+    calls_dir = Path(calls_dir)
+    audio = calls_dir / "audio"
+    listed = {line.split("\t")[0] for line in (audio / "manifest.tsv").read_text().splitlines()[1:]}
+    assert listed == {p.name for p in audio.glob("*.wav")}
+    for path in sorted(calls_dir.glob("*.yaml")):
+        fixture = Fixture.load(path)
+        assert len(fixture.caller_audio()) and fixture.agent_source().name == agent_name, path
+        assert {"expect", "expect_llm", "reply"} <= set(fixture.data), path
+        for key in ("expect", "expect_llm"):
+            extra = {k: v for k, v in fixture.data[key].items() if k not in EXPECT_KEYS}
+            unknown = state_for(Path(path.stem) / key).check_expectations(extra)
+            assert not [u for u in unknown if "unknown" in u], (path, unknown)
+
+
+def check_call_with_embedded_model(path: str | Path, workdir: Path) -> AudioCall:
+    """Play a call script with the embedded model (skipped, saying why, without llama-cpp-python or its weights)
+    and fail the test with every unmet expectation and reply check."""
+    import pytest
+
+    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
+    from loop import weights
+
+    try:
+        weights.ensure_gguf()
+    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
+        pytest.skip(f"the embedded model's weights are not installed: {exc}")
+    call = run_audio_call(None, path, model=LlamaModel(), workdir=workdir)
+    problems = call.failures + call.result.reply_problems
+    assert not problems, f"{problems}\n  what happened: {call.record.story()}"
+    return call

@@ -15,8 +15,7 @@ from examples.hotel.reservations import parse_date
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation, TestModel
 from voice.agent_source import load_agent
-from voice.fixtures import EXPECT_KEYS, Fixture
-from voice.testing import check_call_script, run_audio_call
+from voice.testing import check_call_script, check_call_scripts_complete, check_call_with_embedded_model
 
 CALLS = sorted((Path(__file__).resolve().parent / "calls").glob("*.yaml"))
 AUDIO = CALLS[0].parent / "audio"
@@ -74,29 +73,9 @@ def test_a_call_script_passes_over_audio(name: str) -> None:
 
 def test_every_call_script_is_complete(tmp_path: Path) -> None:
     """Recordings that load and are in the manifest, this agent, and expectations its toolset knows."""
-    listed = {line.split("\t")[0] for line in (AUDIO / "manifest.tsv").read_text().splitlines()[1:]}
-    assert listed == {p.name for p in AUDIO.glob("*.wav")}
-    for path in CALLS:
-        fixture = Fixture.load(path)
-        assert len(fixture.caller_audio()) and fixture.agent_source().name == "hotel", path
-        assert {"expect", "expect_llm", "reply"} <= set(fixture.data), path
-        for key in ("expect", "expect_llm"):
-            extra = {k: v for k, v in fixture.data[key].items() if k not in EXPECT_KEYS}
-            unknown = agent_for(tmp_path / path.stem / key)[1].check_expectations(extra)
-            assert not [u for u in unknown if "unknown" in u], (path, unknown)
+    check_call_scripts_complete(AUDIO.parent, "hotel", lambda sub: agent_for(tmp_path / sub)[1])
 
 
 @pytest.mark.slow
 def test_a_booking_call_with_the_embedded_model(tmp_path: Path) -> None:
-    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
-
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
-    from loop import weights
-
-    try:
-        weights.ensure_gguf()
-    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
-        pytest.skip(f"the embedded model's weights are not installed: {exc}")
-    call = run_audio_call(None, AUDIO.parent / "booking_read.yaml", model=LlamaModel(), workdir=tmp_path)
-    problems = call.failures + call.result.reply_problems
-    assert not problems, f"{problems}\n  what happened: {call.record.story()}"
+    check_call_with_embedded_model(AUDIO.parent / "booking_read.yaml", tmp_path)
