@@ -292,16 +292,18 @@ def quoted_reply(request: ModelRequest) -> str:
     """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
     Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
     Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
+    return _best_quote(request, _related(_stems(_fresh(request.messages)[0])))[1]
+
+
+def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
+    """The prompt's quoted reply whose line shares most of `caller`'s stems, and how many (0, "": none). Quoted
+    callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
-    caller = _stems(_fresh(request.messages)[0])
     best, found = 0, ""
     for line in system.splitlines():
-        if "->" in line or not (quotes := _QUOTE.findall(line)):
-            continue
-        score = len(_related(caller) & _stems(line))
-        if score > best:
+        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := len(caller & _stems(line))) > best:
             best, found = score, quotes[-1].strip()
-    return found
+    return best, found
 
 
 def prompt_answer(request: ModelRequest) -> str:
@@ -313,11 +315,7 @@ def prompt_answer(request: ModelRequest) -> str:
     if not fresh or identifier_candidates(fresh) or _answers_the_agent(request.messages):
         return ""
     caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
-    system = next((m.content for m in request.messages if m.role == "system"), "")
-    best, found = 0, ""
-    for line in system.splitlines():
-        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := len(caller & _stems(line))) > best:
-            best, found = score, quotes[-1].strip()
+    best, found = _best_quote(request, caller)
     tools = max((len(caller & _stems(_name_and_description(t))) for t in request.tools), default=0)
     return found if best > tools else ""
 
