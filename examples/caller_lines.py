@@ -3,7 +3,7 @@
     python examples/caller_lines.py [--all] [examples/hotel/calls/audio/manifest.tsv ...]
 
 Each `examples/*/calls/audio/manifest.tsv` row (path, seconds, rate, transcript, source, licence) whose source
-starts with `SYNTHETIC: piper` (the joe voice of voice/tts.py) or `SYNTHETIC: espeak-ng` is spoken from its
+starts with `SYNTHETIC: piper` (the joe voice of voice/speech/tts.py) or `SYNTHETIC: espeak-ng` is spoken from its
 transcript; " ... " in a transcript is a pause of `GAP_S` (an id dictated digit by digit). Piper's sentences are
 joined with `SENTENCE_GAP_S` of silence: its own pause (~0.7 s after a question) is longer than a caller who goes
 on talking leaves. Files that exist are kept unless `--all`; the seconds column is filled in. Real recordings
@@ -64,7 +64,7 @@ class Voices:
     def speak(self, text: str, source: str) -> np.ndarray:
         if source.startswith(PIPER):
             if self._piper is None:
-                from voice.tts import PiperTTS
+                from voice.speech.tts import PiperTTS
 
                 self._piper = PiperTTS(threads=2)
             return join(list(self._piper.synthesize_sentences(text)), SENTENCE_GAP_S)

@@ -5,11 +5,11 @@ from loop.agent import Agent, RunResult
 from loop.approvals import ApprovalAnswer
 from loop.config import Budget, Ceiling, LoopConfig
 from loop.events import CANCELLED_BY_CALLER, EventKind, ObservationStatus
-from loop.journal import Event, Journal
-from loop.ledger import SharedLedger, TenantBudget
+from loop.models.scripted import ScriptedModel, ScriptedTurn
 from loop.outcomes import Escalated, RunOutcome
-from loop.policy import Decision, GuardrailHit, Policy, Rule, Severity, Verdict, VetContext
-from loop.scripted import ScriptedModel, ScriptedTurn
+from loop.policy.rules import Decision, GuardrailHit, Policy, Rule, Severity, Verdict, VetContext
+from loop.store.journal import Event, Journal
+from loop.store.ledger import SharedLedger, TenantBudget
 from loop.tools import Tool, ToolOutput
 from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
 

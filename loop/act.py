@@ -16,9 +16,9 @@ from typing import Any
 from loop.commit_gate import CommitGate
 from loop.events import FAILED_STATUSES
 from loop.events import ObservationStatus as Status
+from loop.otel import tool_span
 from loop.outcomes import Escalated
 from loop.tools import ArgumentError, Tool, ToolOutput
-from loop.tracing import tool_span
 from loop.types import ToolCall
 
 # Sync tools run here. A hung sync tool cannot be killed from Python; its thread is abandoned after the

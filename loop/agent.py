@@ -16,11 +16,9 @@ from typing import Any
 from loop.act import Observation, ToolRunner, not_executed
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
-from loop.db import open_journal
 from loop.errors import ModelError
 from loop.events import EventKind, ObservationStatus
-from loop.journal import Event, EventLog, Listener
-from loop.ledger import TenantBudget
+from loop.otel import ModelCallMetrics, agent_span, annotate, chat_span, provider_name, record_model_call
 from loop.outcomes import (
     ApprovalDenied,
     BudgetExhausted,
@@ -32,12 +30,14 @@ from loop.outcomes import (
     Terminal,
     ToolFailure,
 )
-from loop.policy import Guardrail, Policy, VetContext
+from loop.policy.rules import Guardrail, Policy, VetContext
 from loop.prompt import PromptAssembler
 from loop.repetition import detect_repetition, turn_signature
 from loop.replay import Tape
+from loop.store.db import open_journal
+from loop.store.journal import Event, EventLog, Listener
+from loop.store.ledger import TenantBudget
 from loop.tools import Tool
-from loop.tracing import ModelCallMetrics, agent_span, annotate, chat_span, provider_name, record_model_call
 from loop.types import TOOL_ANSWER, Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.vet import Approver, BatchVetter
 
@@ -79,7 +79,7 @@ class Agent:
                  vocabulary: Iterable[str] = (), scope: str = "") -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
         # words its callers say (product, street and staff names): plain data; a voice front end biases its
-        # speech-to-text towards them (with the tools' enum values, `voice.vocabulary`)
+        # speech-to-text towards them (with the tools' enum values, `voice.speech.vocabulary`)
         self.vocabulary: tuple[str, ...] = _vocabulary(vocabulary)
         # `gen_ai.conversation.id` of every run: a voice call sets its call id; empty = each run's own id
         self.conversation_id = conversation_id

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loop.config import DIMENSIONS, Budget, Dimension
-from loop.ledger import LedgerRefused, Reservation, TenantBudget
 from loop.outcomes import BudgetExhausted
+from loop.store.ledger import LedgerRefused, Reservation, TenantBudget
 from loop.types import Pricing, Usage
 
 

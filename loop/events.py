@@ -29,13 +29,13 @@ class EventKind(StrEnum):
     TOOL_ANSWER = "tool_answer"  # the batch's results, spoken as they are, are the run's answer (Tool.answers)
     RUN_FINISHED = "run_finished"  # the run ended with a RunOutcome
     RUN_CANCELLED = "run_cancelled"  # the run's caller withdrew it (a barge-in): not an outcome
-    RUN_INTERRUPTED = "run_interrupted"  # a killed run, closed when its process restarted (`loop.settle`)
+    RUN_INTERRUPTED = "run_interrupted"  # a killed run, closed when its process restarted (`loop.run.settle`)
 
 
 #: The kinds that close a run; a run with none of them is still going (or was killed and not yet settled).
 RUN_ENDS = frozenset({EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED, EventKind.RUN_INTERRUPTED})
 
-#: How `voiceloop report` names a run closed by `loop.settle` after its process was killed (not a RunOutcome:
+#: How `voiceloop report` names a run closed by `loop.run.settle` after its process was killed (not a RunOutcome:
 #: the run did not end for a reason of its own).
 INTERRUPTED_BY_RESTART = "INTERRUPTED"
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from loop.act import Observation
 from loop.approvals import ApprovalAnswer
 from loop.events import EventKind
-from loop.journal import Event
+from loop.store.journal import Event
 from loop.types import ModelEvent, ModelResponse, TextDelta, ToolCallDelta
 
 

@@ -9,7 +9,7 @@
     turn = Conversation(agent).say_sync("Anything free on Friday?")
     turn.expect.called("free_slots", day="friday").executed("free_slots").outcome("COMPLETED").said("ten")
 
-`TestModel` (loop/testing_model.py) needs no script at all: it calls every tool once with arguments made from
+`TestModel` (loop/models/test.py) needs no script at all: it calls every tool once with arguments made from
 its schema, then answers with what the tools said. `voice.testing` runs the same assertions over a whole
 audio call (`run_audio_call(...).expect`).
 Every failed assertion raises `AssertionError` with what did happen, so a test failure reads as a story.
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loop.agent import Agent, RunResult
-from loop.journal import Event
-from loop.testing_model import TestModel
+from loop.models.test import TestModel
+from loop.store.journal import Event
 from loop.types import Message
 
 __all__ = ["Conversation", "Expect", "Record", "TestModel", "Turn"]

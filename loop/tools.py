@@ -39,7 +39,7 @@ class Tool:
     timeout_s: float | None = None
     max_cost_usd: float = 0.0
     # How to ask a caller before running it, e.g. "refund {amount} on order {order_id}" (arguments by name);
-    # empty: voice.approval derives the question from the description and the arguments.
+    # empty: voice.call.approval derives the question from the description and the arguments.
     confirm: str = ""
     # Its result is already what a person would say to the caller ("Order 4567 has shipped..."): when every call
     # of a batch is such a tool and all ran fine, the results are said at once as the answer, and the model is
@@ -50,7 +50,8 @@ class Tool:
     reconcile: Callable[[str], str | None] | None = None
     # Words (or phrases) one of which the caller must have said since the agent last spoke before the embedded
     # model may name this tool, e.g. ("person", "human", "manager") for a hand-over: a small model reaches for a
-    # free-text tool on any stray remark. A decoding aid of `loop.local_llm`; hosted models see the tool as usual.
+    # free-text tool on any stray remark. A decoding aid of `loop.models.llama.model`; hosted models see the tool as
+    # usual.
     cues: tuple[str, ...] = ()
     schema: dict[str, Any] = field(init=False)
 
@@ -119,3 +120,8 @@ def _describe_pydantic(tool: str, exc: ValidationError) -> str:
         parts.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
     return (f"Invalid arguments for {tool}: " + "; ".join(parts)
             + ". Fix these and call again; retrying unchanged will fail.")
+
+
+def tool_name(tool: dict[str, Any]) -> str:
+    """The name in a tool's schema, in either shape (OpenAI's `{"function": {...}}` or the bare function)."""
+    return str((tool.get("function") or tool).get("name", ""))

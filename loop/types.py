@@ -191,7 +191,7 @@ class ModelRequest:
     # Tool name -> words one of which the caller must have said before a small local model may name it (`Tool.cues`).
     cues: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # What the agent is for, said to a caller who asks about anything else (`Agent(scope=...)`); empty: a model
-    # that needs one derives it from the tools (`loop._scope.scope_sentence`).
+    # that needs one derives it from the tools (`loop.grounding._scope.scope_sentence`).
     scope: str = ""
 
 

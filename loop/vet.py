@@ -12,9 +12,19 @@ from loop.act import Observation, not_executed
 from loop.approvals import ApprovalAnswer
 from loop.events import EventKind
 from loop.events import ObservationStatus as Status
-from loop.journal import EventLog
-from loop.policy import Decision, Guardrail, GuardrailHit, Policy, Severity, Verdict, VetContext, tighten, worst_hit
+from loop.policy.rules import (
+    Decision,
+    Guardrail,
+    GuardrailHit,
+    Policy,
+    Severity,
+    Verdict,
+    VetContext,
+    tighten,
+    worst_hit,
+)
 from loop.replay import Tape
+from loop.store.journal import EventLog
 from loop.tools import ArgumentError, Tool
 from loop.types import ToolCall
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from voice.audio import FRAME_SAMPLES, SAMPLE_RATE, load_audio, read_wav, to_int16, ulaw_decode, ulaw_encode
-from voice.transports.twilio_codec import HalfbandStream
+from voice.transports.twilio.codec import HalfbandStream
 
 AUDIO = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"  # the project's copy
 LEAD_FRAMES = 16  # 0.512 s of silence before each utterance: a caller's line is open before they speak
@@ -57,7 +57,7 @@ def at_level(samples: np.ndarray, dbfs: float) -> np.ndarray:
 
 
 def phone_line(samples: np.ndarray) -> np.ndarray:
-    """16 kHz -> 8 kHz μ-law -> 16 kHz, as a Twilio call carries it (`voice.transports.twilio_codec`)."""
+    """16 kHz -> 8 kHz μ-law -> 16 kHz, as a Twilio call carries it (`voice.transports.twilio.codec`)."""
     narrow = HalfbandStream(up=False)(samples)
     return HalfbandStream(up=True)(ulaw_decode(ulaw_encode(narrow).tobytes()))
 

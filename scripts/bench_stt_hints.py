@@ -3,14 +3,14 @@
     nice -n 5 .venv/bin/python scripts/bench_stt_hints.py [--stt tiny.en] [--parts ids,vocab,recordings,noise]
 
 - ids: `audio_fixtures/synthetic/ids` (Piper and espeak-ng saying ids digit by digit, with pauses, "oh", pairs, at
-  8 kHz...): an id is right when the transcript, joined as the session joins it (`voice/caller_digits.py`), holds
-  that one number. Without and with the digit-by-digit reading (`voice/_dictated_digits.py`), and with it under a
+  8 kHz...): an id is right when the transcript, joined as the session joins it (`voice/speech/caller_digits.py`), holds
+  that one number. Without and with the digit-by-digit reading (`voice/speech/_dictated_digits.py`), and with it under a
   vocabulary.
 - vocab: `audio_fixtures/synthetic/vocab` (dish, street, staff, car and room names): WER of the sentences and the
   declared words heard, without and with the vocabulary of the agent that would take such a call.
 - recordings: WER of audio_fixtures/recordings (or --recordings DIR with the same manifest: clean, telephone,
   noisy sets) with no vocabulary, with each example agent's (declared words + enum values,
-  `voice.vocabulary.agent_vocabulary`) and with each of the agents above; and how many transcripts hold a
+  `voice.speech.vocabulary.agent_vocabulary`) and with each of the agents above; and how many transcripts hold a
   vocabulary word that the reference does not (a word heard that was never said).
 - noise: its noise/ under each vocabulary: every transcript must be empty.
 """
@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from voice.audio import load_audio  # noqa: E402
-from voice.caller_digits import join_spoken_digits  # noqa: E402
-from voice.stt import WhisperSTT  # noqa: E402
-from voice.wer import WordErrors, normalize_words, word_errors  # noqa: E402
+from voice.bench.wer import WordErrors, normalize_words, word_errors  # noqa: E402
+from voice.speech.caller_digits import join_spoken_digits  # noqa: E402
+from voice.speech.stt import WhisperSTT  # noqa: E402
 
 FIXTURES = ROOT / "audio_fixtures"
 RECORDINGS = FIXTURES / "recordings"  # real recordings: clean, telephone, noisy, noise only (its manifest.tsv)
@@ -54,7 +54,7 @@ def manifest(folder: Path) -> list[dict[str, str]]:
 
 
 def load_stt(name: str, read_digits: bool) -> WhisperSTT:
-    from voice.engines import STT_ENGINES
+    from voice.speech.engines import STT_ENGINES
 
     options = dict(STT_ENGINES.spec(name).options)
     if "read_digits" in inspect.signature(WhisperSTT).parameters:  # absent before the digit reading existed
@@ -68,8 +68,8 @@ def hear(stt: WhisperSTT, audio: object, vocabulary: tuple[str, ...] = ()) -> st
 
 def example_agents() -> dict[str, tuple[str, ...]]:
     """Every example agent's vocabulary (examples/*/*.yaml agent files)."""
-    from voice.agent_source import load_agent
-    from voice.vocabulary import agent_vocabulary
+    from voice.agents.source import load_agent
+    from voice.speech.vocabulary import agent_vocabulary
 
     found: dict[str, tuple[str, ...]] = {}
     data = Path(tempfile.mkdtemp(prefix="bench_stt_hints_"))

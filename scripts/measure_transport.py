@@ -43,7 +43,7 @@ import websockets
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from voice.audio import load_audio, resample, ulaw_decode, ulaw_encode  # noqa: E402
-from voice.transports.twilio_webhook import twilio_stream_key  # noqa: E402
+from voice.transports.twilio.webhook import twilio_stream_key  # noqa: E402
 
 CLIPS = ROOT / "audio_fixtures/recordings/telephone"
 FIRST, BARGE = CLIPS / "osr34_002.wav", CLIPS / "osr34_004.wav"

@@ -1,10 +1,10 @@
 """How much of each utterance the caller's turn holds, on real and degraded recordings: before and after the VAD
-hysteresis and pre-roll (`voice.turns.TurnConfig`), with Silero at 16 kHz or in its native 8 kHz mode.
+hysteresis and pre-roll (`voice.call.turns.TurnConfig`), with Silero at 16 kHz or in its native 8 kHz mode.
 
     python scripts/measure_vad.py [--stt tiny.en|none] [--configs before,after,...] [--groups speech,phone,...]
 
 Each utterance (`scripts/_vad_corpus.py`: `audio_fixtures/recordings` as it is, and quiet, band-limited and
-8 kHz μ-law copies of its clean speech) is played through the real call core (`voice.call_core.CallCore`) frame by
+8 kHz μ-law copies of its clean speech) is played through the real call core (`voice.call.core.CallCore`) frame by
 frame with Silero's probabilities; the agent never answers. Per group:
 
 - `covered`: the share of the reference's speech frames inside the audio of a finished turn (words cut out lower
@@ -33,15 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _vad_corpus import Utterance, corpus
 
-from voice import call_events as ce
 from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, frames
-from voice.call_core import CallCore
-from voice.call_state import SessionConfig
+from voice.bench.wer import WordErrors, word_errors
+from voice.call import events as ce
+from voice.call.core import CallCore
+from voice.call.state import SessionConfig
+from voice.call.turns import TurnConfig
+from voice.speech.tts import ClauseChunker
+from voice.speech.vad import SileroVAD, silero_full_model_path
 from voice.trace import TraceKind
-from voice.tts import ClauseChunker
-from voice.turns import TurnConfig
-from voice.vad import SileroVAD, silero_full_model_path
-from voice.wer import WordErrors, word_errors
 
 FASTER_WHISPER, OWN_EXPORT, OWN_EXPORT_8K = "v6", "v6.2", "v6.2-8k"  # which Silero file, and its mode
 
@@ -207,7 +207,7 @@ def main() -> None:
     utterances = corpus(groups=set(args.groups.split(",")) if args.groups else None)
     whisper = None
     if args.stt != "none":
-        from voice.engines import STT_ENGINES
+        from voice.speech.engines import STT_ENGINES
         whisper = STT_ENGINES.load(args.stt, threads=1)
     stt = CachedSTT(whisper)
     probabilities = Probabilities(args.silero_export)

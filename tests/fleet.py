@@ -38,7 +38,7 @@ from tests.abuse.serving import (
     utterance,
 )
 from voice.audio import load_audio, resample
-from voice.transports.twilio_webhook import twilio_signature, twilio_stream_key
+from voice.transports.twilio.webhook import twilio_signature, twilio_stream_key
 
 
 def said_msgs(wav: Path, frame_ms: int = 200) -> list[str]:

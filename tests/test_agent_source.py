@@ -14,12 +14,12 @@ import pytest
 
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation
-from voice.agent_source import DEFAULT_AGENT, load_agent
-from voice.agent_spec import AgentConfigError, AgentSpec, resolve_ref
+from voice.agents.looping_script import LoopingScript
+from voice.agents.source import DEFAULT_AGENT, load_agent
+from voice.agents.spec import AgentConfigError, AgentSpec, resolve_ref
 from voice.audio import load_audio, write_wav
 from voice.cli import build_parser, main
-from voice.fixtures import FIXTURES
-from voice.looping_script import LoopingScript
+from voice.testing.scripted_call import FIXTURES
 
 FACTORY = '''
 from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
@@ -179,7 +179,7 @@ def test_the_llm_option_replaces_a_factorys_model(tmp_path: Path, capsys: pytest
 def test_the_reply_checks_hold_each_agent_to_its_own_instructions() -> None:
     """A reply that reads the appointment line's prompt aloud is a leak for that agent, not for the order desk."""
     from examples.appointments import AGENT_FILE
-    from voice.reply_checks import check_call
+    from voice.testing.reply_checks import check_call
 
     spec = AgentSpec.load(AGENT_FILE)
     trace = [{"kind": "caller_turn_ended", "t": 1.0, "text": "Anything on Friday?"},
@@ -196,8 +196,7 @@ def test_livekit_jobs_get_the_agent_through_the_environment(monkeypatch: pytest.
     import livekit.agents
 
     from examples.appointments import AGENT_FILE
-    from voice import livekit_worker
-
+    from voice.livekit import worker as livekit_worker
     ran: list[object] = []
     monkeypatch.setattr(livekit.agents.cli, "run_app", ran.append)
     monkeypatch.setenv("LIVEKIT_URL", "ws://127.0.0.1:1")
@@ -220,8 +219,7 @@ def test_livekit_jobs_get_the_agent_through_the_environment(monkeypatch: pytest.
 def test_serve_builds_its_calls_from_the_agent_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                     extra: list[str], greeting: str) -> None:
     from examples.appointments import AGENT_FILE
-    from voice import server
-
+    from voice.server import app as server
     served: list[object] = []
 
     async def capture(ctx: object, announce: object) -> None:

@@ -1,5 +1,5 @@
 """Only a clear yes approves: a suite of callers' answers (tests/data/approval_answers.tsv) read by the approval
-dialog the call core and the LiveKit adapter share (voice/approval_dialog.py, voice/answers.py)."""
+dialog the call core and the LiveKit adapter share (voice/call/approval_dialog.py, voice/call/answers.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from loop import Tool, ToolCall
-from voice.answers import _YES, Answer, AnswerContext, classify_answer, read_answer
-from voice.approval_dialog import MAX_QUESTIONS, NO_YES_HEARD, SAID_NO, ApprovalDialog
+from voice.call.answers import _YES, Answer, AnswerContext, classify_answer, read_answer
+from voice.call.approval_dialog import MAX_QUESTIONS, NO_YES_HEARD, SAID_NO, ApprovalDialog
 
 SUITE = Path(__file__).parent / "data" / "approval_answers.tsv"
 

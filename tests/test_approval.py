@@ -1,4 +1,4 @@
-"""voice.approval: questions that sound like a person (the answers: tests/test_answers.py)."""
+"""voice.call.approval: questions that sound like a person (the answers: tests/test_answers.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field
 from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, WordChunker, track
-from voice.approval import action_phrase, confirmation_question, verb_phrase
-from voice.session import CallSession
-from voice.spoken import SpokenForm, SpokenTTS
+from voice.call.approval import action_phrase, confirmation_question, verb_phrase
+from voice.runtime.session import CallSession
+from voice.speech.spoken import SpokenForm, SpokenTTS
 
 SPEAK = SpokenForm().speak
 

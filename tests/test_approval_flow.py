@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from loop import Message, RunOutcome, RunResult
 from tests.test_call_core import Harness, ask, run_started
-from voice.approval_dialog import NO_YES_HEARD, NOT_APPROVED, SAID_NO
-from voice.call_events import (
+from voice.call.approval_dialog import NO_YES_HEARD, NOT_APPROVED, SAID_NO
+from voice.call.events import (
     AudioPlayed,
     ClockTick,
     OperatorDecision,

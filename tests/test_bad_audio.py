@@ -11,7 +11,7 @@ import pytest
 
 from voice.audio import load_audio, resample, write_wav
 from voice.cli import main
-from voice.fixtures import FIXTURES
+from voice.testing.scripted_call import FIXTURES
 
 SPEECH = FIXTURES / "recordings/speech/goforward.wav"  # "go forward ten meters"
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from loop.bench import bench_loop, format_bench
-from loop.cli_commands import add_loop_commands
+from loop.bench.turn_cost import bench_loop, format_bench
+from loop.run.cli import add_loop_commands
 
 MODE_KEYS = {"samples", "median_ms", "p95_ms", "max_ms", "run_median_ms", "target_ms"}
 

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from loop import brain_bench
-from loop.brain_bench import load_cases
-from voice import bench_voice
-from voice.bench_voice import COLUMNS, CallOutcome, bench_paths, call_label, run_bench, summarise
-from voice.bench_voice_report import format_summary
+from loop.bench import brain as brain_bench
+from loop.bench.brain import load_cases
+from voice.bench import voice as bench_voice
+from voice.bench.voice import COLUMNS, CallOutcome, bench_paths, call_label, run_bench, summarise
+from voice.bench.voice_report import format_summary
 from voice.cli import build_parser
-from voice.fixtures import FIXTURES
-from voice.stack import load_stack
+from voice.speech.stack import load_stack
+from voice.testing.scripted_call import FIXTURES
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 AGENTS = ("appointments", "garage", "hotel", "outage_line")
@@ -79,7 +79,7 @@ def test_bench_voice_takes_a_folder_and_checks_each_calls_agent_first(monkeypatc
         return [_outcome(call_label(p), "hotel", True, 900.0) for p in paths]
 
     monkeypatch.setattr(bench_voice, "run_bench", fake_run)
-    monkeypatch.setattr("voice.stack.load_stack", lambda *a, **k: None)
+    monkeypatch.setattr("voice.speech.stack.load_stack", lambda *a, **k: None)
     folder = EXAMPLES / "hotel" / "calls"
     args = build_parser().parse_args(["bench", "voice", "--calls", str(folder), "--csv", str(tmp_path / "t.csv")])
     assert args.func(args) == 0 and seen["paths"] == sorted(folder.glob("*.yaml"))
@@ -130,7 +130,7 @@ def test_each_agents_eval_set_names_its_own_tools_and_arguments(agent: str) -> N
 
 
 def test_tool_choice_arguments_are_compared_as_said() -> None:
-    from loop.brain_bench import score
+    from loop.bench.brain import score
     from loop.types import ModelResponse, ToolCall
 
     said = ModelResponse(text="", tool_calls=[ToolCall("book_collection", {"job_number": "6021", "day": "friday",

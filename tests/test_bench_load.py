@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from loop.openai_compat import OpenAICompatModel
-from loop.report import percentile
+from loop.bench.stats import percentile
+from loop.models.openai import OpenAICompatModel
 from loop.types import Message, ModelRequest, TextDelta
-from voice.bench_load import LoadConfig, latency_parts, start_standin
-from voice.bench_load_report import (
+from voice.bench.llm_standin import REPLIES
+from voice.bench.load import LoadConfig, latency_parts, start_standin
+from voice.bench.load_caller import CallResult, TurnResult
+from voice.bench.load_report import (
     STEP_COLUMNS,
     TURN_COLUMNS,
     ServerUsage,
@@ -24,8 +26,6 @@ from voice.bench_load_report import (
     step_row,
     svg_plot,
 )
-from voice.llm_standin import REPLIES
-from voice.load_caller import CallResult, TurnResult
 
 ROOT = Path(__file__).resolve().parents[1]
 

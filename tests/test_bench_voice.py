@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import yaml
 
-from voice import bench_voice
-from voice.bench_voice import (
+from voice.bench import voice as bench_voice
+from voice.bench.voice import (
     COLUMNS,
     SCRIPT_ONLY,
     BenchSink,
@@ -27,8 +27,8 @@ from voice.bench_voice import (
     summarise,
     write_csv,
 )
-from voice.fixtures import FIXTURES
-from voice.stack import SpeechStack, load_stack
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import FIXTURES
 
 
 def _leaky_copy(tmp: Path) -> Path:
@@ -160,9 +160,9 @@ def test_model_words_before_a_tool_result_are_an_acknowledgement_not_the_answer(
 
 
 def test_a_caller_who_answers_the_agent_waits_until_it_has_spoken() -> None:
-    from voice.bench_voice import Caller
-    from voice.fixtures import Fixture
-    from voice.vad import SileroVAD
+    from voice.bench.voice import Caller
+    from voice.speech.vad import SileroVAD
+    from voice.testing.scripted_call import Fixture
 
     caller = Caller(Fixture.load(FIXTURES / "refund_yes.yaml"), SileroVAD())  # "yes" is scheduled at 12.0 s
     assert caller.static is None and [ln.waits for ln in caller.lines] == [False, True]
@@ -201,7 +201,7 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
         return [CallOutcome("order_total", [row], True, [], ["reply: Order 2020 came to $35.50."], [], 1.0)]
 
     monkeypatch.setattr(bench_voice, "run_bench", fake_run)
-    monkeypatch.setattr("voice.stack.load_stack", lambda *a, **k: None)
+    monkeypatch.setattr("voice.speech.stack.load_stack", lambda *a, **k: None)
     out = tmp_path / "b.csv"
     args = build_parser().parse_args(["bench", "voice", "--calls", "order_total", "--speed", "3",
                                       "--csv", str(out)])

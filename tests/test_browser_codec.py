@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from voice.transports import CloseCode, Drop
-from voice.transports import browser_codec as codec
+from voice.transports.browser import codec
 
 
 def test_server_messages() -> None:

@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from tests.cdp import CHROMIUM, Browser
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.audio import load_audio, resample, write_wav
-from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
-from voice.fixtures import FIXTURES
-from voice.server import bound_port, start_server
-from voice.stack import SpeechStack, load_stack
+from voice.hosting.registry import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
+from voice.server.app import bound_port, start_server
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import FIXTURES
 
 TOKEN = "e2e-token-123"
 OUT = Path(__file__).resolve().parents[1] / "out"
@@ -311,9 +311,9 @@ class FakeSocket:
 
 
 def test_outbox_paces_audio_by_acks_and_clear_goes_first() -> None:
-    from voice.server_config import ServerConfig
+    from voice.hosting.config import ServerConfig
     from voice.transports import Drop
-    from voice.transports.browser import BrowserSink
+    from voice.transports.browser.endpoint import BrowserSink
     from voice.transports.outbox import AckPacing, Outbox
 
     async def scenario() -> None:

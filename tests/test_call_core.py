@@ -9,8 +9,8 @@ import numpy as np
 from loop import Decision, Event, ToolCall, Verdict
 from tests.fakes import WordChunker
 from voice.audio import FRAME_S
-from voice.call_core import CallCore
-from voice.call_events import (
+from voice.call.core import CallCore
+from voice.call.events import (
     ApprovalRequested,
     AudioPlayed,
     CallerFrame,
@@ -31,8 +31,8 @@ from voice.call_events import (
     Transcribe,
     TranscriptReady,
 )
-from voice.call_state import SessionConfig
-from voice.playout import FRAME
+from voice.call.playout import FRAME
+from voice.call.state import SessionConfig
 
 SILENT, LOUD = np.zeros(FRAME, np.int16), np.full(FRAME, 1000, np.int16)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.caller_digits import join_spoken_digits
+from voice.speech.caller_digits import join_spoken_digits
 
 
 @pytest.mark.parametrize(("heard", "joined"), [

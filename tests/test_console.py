@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 import yaml
 
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.audio import load_audio
-from voice.calls import CallFactory, model_source
-from voice.console import BLOCK, Console, SpeakerSink, import_sounddevice
-from voice.fixtures import FIXTURES
-from voice.stack import SpeechStack, load_stack
+from voice.hosting.registry import CallFactory, model_source
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import FIXTURES
+from voice.transports.console import BLOCK, Console, SpeakerSink, import_sounddevice
 
 REPLY = "Going forward is easy. Stand up, then walk twelve steps toward the door."
 

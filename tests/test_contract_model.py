@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from loop import Agent, LoopConfig, Message, RunOutcome, ScriptedModel, ScriptedTurn, Tool, ToolCall
-from loop.openai_compat import OpenAICompatModel
+from loop.models.openai import OpenAICompatModel
 from tests.helpers import ORDER_SCHEMA, Calls, agent, read_tool
 from tests.openai_server import OpenAIServer, Reply, chunk, text_reply
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
-from loop.db import open_journal
+from loop.store.db import open_journal
 from tests.helpers import ORDER_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]

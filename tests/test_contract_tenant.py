@@ -6,8 +6,8 @@ from __future__ import annotations
 import multiprocessing as mp
 
 from loop import Agent, Budget, LoopConfig, Pricing, RunOutcome, ScriptedModel, ScriptedTurn, Tool, ToolCall
-from loop.db import open_ledger
-from loop.ledger import SharedLedger, TenantBudget
+from loop.store.db import open_ledger
+from loop.store.ledger import SharedLedger, TenantBudget
 from tests.helpers import ORDER_SCHEMA
 
 SPAWN = mp.get_context("spawn")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from voice.audio import read_wav
-from voice.fixtures import FIXTURES, Fixture, run_call
-from voice.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
-from voice.stack import SpeechStack, load_stack
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
+from voice.testing.scripted_call import FIXTURES, Fixture, run_call
 
 CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
                  if str(Fixture.load(p).data.get("description", "")).startswith("conversation:")]

@@ -22,12 +22,12 @@ from types import SimpleNamespace
 import pytest
 
 from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
-from loop.db import DatabaseUnavailable, database_url, open_journal, open_ledger, redact, sqlite_path
-from loop.journal import Event
-from loop.journal_pg import PgJournal
-from loop.ledger import SharedLedger
-from loop.settle import settle_unfinished
-from loop.tenancy import TenantConfigError, open_tenant, parse_allowances, storage_from_args
+from loop.run.settle import settle_unfinished
+from loop.run.tenancy import TenantConfigError, open_tenant, parse_allowances, storage_from_args
+from loop.store.db import DatabaseUnavailable, database_url, open_journal, open_ledger, redact, sqlite_path
+from loop.store.journal import Event
+from loop.store.journal_pg import PgJournal
+from loop.store.ledger import SharedLedger
 from tests.helpers import ORDER_SCHEMA
 from tests.pg_server import PgCluster
 
@@ -140,8 +140,8 @@ def test_the_ledger_and_journal_share_one_database(db_url: str) -> None:
 
 def test_a_call_factory_journals_into_the_url_and_hands_every_call_the_tenant(pg_url: str, tmp_path: Path) -> None:
     from tests.fakes import LoudnessVAD, ToneTTS, WordChunker
-    from voice.agent_source import load_agent
-    from voice.calls import CallFactory, model_source
+    from voice.agents.source import load_agent
+    from voice.hosting.registry import CallFactory, model_source
 
     stack = SimpleNamespace(tts=ToneTTS(), stt=None, chunker=WordChunker, new_vad=LoudnessVAD)
     tenant = open_tenant(pg_url, "acme", {"cost_usd": 1.0})
@@ -191,8 +191,8 @@ def test_two_calls_on_one_database_draw_on_one_tenant_budget(pg_url: str, tmp_pa
     """`voiceloop call ... --db URL --tenant acme --tenant-budget turns=3`, twice: the first call's two turns
     leave one for the second, whose second turn is refused by the shared budget."""
     from voice.cli import build_parser
-    from voice.fixtures import FIXTURES, Fixture, run_call
     from voice.testing import shared_stack
+    from voice.testing.scripted_call import FIXTURES, Fixture, run_call
 
     fixture = Fixture.load(FIXTURES / "read_tool.yaml")  # a lookup turn, then the answer: two turns
     argv = ["call", str(fixture.path), "--db", pg_url, "--tenant", "acme", "--tenant-budget", "turns=3"]

@@ -21,8 +21,8 @@ from tests.abuse.conftest import REFUND
 from tests.abuse.serving import TOKEN, Server, close_code, launch, line_noise, start_msg, until_event, utterance
 from tests.fleet import quiet, said_msgs, wait_exit
 from voice.cli import build_parser
-from voice.fixtures import FIXTURES
-from voice.server_args import server_config
+from voice.server.args import server_config
+from voice.testing.scripted_call import FIXTURES
 
 REFUND_ASK = FIXTURES / "synthetic/refund_4567.wav"  # "refund twenty dollars on order 4567": the write is asked for
 ANSWER = [{"text": "That sounds like a long trip. How can I help with your order?"}]

@@ -1,5 +1,5 @@
 """Engines by name: the protocols the session calls, one registry per kind, and the same `--stt/--tts/--llm`
-options on every command, all from `voice.engines`. No model is loaded here."""
+options on every command, all from `voice.speech.engines`. No model is loaded here."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker
-from voice.engines import (
+from voice.speech.engines import (
     LLM_ENGINES,
     SCRIPTED,
     STT,
@@ -25,11 +25,11 @@ from voice.engines import (
     add_engine_options,
     load_llm,
 )
-from voice.stt import WhisperSTT
-from voice.tts import ClauseChunker, EspeakTTS, PiperTTS
-from voice.vad import SileroVAD
+from voice.speech.stt import WhisperSTT
+from voice.speech.tts import ClauseChunker, EspeakTTS, PiperTTS
+from voice.speech.vad import SileroVAD
 
-# `serve` joins this list once voice/server.py takes its options from add_engine_options.
+# `serve` joins this list once voice/server/app.py takes its options from add_engine_options.
 COMMANDS = ("call", "console", "livekit", "bench", "serve")
 
 
@@ -82,7 +82,7 @@ def test_unknown_and_unavailable_engines_are_clear_errors() -> None:
 
 
 def test_llm_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    from loop.openai_compat import OpenAICompatModel
+    from loop.models.openai import OpenAICompatModel
 
     assert load_llm(None) is None and load_llm(SCRIPTED) is None  # the scripted replies
     monkeypatch.setenv("VOICELOOP_LLM_URL", "http://127.0.0.1:9/v1")

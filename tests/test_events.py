@@ -11,8 +11,8 @@ import pytest
 
 from loop import EventKind, Journal, ObservationStatus, RunOutcome, ScriptedModel, ScriptedTurn, ToolCall
 from loop.act import Observation
-from loop.cli_commands import add_loop_commands
-from loop.report import CANCELLED, UNFINISHED, build_report, format_report
+from loop.run.cli import add_loop_commands
+from loop.run.report import CANCELLED, UNFINISHED, build_report, format_report
 from tests.helpers import Calls, agent, read_tool
 
 

@@ -9,9 +9,17 @@ import numpy as np
 import pytest
 import yaml
 
-from voice.fixtures import FIXTURES, CallResult, Fixture, check_expectations, heard_words, mentions, run_call
-from voice.session import TurnRecord
-from voice.stack import SpeechStack, load_stack
+from voice.runtime.session import TurnRecord
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import (
+    FIXTURES,
+    CallResult,
+    Fixture,
+    check_expectations,
+    heard_words,
+    mentions,
+    run_call,
+)
 
 # the conversation scripts run in tests/test_conversations.py, with their reply checks
 CALLS = [p for p in sorted(FIXTURES.glob("*.yaml"))
@@ -103,8 +111,8 @@ def test_speculative_read_is_not_executed_twice(stack: SpeechStack, tmp_path: Pa
 
 def test_refund_call_with_the_embedded_llm(stack: SpeechStack, tmp_path: Path) -> None:
     """The product path: recorded voice in, the embedded LLM choosing the tool, spoken approval, a refund."""
-    llama = pytest.importorskip("loop.local_llm", reason="llama-cpp-python is not installed")
-    from loop.weights import WeightsMissing
+    llama = pytest.importorskip("loop.models.llama.model", reason="llama-cpp-python is not installed")
+    from loop.models.llama.weights import WeightsMissing
 
     try:
         model = llama.LlamaModel()

@@ -20,11 +20,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from loop.db import open_ledger
+from loop.store.db import open_ledger
 from tests.abuse.serving import ROOT, Server
 from tests.fleet import Fleet, fleet_of, live_calls, phone_call, said_msgs, wait_exit
 from tests.test_drain import ANSWER
-from voice.fixtures import FIXTURES
+from voice.testing.scripted_call import FIXTURES
 
 pytestmark = pytest.mark.skipif(shutil.which("haproxy") is None, reason="haproxy is not installed (./run installs it)")
 TENANT_TURNS = 5

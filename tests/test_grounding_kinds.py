@@ -14,10 +14,10 @@ from pydantic import Field
 
 from examples.order_desk.desk import order_desk_brain
 from loop import ScriptedModel, Tool
-from loop._arg_kinds import arg_kind, is_id_pattern, label
-from loop._facts import FactCheck
-from loop._scope import out_of_scope, scope_sentence, spoken_data
-from loop.grounding import (
+from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
+from loop.grounding._facts import FactCheck
+from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
+from loop.grounding.arguments import (
     ask_for,
     ground,
     identifier_candidates,
@@ -26,8 +26,8 @@ from loop.grounding import (
     uncued,
     value_pattern,
 )
-from loop.qwen_format import tool_name
-from loop.speakable import ReplyGuard
+from loop.grounding.speakable import ReplyGuard
+from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
 
@@ -252,7 +252,7 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
 
 
 def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
-    from loop.grounding import named_writes
+    from loop.grounding.arguments import named_writes
 
     names = ["book_room", "booking_details", "cancel_booking", "report_outage", "outage_by_postcode"]
     tools = [{"type": "function", "function": {"name": n, "description": "", "parameters": {}}} for n in names]
@@ -293,7 +293,7 @@ def test_an_identifier_named_as_another_or_with_another_length_is_not_offered() 
 
 
 def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_it() -> None:
-    from loop.grounding import unnamed_id_writes
+    from loop.grounding.arguments import unnamed_id_writes
 
     tools = [t.openai_schema() for t in pa.hotel(ScriptedModel(["ok"])).tools.values()]
     writes = frozenset({"book_room", "cancel_booking"})
@@ -323,7 +323,7 @@ def _garage_request(say: str) -> ModelRequest:
 
 
 def test_the_prompts_own_replies_are_the_scope_and_the_fallback() -> None:
-    from loop._scope import quoted_reply
+    from loop.grounding._scope import quoted_reply
 
     assert scope_sentence(_garage_request("hi")) == "Sorry, I can only help with repairs here."
     assert quoted_reply(_garage_request("What time do you close on Saturday?")).startswith("We're open Monday")
@@ -340,14 +340,14 @@ def test_a_word_of_the_prompt_said_capitalised_is_no_name() -> None:
 
 
 def test_a_reply_the_prompt_quotes_may_be_said_but_not_the_prompt_itself() -> None:
-    from loop.speakable import leaks
+    from loop.grounding.speakable import leaks
 
     assert not leaks("We're open Monday to Friday from 8 to 6, and Saturday from 9 to 1.", prompt=_GARAGE_PROMPT)
     assert leaks("What you may tell callers without a tool is this.", prompt=_GARAGE_PROMPT)
 
 
 def test_of_reads_one_identifier_fills_the_callers_words_say_which() -> None:
-    from loop._scope import closest_reads
+    from loop.grounding._scope import closest_reads
 
     def repair_status(job_number: str) -> dict:
         """Where a repair job is, and whether the car is ready"""

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from examples.order_desk.desk import OrderDesk, order_desk_brain
-from loop.grounding import closing_remark, closing_reply, fresh_reads, proper_names, uncued
-from loop.llama_decoding import Plan, plan_for
+from loop.grounding.arguments import closing_remark, closing_reply, fresh_reads, proper_names, uncued
+from loop.models.llama.decoding import Plan, plan_for
+from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler
-from loop.qwen_format import tool_name
 from loop.types import Message, ModelRequest
 
 

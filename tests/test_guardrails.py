@@ -6,7 +6,7 @@ import pytest
 
 from examples.order_desk.desk import OrderDesk
 from loop import LoopConfig, RunOutcome, ScriptedModel, ToolCall
-from loop.guardrails import GroundedArguments, spoken_values
+from loop.policy.guardrails import GroundedArguments, spoken_values
 from tests.helpers import agent
 
 

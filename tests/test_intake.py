@@ -17,9 +17,9 @@ from loop import Agent, LoopConfig, ModelRequest, ModelResponse, TextDelta, Usag
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.audio import FRAME_S
-from voice.pacer import PacedSink
-from voice.playout import FRAME
-from voice.session import CallSession, SessionConfig
+from voice.call.playout import FRAME
+from voice.runtime.session import CallSession, SessionConfig
+from voice.testing.pacer import PacedSink
 
 
 class SlowSTT(ScriptedSTT):

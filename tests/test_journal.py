@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from loop import Journal, RunOutcome, ScriptedModel, ToolCall
-from loop.db import open_journal
+from loop.store.db import open_journal
 from tests.helpers import Calls, agent, read_tool
 from tests.resume_worker import build
 

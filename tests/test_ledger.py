@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # no packaging config yet; spawned children inherit this sys.path
     sys.path.insert(0, str(ROOT))
 
-from loop.db import open_ledger  # noqa: E402
-from loop.ledger import LedgerError, LedgerRefused, SharedLedger  # noqa: E402
+from loop.store.db import open_ledger  # noqa: E402
+from loop.store.ledger import LedgerError, LedgerRefused, SharedLedger  # noqa: E402
 
 TENANT = "acme"
 SPAWN = mp.get_context("spawn")  # fresh interpreters, as separate workers would be in production

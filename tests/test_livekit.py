@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 import yaml
 
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.audio import load_audio, resample
-from voice.calls import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
-from voice.fixtures import FIXTURES
-from voice.livekit_worker import (
+from voice.hosting.registry import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
+from voice.livekit.worker import (
     PUBLISH_RATE,
     Inbound,
     LiveKitSink,
@@ -30,7 +29,8 @@ from voice.livekit_worker import (
     run_job,
     worker_options,
 )
-from voice.stack import SpeechStack, load_stack
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import FIXTURES
 
 rtc = pytest.importorskip("livekit.rtc", reason="needs the livekit extra: pip install livekit-agents")
 

@@ -20,11 +20,11 @@ from livekit.agents import vad as lk_vad
 from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.helpers import ORDER_SCHEMA, assert_heard
-from voice.approval_dialog import SAID_NO
 from voice.audio import SAMPLE_RATE, load_audio, resample
-from voice.fixtures import FIXTURES
-from voice.livekit_llm import ESCALATED_SAY, VoiceloopLLM
-from voice.livekit_plugins import OfflineSTT, OfflineTTS, OfflineVAD
+from voice.call.approval_dialog import SAID_NO
+from voice.livekit.llm import ESCALATED_SAY, VoiceloopLLM
+from voice.livekit.plugins import OfflineSTT, OfflineTTS, OfflineVAD
+from voice.testing.scripted_call import FIXTURES
 
 CLIP = FIXTURES / "recordings/telephone/osr34_002.wav"  # "The long journey home took a year."
 REFUND = [ToolCall("lookup_order", {"order_id": "4567"}), ToolCall("issue_refund", {"order_id": "4567", "amount": 20}),
@@ -193,7 +193,7 @@ def test_nothing_else_in_voiceloop_imports_livekit() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, voice.cli, voice.server, voice.session\n"
+    code = ("import sys, voice.cli, voice.server.app, voice.runtime.session\n"
             "print(any(m.startswith('livekit') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1],
                          check=True)

@@ -1,4 +1,4 @@
-"""The embedded llama.cpp brain (loop/local_llm.py) and its weights (loop/weights.py).
+"""The embedded llama.cpp brain (loop/models/llama/model.py) and its weights (loop/models/llama/weights.py).
 
 The rendering, parsing and weight-joining tests always run. The generation tests need llama-cpp-python
 (scripts/install_llama.sh) and the Qwen2.5-Coder-0.5B GGUF (scripts/install_models.sh); without them they are
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from examples.order_desk.desk import OrderDesk, demo_assembler
-from loop import weights
-from loop.brain_bench import case_request
-from loop.grounding import ask_for, id_candidates, number_candidates, proper_names, words_to_number
-from loop.qwen_format import parse_output, render_prefix, render_prompt, tool_name
+from loop.bench.brain import case_request
+from loop.grounding.arguments import ask_for, id_candidates, number_candidates, proper_names, words_to_number
+from loop.models.llama import weights
+from loop.models.llama.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
 from tests.helpers import assert_heard
 
@@ -67,7 +67,7 @@ def test_rendering_matches_the_gguf_chat_template() -> None:
                        Message("tool", "Order 4567: shipped.", tool_call_id="call_1"),
                        Message("tool", "second result", tool_call_id="call_2"),
                        Message("assistant", "It has shipped."), Message("user", "Thanks"))
-    from loop.qwen_format import _strip_titles
+    from loop.models.llama.qwen_format import _strip_titles
 
     messages = [{"role": m.role, "content": m.content,
                  "tool_calls": [{"function": {"name": c.name, "arguments": c.arguments}} for c in m.tool_calls]}
@@ -82,7 +82,7 @@ def _chat_template() -> str:
         path = weights.ensure_gguf()
     except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
         pytest.skip(f"Qwen GGUF not installed ({exc})")
-    import loop.local_llm  # noqa: F401  (sets OMP_WAIT_POLICY before llama.cpp loads)
+    import loop.models.llama.model  # noqa: F401  (sets OMP_WAIT_POLICY before llama.cpp loads)
 
     llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
     llm = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
@@ -111,7 +111,7 @@ def test_amounts_ids_and_names_are_read_from_speech() -> None:
 
 
 def test_grounding_drops_tools_the_caller_gave_no_values_for() -> None:
-    from loop.grounding import ground
+    from loop.grounding.arguments import ground
 
     desk_tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     tools, missing = ground(desk_tools, [Message("user", "I want a refund.")])
@@ -130,7 +130,7 @@ def test_grounding_drops_tools_the_caller_gave_no_values_for() -> None:
 
 
 def test_the_callers_answer_to_the_agents_question_completes_the_call_it_was_asked_for() -> None:
-    from loop.grounding import answered_ask, ground
+    from loop.grounding.arguments import answered_ask, ground
 
     desk_tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     history = [Message("user", "Where is my order?"), Message("assistant", ask_for(["order_id"])),
@@ -141,7 +141,8 @@ def test_the_callers_answer_to_the_agents_question_completes_the_call_it_was_ask
     assert answered_ask(desk_tools, history[:2], tools) == []  # the caller has not answered yet
     other = [Message("user", "Hi"), Message("assistant", "Hello! How can I help?"), Message("user", "Order 4567?")]
     assert answered_ask(desk_tools, other, ground(desk_tools, other)[0]) == []  # the agent asked for nothing
-    grammar = __import__("loop.qwen_format", fromlist=["build_grammar"]).build_grammar(tools[:1], calls_only=True)
+    from loop.models.llama.qwen_format import build_grammar
+    grammar = build_grammar(tools[:1], calls_only=True)
     assert grammar.startswith("root ::= calls\n")
 
 
@@ -187,7 +188,7 @@ def test_weights_reject_bad_magic(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
 
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
     try:

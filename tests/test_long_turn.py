@@ -18,12 +18,12 @@ import pytest
 from loop import Agent, LoopConfig, ScriptedTurn
 from tests.fakes import ToneTTS, WordChunker
 from voice.audio import SAMPLE_RATE, read_wav
-from voice.calls import LoopingScript
-from voice.fixtures import FIXTURES
-from voice.incremental_stt import TurnTranscriber, quiet_cuts
-from voice.session import CallSession, SessionConfig
-from voice.turns import TurnConfig, max_turn_seconds
-from voice.vad import SileroVAD
+from voice.call.turns import TurnConfig, max_turn_seconds
+from voice.hosting.registry import LoopingScript
+from voice.runtime.session import CallSession, SessionConfig
+from voice.speech.incremental_stt import TurnTranscriber, quiet_cuts
+from voice.speech.vad import SileroVAD
+from voice.testing.scripted_call import FIXTURES
 
 SPEECH = FIXTURES / "recordings" / "speech"
 CLIPS = ["cmu_arctic_us_aew_a0001", "cmu_arctic_us_aew_a0002", "cmu_arctic_us_aew_a0003", "cmu_arctic_us_axb_a0004",

@@ -15,7 +15,7 @@ from loop.errors import (
     ModelRequestError,
     ModelUnavailable,
 )
-from loop.openai_compat import OpenAICompatModel
+from loop.models.openai import OpenAICompatModel
 from loop.types import (
     Message,
     Model,

@@ -16,14 +16,14 @@ import pytest
 
 from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, RunOutcome, TextDelta
-from loop.openai_compat import OpenAICompatModel
+from loop.models.openai import OpenAICompatModel
 from loop.types import Message, ModelRequest, ModelResponse
 
 llama_server = pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
 
 
 def _gguf() -> Path:
-    from loop.weights import WeightsMissing, ensure_gguf
+    from loop.models.llama.weights import WeightsMissing, ensure_gguf
 
     try:
         return ensure_gguf()

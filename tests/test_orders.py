@@ -40,7 +40,7 @@ def test_unknown_orders_are_sentences_or_errors_the_model_can_read(tmp_path: Pat
 
 def test_results_are_short_sentences_a_caller_can_hear(tmp_path: Path) -> None:
     from examples.order_desk.desk import money, say_deliveries, say_order
-    from loop.speakable import leaks, sentences
+    from loop.grounding.speakable import leaks, sentences
 
     desk = OrderDesk(tmp_path / "orders.db")
     names = [t.name for t in desk.tools()]

@@ -57,7 +57,7 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_wheel_holds_the_code_the_web_page_and_the_examples_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    for required in ("voice/web/index.html", "voice/agent_spec.py", "loop/testing.py", "voice/testing.py",
+    for required in ("voice/web/index.html", "voice/agents/spec.py", "loop/testing.py", "voice/testing/__init__.py",
                      "examples/order_desk/order_support.yaml", "examples/appointments/agent.yaml",
                      "examples/appointments/calls/book_tuesday.yaml",
                      "examples/appointments/calls/audio/book_tuesday_11.wav"):

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from loop import Budget, LoopConfig, weights
+from loop import Budget, LoopConfig
+from loop.models.llama import weights
 from loop.testing import Conversation
 from tests import plain_agents as pa
 
@@ -24,7 +25,7 @@ _FACT = re.compile(r"\d|\b(?:sunny|rain\w*|degrees|cloud\w*|dollars?|pounds?)\b"
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
 
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
     try:

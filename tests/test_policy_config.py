@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from examples.order_desk.desk import OrderDesk
 from loop import Decision, ToolCall
-from loop.policy_config import PolicyConfig, load_policy
+from loop.policy.config import PolicyConfig, load_policy
 
 CONFIG = Path(__file__).resolve().parents[1] / "examples" / "order_desk" / "order_support.yaml"
 

@@ -10,8 +10,8 @@ from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, Message, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
-from voice.priming import PrimedModel
-from voice.session import CallSession, SessionConfig
+from voice.runtime.priming import PrimedModel
+from voice.runtime.session import CallSession, SessionConfig
 
 
 class CountingModel:

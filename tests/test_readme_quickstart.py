@@ -22,7 +22,7 @@ from streamdouble.session import SessionConfig as CallerConfig
 from tests.test_server import watch_calls
 from tests.test_twilio import say
 from voice.audio import load_audio, write_wav
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.transports.twilio.webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

@@ -13,10 +13,10 @@ from examples.order_desk.desk import OrderDesk, demo_config, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from tests.helpers import assert_heard
 from voice.audio import load_audio
-from voice.fixtures import FIXTURES
-from voice.pacer import PacedSink, drive_realtime
-from voice.session import CallSession, SessionConfig
-from voice.stack import SpeechStack, load_stack
+from voice.runtime.session import CallSession, SessionConfig
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.pacer import PacedSink, drive_realtime
+from voice.testing.scripted_call import FIXTURES
 
 SYSTEM = demo_config()["system_prompt"]
 
@@ -77,7 +77,7 @@ def test_realtime_reply_is_streamed_to_the_transport_and_acknowledged(stack: Spe
 
 def test_barge_in_clears_the_transport_buffer_and_keeps_only_what_was_acknowledged(stack: SpeechStack,
                                                                                    tmp_path: Path) -> None:
-    from voice.fixtures import Fixture, run_call
+    from voice.testing.scripted_call import Fixture, run_call
 
     result = asyncio.run(run_call(Fixture.load(FIXTURES / "barge_in.yaml"), stack, tmp_path, realtime=True))
     first = result.turns[0]

@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from loop import weights
-from voice.reply_eval import EVAL_SET, evaluate, format_summary, load_cases
+from loop.models.llama import weights
+from voice.bench.reply_eval import EVAL_SET, evaluate, format_summary, load_cases
 
 pytestmark = pytest.mark.slow
 
 
 def test_the_default_brain_says_the_right_short_thing() -> None:
-    from loop.local_llm import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
 
     pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
     try:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from loop import Budget, Event, Journal, LoopConfig, RunOutcome, ScriptedModel, ScriptedTurn, ToolCall
-from loop.cli_commands import add_loop_commands
-from loop.report import CANCELLED, INTERRUPTED, UNFINISHED, build_report, format_report, percentile
+from loop.run.cli import add_loop_commands
+from loop.run.report import CANCELLED, INTERRUPTED, UNFINISHED, build_report, format_report, percentile
 from tests.helpers import Calls, agent, read_tool
 
 

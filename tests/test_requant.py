@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loop import weights
-from loop.requant import requantized
+from loop.models.llama import weights
+from loop.models.llama.requant import requantized
 
 
 def _shipped() -> Path:
@@ -21,7 +21,7 @@ def _shipped() -> Path:
 
 
 def _file_type(path: Path) -> int:
-    import loop.local_llm  # noqa: F401  (sets OMP_WAIT_POLICY before llama.cpp loads)
+    import loop.models.llama.model  # noqa: F401  (sets OMP_WAIT_POLICY before llama.cpp loads)
 
     llama_cpp = pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed")
     return int(llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False).metadata["general.file_type"])

@@ -10,8 +10,8 @@ from pathlib import Path
 import yaml
 
 from loop import ScriptedModel
-from loop.llama_decoding import read_out
-from loop.qwen_format import present
+from loop.models.llama.decoding import read_out
+from loop.models.llama.qwen_format import present
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
 from tests.test_grounding_kinds import _request
@@ -38,7 +38,7 @@ def test_a_speakable_read_result_is_the_reply_without_generating() -> None:
 
 
 def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits_as_well() -> None:
-    from loop._scope import prompt_answer
+    from loop.grounding._scope import prompt_answer
 
     prompt = yaml.safe_load(Path("examples/hotel/agent.yaml").read_text())["system_prompt"]
     agent = pa.hotel(ScriptedModel(["ok"]))

@@ -43,10 +43,10 @@ from tests.test_twilio import (  # noqa: F401  (stack is a fixture)
     stack,
     start_msg,
 )
-from voice.calls import LoopingScript, load_script, model_source
-from voice.fixtures import FIXTURES
-from voice.stack import SpeechStack
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.hosting.registry import LoopingScript, load_script, model_source
+from voice.speech.stack import SpeechStack
+from voice.testing.scripted_call import FIXTURES
+from voice.transports.twilio.webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[1]
 REFUND = [ScriptedTurn(tool_calls=[ToolCall("lookup_order", {"order_id": "4567"})]),
@@ -316,7 +316,7 @@ def test_scripts_loop_per_user_turn_so_long_calls_never_run_out() -> None:
 
 
 def test_websockets_log_lines_never_carry_the_token(caplog: pytest.LogCaptureFixture) -> None:
-    from voice.server import uvicorn_log as _ws_log
+    from voice.server.app import uvicorn_log as _ws_log
 
     with caplog.at_level(logging.DEBUG, logger="uvicorn.error"):
         _ws_log.debug("< %s %s %s", "GET", f"/ws?token={TOKEN}", "HTTP/1.1")

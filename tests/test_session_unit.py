@@ -10,8 +10,8 @@ from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, ScriptedModel, TextDelta, ToolCall, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
-from voice.session import CallSession, SessionConfig
-from voice.turns import TurnConfig
+from voice.call.turns import TurnConfig
+from voice.runtime.session import CallSession, SessionConfig
 
 REFUND = [ToolCall("lookup_order", {"order_id": "4567"}), ToolCall("issue_refund", {"order_id": "4567", "amount": 20}),
           "Done."]

@@ -10,8 +10,8 @@ from pathlib import Path
 from examples.order_desk.desk import OrderDesk
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, ToolCall
 from loop.events import RUN_ENDS, EventKind
-from loop.report import build_report, format_report
-from loop.settle import settle_unfinished
+from loop.run.report import build_report, format_report
+from loop.run.settle import settle_unfinished
 
 REFUND = ToolCall("issue_refund", {"order_id": "4567", "amount": 20}, id="call_refund")
 

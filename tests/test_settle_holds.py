@@ -3,7 +3,7 @@ happened), on both ledger backends; other runs' holds are left alone."""
 
 from __future__ import annotations
 
-from loop.db import open_ledger
+from loop.store.db import open_ledger
 
 
 def test_settle_run_commits_only_that_runs_open_holds(db_url: str) -> None:

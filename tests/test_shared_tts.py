@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from voice.shared_models import SPEECH_AHEAD_S, DeadlineSlots, PooledTTS
+from voice.speech.shared_models import SPEECH_AHEAD_S, DeadlineSlots, PooledTTS
 
 
 class NamedTTS:

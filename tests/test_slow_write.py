@@ -15,7 +15,7 @@ from loop.act import reconciled
 from loop.commit_gate import CommitGate
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from tests.helpers import ORDER_SCHEMA
-from voice.session import CallSession, SessionConfig
+from voice.runtime.session import CallSession, SessionConfig
 
 REFUND = ToolCall("issue_refund", {"order_id": "4567", "amount": 20}, id="call_refund")
 
@@ -113,7 +113,7 @@ def test_the_caller_never_hears_a_refund_that_was_rolled_back(tmp_path: Path) ->
 
 
 def test_the_caller_hears_a_refund_that_was_made_even_when_the_run_then_fails(tmp_path: Path) -> None:
-    from voice.write_truth import WriteOutcomes
+    from voice.call.write_truth import WriteOutcomes
 
     outcomes = WriteOutcomes()
     outcomes.ask(REFUND, next(t for t in OrderDesk(tmp_path / "o.db").tools() if t.name == "issue_refund"))

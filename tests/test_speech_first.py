@@ -7,8 +7,8 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 from tests.test_priming import CountingModel, request
-from voice.priming import PrimedModel
-from voice.speech_first import SpeechFirstModel, SpeechGate, install
+from voice.runtime.priming import PrimedModel
+from voice.runtime.speech_first import SpeechFirstModel, SpeechGate, install
 
 
 async def _drain(model: object, req: object) -> None:

@@ -1,4 +1,4 @@
-"""voice.spoken: written replies rewritten for the ear before TTS (en-US), table-driven."""
+"""voice.speech.spoken: written replies rewritten for the ear before TTS (en-US), table-driven."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from voice.spoken import LOCALES, SpokenForm, SpokenTTS, resolve_locale, strip_markup
-from voice.spoken_en_words import cardinal, clock, digits, ordinal, year
+from voice.speech.spoken import LOCALES, SpokenForm, SpokenTTS, resolve_locale, strip_markup
+from voice.speech.spoken_en_words import cardinal, clock, digits, ordinal, year
 
 SPEAK = SpokenForm("en-US").speak
 
@@ -322,7 +322,7 @@ def test_normalising_a_sentence_costs_well_under_a_millisecond() -> None:
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed")
 def test_the_real_espeak_engine_speaks_the_spoken_form() -> None:
-    from voice.tts import EspeakTTS
+    from voice.speech.tts import EspeakTTS
 
     engine = EspeakTTS()
     audio = SpokenTTS(engine).synthesize("Refund $20 on order 4567?")

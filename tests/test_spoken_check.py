@@ -1,5 +1,5 @@
-"""What may reach a caller (loop/speakable.py), the local model's guard over its text stream, the demo prompt, and
-the reply-eval harness (voice/reply_eval.py) with the scripted model. No LLM needed."""
+"""What may reach a caller (loop/grounding/speakable.py), the local model's guard over its text stream, the demo
+prompt, and the reply-eval harness (voice/bench/reply_eval.py) with the scripted model. No LLM needed."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import yaml
 
 from examples.order_desk.desk import DEMO_CONFIG, OrderDesk, demo_config
 from loop import ScriptedModel, ToolCall
-from loop.local_llm import REPEAT_PLEASE, GenStats, LlamaModel
-from loop.qwen_format import CONTINUATION, TEXT_RULE
-from loop.speakable import ReplyGuard, check_reply, leaks, sentences
+from loop.grounding.speakable import ReplyGuard, check_reply, leaks, sentences
+from loop.models.llama.model import REPEAT_PLEASE, GenStats, LlamaModel
+from loop.models.llama.qwen_format import CONTINUATION, TEXT_RULE
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta
-from voice.reply_eval import EVAL_SET, Timed, load_cases, run_case, summarize
+from voice.bench.reply_eval import EVAL_SET, Timed, load_cases, run_case, summarize
 
 NAMES = ["lookup_order", "delivery_status", "issue_refund", "update_address", "transfer_to_human"]
 SYSTEM = demo_config()["system_prompt"]
@@ -251,7 +251,7 @@ def test_a_reply_to_a_speakable_result_starts_on_its_first_words() -> None:
 
 
 def test_refusals_are_shown_to_the_model_as_what_to_tell_the_caller() -> None:
-    from loop.local_llm import present
+    from loop.models.llama.model import present
 
     declined = Message("tool", "The user declined issue_refund: a refund needs your yes. It was not done.",
                        tool_call_id="c1", name="issue_refund")
@@ -267,7 +267,7 @@ def test_refusals_are_shown_to_the_model_as_what_to_tell_the_caller() -> None:
 
 
 def test_a_corrected_order_number_is_not_offered() -> None:
-    from loop.grounding import ground, retracted_ids
+    from loop.grounding.arguments import ground, retracted_ids
 
     assert retracted_ids("Where is order 1234, sorry, no, I mean order 7788?") == {"1234"}
     assert retracted_ids("Order 1234, I mean it, where is it?") == set()
@@ -278,8 +278,8 @@ def test_a_corrected_order_number_is_not_offered() -> None:
 
 
 def test_the_fixed_parts_of_a_tool_call_are_known_before_decoding() -> None:
-    from loop.grounding import ground
-    from loop.qwen_format import call_texts, forced, tag_calls
+    from loop.grounding.arguments import ground
+    from loop.models.llama.qwen_format import call_texts, forced, tag_calls
 
     tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     grounded, _ = ground(tools, [Message("user", "Please refund twenty dollars on order 4567.")])

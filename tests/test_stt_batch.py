@@ -1,4 +1,4 @@
-"""Whisper batched across calls (voice/stt_batch.py): the same text as one at a time, real batches under
+"""Whisper batched across calls (voice/speech/stt_batch.py): the same text as one at a time, real batches under
 concurrency, errors handed to every caller of a batch."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from voice.audio import SAMPLE_RATE, load_audio
-from voice.stt import WhisperSTT
-from voice.stt_batch import BatchedSTT
+from voice.speech.stt import WhisperSTT
+from voice.speech.stt_batch import BatchedSTT
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"
 CLIPS = ["speech/forever.wav", "speech/goforward.wav", "telephone/osr34_002.wav", "telephone/osr34_004.wav",
@@ -96,7 +96,7 @@ class SleepySTT:
 
 
 def test_shared_whisper_reports_busy_while_in_flight_and_after_a_busy_spell() -> None:
-    from voice.shared_models import SharedSTT
+    from voice.speech.shared_models import SharedSTT
 
     shared = SharedSTT(SleepySTT(0.3), window_s=1.0, busy_share=0.2)
     assert not shared.busy()

@@ -1,5 +1,5 @@
-"""Ids dictated digit by digit reach the text whole (voice/_dictated_digits.py): the island logic on its own, then
-the real Whisper tiny.en on a handful of the dictated-id recordings, with and without a vocabulary."""
+"""Ids dictated digit by digit reach the text whole (voice/speech/_dictated_digits.py): the island logic on its own,
+then the real Whisper tiny.en on a handful of the dictated-id recordings, with and without a vocabulary."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice._dictated_digits import (
+from voice.audio import load_audio
+from voice.bench.wer import normalize_words
+from voice.speech._dictated_digits import (
     FRAME,
     Word,
     digit_runs,
@@ -19,11 +21,9 @@ from voice._dictated_digits import (
     speech_islands,
     splice,
 )
-from voice.audio import load_audio
-from voice.caller_digits import join_spoken_digits
-from voice.engines import STT_ENGINES
-from voice.stt import WhisperSTT
-from voice.wer import normalize_words
+from voice.speech.caller_digits import join_spoken_digits
+from voice.speech.engines import STT_ENGINES
+from voice.speech.stt import WhisperSTT
 
 IDS = Path(__file__).resolve().parents[1] / "audio_fixtures" / "synthetic" / "ids"
 VOCAB = IDS.parent / "vocab"

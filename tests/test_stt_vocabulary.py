@@ -14,15 +14,15 @@ from pydantic import BaseModel
 
 from loop import Agent, LoopConfig, ScriptedModel, Tool
 from tests.fakes import LoudnessVAD, ToneTTS, WordChunker, track
-from voice._whisper_text import drop_repeated_sentence, repeats_a_sentence, too_fast, vocabulary_prompt
-from voice.agent_source import load_agent
-from voice.agent_spec import AgentConfigError, AgentSpec
-from voice.engines import transcribe_with
-from voice.incremental_stt import TurnTranscriber
-from voice.session import CallSession
-from voice.shared_models import SharedSTT
-from voice.stt_batch import BatchedSTT
-from voice.vocabulary import agent_vocabulary, enum_strings, spoken_vocabulary
+from voice.agents.source import load_agent
+from voice.agents.spec import AgentConfigError, AgentSpec
+from voice.runtime.session import CallSession
+from voice.speech._whisper_text import drop_repeated_sentence, repeats_a_sentence, too_fast, vocabulary_prompt
+from voice.speech.engines import transcribe_with
+from voice.speech.incremental_stt import TurnTranscriber
+from voice.speech.shared_models import SharedSTT
+from voice.speech.stt_batch import BatchedSTT
+from voice.speech.vocabulary import agent_vocabulary, enum_strings, spoken_vocabulary
 
 
 class PizzaArgs(BaseModel):
@@ -129,7 +129,7 @@ def test_the_batched_whisper_keeps_each_windows_vocabulary() -> None:
     assert batched.transcribe(np.zeros(4, np.int16)) == "-" and model.seen == [None]  # no vocabulary: as before
     assert batched.transcribe(np.zeros(4, np.int16), ["Margherita", "Calzone"]) == "Margherita Calzone"
     assert model.seen[-1] == [("Margherita", "Calzone")]
-    served = SharedSTT(batched)  # a server's Whisper: shared by every call, batched (voice/calls.py)
+    served = SharedSTT(batched)  # a server's Whisper: shared by every call, batched (voice/hosting/registry.py)
     assert TurnTranscriber().transcribe(served, np.zeros(4, np.int16), ("Niamh",)) == "Niamh"
 
 
@@ -154,7 +154,7 @@ def test_a_sentence_said_twice_at_once_is_found_and_kept_once() -> None:
 
 
 def test_a_transcript_mentions_a_vocabulary_entry_or_one_of_its_rare_words() -> None:
-    from voice._whisper_text import hint_terms, mentions
+    from voice.speech._whisper_text import hint_terms, mentions
 
     terms = hint_terms(["Doctor Okonkwo", "Harbour Suite"], is_rare=lambda w: w in {"okonkwo"})
     assert terms == ("doctor okonkwo", "harbour suite", "okonkwo")

@@ -17,12 +17,12 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import loop.tracing
-import voice.telemetry
+import loop.otel
+import voice.observe.otel
 from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
-from voice.session import CallSession, SessionConfig
+from voice.runtime.session import CallSession, SessionConfig
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def otel(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[InMemorySpanExporter
     exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
     tp, mp = TracerProvider(), MeterProvider(metric_readers=[reader])
     tp.add_span_processor(SimpleSpanProcessor(exporter))
-    for module in (loop.tracing, voice.telemetry):
+    for module in (loop.otel, voice.observe.otel):
         monkeypatch.setattr(module, "_tracer", tp.get_tracer("voiceloop"))
         monkeypatch.setattr(module, "_meter", mp.get_meter("voiceloop"))
     yield exporter, reader

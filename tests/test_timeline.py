@@ -14,12 +14,12 @@ from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from tests.helpers import assert_heard
+from voice.call.reply import LATENCY_PARTS
 from voice.cli import main
-from voice.fixtures import FIXTURES
-from voice.reply import LATENCY_PARTS
-from voice.session import CallSession
-from voice.timeline import build_timeline
-from voice.timeline_html import render_timeline
+from voice.observe.timeline import build_timeline
+from voice.observe.timeline_html import render_timeline
+from voice.runtime.session import CallSession
+from voice.testing.scripted_call import FIXTURES
 
 
 class Elements(HTMLParser):

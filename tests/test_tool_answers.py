@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loop import EventKind, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
-from loop.journal import Event
+from loop.store.journal import Event
 from tests.helpers import ORDER_SCHEMA, Calls, agent, read_tool, transcript, write_tool
 
 

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import loop.tracing
+import loop.otel
 from loop import RunOutcome, ScriptedModel, ScriptedTurn, Tool, ToolCall
 from tests.helpers import ORDER_SCHEMA, Calls, agent, read_tool
 
@@ -23,7 +23,7 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[TracerProvider, 
     exporter = InMemorySpanExporter()
     tp = TracerProvider()
     tp.add_span_processor(SimpleSpanProcessor(exporter))
-    monkeypatch.setattr(loop.tracing, "_tracer", tp.get_tracer("voiceloop"))
+    monkeypatch.setattr(loop.otel, "_tracer", tp.get_tracer("voiceloop"))
     yield tp, exporter
     tp.shutdown()
 

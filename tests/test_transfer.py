@@ -22,8 +22,8 @@ from streamdouble.scenario import Wait, WaitFor
 from loop import ScriptedTurn, ToolCall
 from tests.test_server import http
 from tests.test_twilio import CLIP, phone, running, say, stack  # noqa: F401  (stack is a fixture)
-from voice.stack import SpeechStack
-from voice.transfer import TransferConfig, TransferConfigError, TransferFailed, transfer_call
+from voice.hosting.transfer import TransferConfig, TransferConfigError, TransferFailed, transfer_call
+from voice.speech.stack import SpeechStack
 
 SID, AUTH = "AC" + "0123456789abcdef" * 2, "auth-token-not-a-secret"
 NUMBER = "+15551234567"

@@ -20,14 +20,14 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.websockets import WebSocketDisconnect
 
-from voice.calls import CallContext, CallFactory, CallLimitReached, CallRegistry
-from voice.server import create_app
-from voice.server_config import RateLimit, ServerConfig
+from voice.hosting.config import RateLimit, ServerConfig
+from voice.hosting.registry import CallContext, CallFactory, CallLimitReached, CallRegistry
+from voice.server.app import create_app
 from voice.transports import CloseCode, Drop
 from voice.transports.connection import ClientGone, close_reason
 from voice.transports.outbox import AckPacing, Outbox
-from voice.transports.twilio import TwilioSink
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.transports.twilio.endpoint import TwilioSink
+from voice.transports.twilio.webhook import twilio_stream_key
 
 
 class Wire:

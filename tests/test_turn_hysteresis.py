@@ -1,4 +1,4 @@
-"""Speech start and end with hysteresis (`voice.turns.TurnDetector`) and the turn's pre-roll (`voice.call_core`):
+"""Speech start and end with hysteresis (`voice.call.turns.TurnDetector`) and the turn's pre-roll (`voice.call.core`):
 scripted VAD probabilities, then a real band-limited, quiet recording through a phone line that stays one turn."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from voice import call_events as ce
 from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, frames, load_audio, to_int16, ulaw_decode, ulaw_encode
-from voice.call_core import CallCore
-from voice.call_state import SessionConfig
+from voice.call import events as ce
+from voice.call.core import CallCore
+from voice.call.state import SessionConfig
+from voice.call.turns import TurnConfig, TurnDetector
+from voice.speech.tts import ClauseChunker
+from voice.speech.vad import SileroVAD
 from voice.trace import TraceKind
-from voice.transports.twilio_codec import HalfbandStream
-from voice.tts import ClauseChunker
-from voice.turns import TurnConfig, TurnDetector
-from voice.vad import SileroVAD
+from voice.transports.twilio.codec import HalfbandStream
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"
 

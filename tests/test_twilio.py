@@ -24,14 +24,14 @@ from streamdouble.session import SessionConfig as CallerConfig
 
 from loop import ScriptedTurn, ToolCall
 from tests.helpers import assert_heard
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.audio import load_audio, resample, ulaw_decode, ulaw_encode
-from voice.calls import Call, CallContext, CallFactory, CallRegistry, LoopingScript, ServerConfig
-from voice.fixtures import FIXTURES
-from voice.server import bound_port, start_server
-from voice.stack import SpeechStack, load_stack
-from voice.transports.twilio_codec import HalfbandStream
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.hosting.registry import Call, CallContext, CallFactory, CallRegistry, LoopingScript, ServerConfig
+from voice.server.app import bound_port, start_server
+from voice.speech.stack import SpeechStack, load_stack
+from voice.testing.scripted_call import FIXTURES
+from voice.transports.twilio.codec import HalfbandStream
+from voice.transports.twilio.webhook import twilio_stream_key
 
 TOKEN = "test-token-not-a-secret"
 OPERATOR = "test-operator-token-not-a-secret"

@@ -11,7 +11,7 @@ import pytest
 
 from voice.audio import ulaw_encode
 from voice.transports import CloseCode, Drop
-from voice.transports.twilio_codec import (
+from voice.transports.twilio.codec import (
     CHUNK,
     MARK_EVERY,
     AgentAudioEncoder,

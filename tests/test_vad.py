@@ -1,4 +1,4 @@
-"""voice.vad: Silero VAD v6 streaming on real recordings, state carrying, bad input, long silence."""
+"""voice.speech.vad: Silero VAD v6 streaming on real recordings, state carrying, bad input, long silence."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from voice.audio import FRAME_SAMPLES, SAMPLE_RATE, frames, load_audio
-from voice.vad import SileroVAD, silero_model_path
+from voice.speech.vad import SileroVAD, silero_model_path
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings"
 
@@ -144,7 +144,7 @@ def test_per_frame_cost(vad: SileroVAD, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_how_long_a_silence_ends_the_turn_depends_on_how_the_words_end() -> None:
-    from voice.turns import TurnConfig, needed_silence
+    from voice.call.turns import TurnConfig, needed_silence
 
     cfg = TurnConfig()
     assert needed_silence("Where is my order?", cfg) == cfg.endpoint_silence_s
@@ -157,7 +157,7 @@ def test_how_long_a_silence_ends_the_turn_depends_on_how_the_words_end() -> None
 
 
 def own_export() -> Path:
-    from voice.vad import silero_full_model_path
+    from voice.speech.vad import silero_full_model_path
 
     try:
         return silero_full_model_path()
@@ -173,7 +173,7 @@ def test_the_8khz_mode_needs_silero_own_export_and_says_so() -> None:
 
 
 def test_the_rate_halver_keeps_the_telephone_band_and_drops_what_8khz_cannot_hold() -> None:
-    from voice.vad import _Halver
+    from voice.speech.vad import _Halver
 
     t = np.arange(40 * FRAME_SAMPLES) / SAMPLE_RATE
     halver = _Halver()

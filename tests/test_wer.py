@@ -1,10 +1,10 @@
-"""voice.wer: normalisation and word error counting."""
+"""voice.bench.wer: normalisation and word error counting."""
 
 from __future__ import annotations
 
 import pytest
 
-from voice.wer import WordErrors, corpus_wer, normalize_words, spell_number, wer, word_errors
+from voice.bench.wer import WordErrors, corpus_wer, normalize_words, spell_number, wer, word_errors
 
 
 @pytest.mark.parametrize(

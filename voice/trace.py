@@ -58,7 +58,8 @@ class TraceKind(StrEnum):
     TRANSPORT_UNKNOWN_EVENT = TRANSPORT_PREFIX + "unknown_event"
     TRANSPORT_CLOSED = TRANSPORT_PREFIX + "closed"
     TRANSPORT_ENDED = TRANSPORT_PREFIX + "ended"
-    TRANSPORT_TRANSFER = TRANSPORT_PREFIX + "transfer"  # an escalated call handed to a person (voice/transfer.py)
+    # an escalated call handed to a person (voice/hosting/transfer.py)
+    TRANSPORT_TRANSFER = TRANSPORT_PREFIX + "transfer"
     TRANSPORT_TRANSFER_FAILED = TRANSPORT_PREFIX + "transfer_failed"
 
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python audio_fixtures/synthetic/make_dictation.py [NAME ...]
 
-Each line is spoken by Piper (en_US joe medium, `voice.tts.PiperTTS`, at a `length_scale`) or espeak-ng (a voice
+Each line is spoken by Piper (en_US joe medium, `voice.speech.tts.PiperTTS`, at a `length_scale`) or espeak-ng (a voice
 and a rate); a line given as parts is spoken part by part with `gap` seconds of silence between them (an id
 dictated digit by digit, with pauses). `phone` lines are then put through a telephone channel: 8 kHz, 300-3400 Hz
 band-pass, G.711 mu-law, and stored at 8 kHz. `expect` is what must come through speech-to-text: the id's digits
@@ -122,8 +122,8 @@ SETS = {"ids": IDS, "vocab": VOCAB}
 
 
 @cache
-def _piper(length_scale: float):  # noqa: ANN202  # voice.tts.PiperTTS, loaded once per speed
-    from voice.tts import PiperTTS
+def _piper(length_scale: float):  # noqa: ANN202  # voice.speech.tts.PiperTTS, loaded once per speed
+    from voice.speech.tts import PiperTTS
 
     return PiperTTS(length_scale=length_scale)
 

@@ -12,7 +12,7 @@ import pytest
 from examples.appointments import AGENT_FILE
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation, TestModel
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.testing import check_call_script, check_call_scripts_complete, check_call_with_embedded_model, run_audio_call
 
 CALLS = Path(__file__).resolve().parent / "calls"

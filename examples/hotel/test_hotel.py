@@ -14,7 +14,7 @@ from examples.hotel import AGENT_FILE
 from examples.hotel.reservations import parse_date
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation, TestModel
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.testing import check_call_script, check_call_scripts_complete, check_call_with_embedded_model
 
 CALLS = sorted((Path(__file__).resolve().parent / "calls").glob("*.yaml"))

@@ -21,9 +21,9 @@ import yaml
 from pydantic import BaseModel, Field
 
 from loop import Escalated, Policy, Tool
-from loop.brain_bench import BrainSetup
+from loop.bench.brain import BrainSetup
 from loop.commit_gate import CommitGate, WriteAbandoned
-from loop.policy_config import load_policy
+from loop.policy.config import load_policy
 from loop.prompt import PromptAssembler
 
 SEED = [

@@ -8,7 +8,7 @@ from pathlib import Path
 from examples.order_desk import AGENT_FILE
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation
-from voice.agent_source import load_agent
+from voice.agents.source import load_agent
 from voice.testing import check_call_script
 
 DEMO_CALL = Path(__file__).resolve().parents[2] / "audio_fixtures" / "refund_approved.yaml"

@@ -24,8 +24,8 @@ import websockets
 import yaml
 
 from voice.audio import load_audio, resample, ulaw_encode
-from voice.fixtures import FIXTURES
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.testing.scripted_call import FIXTURES
+from voice.transports.twilio.webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "abuse-caller-token"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from voice.admission import Admission, Refused
-from voice.server_config import ServerConfig
+from voice.hosting.admission import Admission, Refused
+from voice.hosting.config import ServerConfig
 from voice.transports import CloseCode, Drop
 from voice.transports.watch import RealTimeBudget, Watch
 

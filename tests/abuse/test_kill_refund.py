@@ -26,8 +26,8 @@ from streamdouble.session import SessionConfig as CallerConfig
 
 from loop import Journal
 from tests.test_twilio import CLIP, say
-from voice.fixtures import FIXTURES
-from voice.transports.twilio_webhook import twilio_stream_key
+from voice.testing.scripted_call import FIXTURES
+from voice.transports.twilio.webhook import twilio_stream_key
 
 ROOT = Path(__file__).resolve().parents[2]
 OPERATOR = "kill-operator-token"

@@ -22,7 +22,7 @@ from tests.abuse.serving import (
     start_msg,
     utterance,
 )
-from voice.call_tokens import CallTokens, TokenLimit
+from voice.hosting.call_tokens import CallTokens, TokenLimit
 
 
 @pytest.fixture

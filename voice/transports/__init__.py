@@ -1,8 +1,8 @@
 """Transports: move caller audio into a call and agent audio out, and report what the caller has heard.
 
-Each transport is a pure wire codec (`twilio_codec.py`, `browser_codec.py`: messages in and out, no sockets,
-no asyncio) plus a small endpoint (`twilio.py`, `browser.py`) that the one shared socket driver
-(`connection.py`: ordered outbox, rate limit, caller audio queue, close handling) runs on an accepted
+Each transport is a folder: a pure wire codec (`twilio/codec.py`, `browser/codec.py`: messages in and out, no
+sockets, no asyncio) plus a small endpoint (`twilio/endpoint.py`, `browser/endpoint.py`) that the one shared socket
+driver (`connection.py`: ordered outbox, rate limit, caller audio queue, close handling) runs on an accepted
 WebSocket. Every close code comes from `CloseCode`.
 """
 

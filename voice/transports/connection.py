@@ -21,9 +21,15 @@ from typing import Any, Protocol
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from voice.admission import Refused, Ticket
-from voice.calls import AudioSink, Call, CallContext, CallLimitReached, ServerDraining  # AudioSink: as calls.py
-from voice.server_config import RateLimit, ServerConfig
+from voice.hosting.admission import Refused, Ticket
+from voice.hosting.config import RateLimit, ServerConfig
+from voice.hosting.registry import (  # AudioSink: as calls.py
+    AudioSink,
+    Call,
+    CallContext,
+    CallLimitReached,
+    ServerDraining,
+)
 from voice.transports import TOO_MANY_CALLS, CloseCode, Drop
 from voice.transports.outbox import AckPacing, Outbox, Wire
 from voice.transports.watch import Watch

@@ -15,7 +15,7 @@ from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from voice.server_config import ServerConfig
+from voice.hosting.config import ServerConfig
 from voice.transports import CloseCode, Drop
 
 Wire = str | bytes

@@ -9,7 +9,7 @@ flooding client's audio unread. Pure logic with the clock passed in; the socket 
 
 from __future__ import annotations
 
-from voice.server_config import ServerConfig
+from voice.hosting.config import ServerConfig
 from voice.transports import CloseCode, Drop
 
 SAMPLE_RATE = 16000

@@ -1,5 +1,5 @@
 // voiceloop browser caller: microphone -> WebSocket -> agent, agent audio -> jitter buffer -> speaker.
-// The wire protocol is documented in voice/transports/browser_codec.py.
+// The wire protocol is documented in voice/transports/browser/codec.py.
 'use strict';
 
 const $ = (id) => document.getElementById(id);

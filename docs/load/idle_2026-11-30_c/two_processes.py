@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from voice.bench_load import ROOT, LoadConfig, _cpu_s, _stop, latency_parts, place_calls, start_server, start_standin
-from voice.bench_load_report import ServerUsage, StepRow, format_parts, format_table, step_row
-from voice.load_caller import Utterance
+from voice.bench.load import ROOT, LoadConfig, _cpu_s, _stop, latency_parts, place_calls, start_server, start_standin
+from voice.bench.load_report import ServerUsage, StepRow, format_parts, format_table, step_row
+from voice.bench.load_caller import Utterance
 
 
 def free_port() -> int:

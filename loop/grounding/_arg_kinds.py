@@ -1,0 +1,186 @@
+"""What kind of value a tool argument holds, read from its JSON schema alone (any agent, no naming convention).
+
+`arg_kind(name, schema)` tells `loop.grounding.arguments` what the argument may be filled with:
+
+- `id`: an identifier (a job number, a booking reference, a postcode, an account number): only an identifier-like
+  value the caller or a tool said, matching the schema's `pattern` when it has one. Recognised from a `pattern`
+  that admits only digits or letters with digits, from "number"/"digits"/"code"/"reference"/"id" in the name or
+  the description, from an integer-typed `*_number`, or from an example that is digits;
+- `number` / `integer`: an amount or a count the caller said;
+- `name`: a person's or a place's name (capitalised words);
+- `when`: a time or a date, in the caller's words ("Tuesday", "10 a.m.");
+- `address`: a span that starts on a number or a capitalised word;
+- `free`: a reason, a note, a message: any span of the caller's words;
+- `text`: anything else (an item, a dish): a span of the caller's words that is not the request itself;
+- `enum`: one of the schema's values the conversation named;
+- None: left as the schema says (booleans, formats, nested values, patterns that admit plain words).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+_ID_NAME = {"id", "number", "num", "no", "nr", "ref", "reference", "code", "postcode", "zip", "zipcode", "digits",
+            "pin", "postal", "iban", "serial", "registration", "reg", "plate", "tracking", "phone", "mobile",
+            "telephone"}
+_COUNT_NAME = {"of", "count", "size", "amount", "total", "quantity", "qty", "guests", "people", "nights", "adults",
+               "children", "price", "cost", "age", "minutes", "hours", "days"}
+_ID_DESCRIPTION = re.compile(r"\b(?:number|digits?|code|reference|id|identifier)\b(?!\s+of\b)", re.IGNORECASE)
+_COUNTING = re.compile(r"\bhow many\b|\bnumber of\b|\bamount\b|\bcount\b", re.IGNORECASE)
+_PERSON = {"name", "person", "guest", "customer", "patient", "caller", "contact", "surname", "firstname",
+           "lastname", "fullname", "owner", "client", "driver"}
+_PLACE = {"city", "town", "country", "state", "region", "company", "county", "village", "suburb"}
+_THING_NAMES = {"item", "product", "dish", "pizza", "menu", "file", "tool", "service", "plan", "room", "event",
+                "model", "brand", "part", "drink", "meal"}
+_FREE = {"reason", "note", "notes", "message", "comment", "comments", "details", "description", "issue", "problem",
+         "fault", "complaint", "request", "query", "question", "summary", "topic", "symptom", "symptoms",
+         "feedback", "instructions", "text", "remarks", "subject", "concern", "why", "what"}
+_ADDRESS = {"address", "street", "location", "destination", "pickup", "dropoff", "where", "house", "road"}
+_WHEN = {"time", "hour", "date", "day", "when", "slot", "arrival", "departure", "checkin", "checkout", "weekday",
+         "night", "evening", "morning"}
+_DATE = {"date", "day", "weekday", "checkin", "checkout", "arrival", "departure", "night"}
+_PLAIN_WORDS = ("hello", "my repair", "check on my repair please", "yes", "a")  # no identifier looks like these
+_ID_LABELS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
+              "acct": "account", "reg": "registration", "dob": "date of birth"}
+_SAYS_WHEN = {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}
+_SAYS_ID = {"number", "code", "reference", "postcode", "zip", "zipcode", "pin", "digits", "id", "registration",
+            "plate", "iban"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str
+    pattern: str = ""  # an identifier's own pattern, which every candidate must match
+    integer: bool = False  # an identifier typed as an integer: its candidates are digits only
+    when: str = ""  # for a time or a date: "time" (an hour), "date" (a day), "" (either)
+    digits: int = 0  # an identifier described as "the 8-digit account number": how many digits it has
+
+
+def name_words(name: str) -> list[str]:
+    """`job_number` / `bookingRef` / `check-in` -> ["job", "number"] / ["booking", "ref"] / ["check", "in"]."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").replace("-", " ")
+    return spaced.lower().split()
+
+
+def non_null(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """`str | None` as pydantic writes it (`anyOf: [{type: string}, {type: null}]`) -> the string schema."""
+    options = schema.get("anyOf") or schema.get("oneOf")
+    if not isinstance(options, list):
+        return schema
+    real = [o for o in options if isinstance(o, dict) and o.get("type") != "null"]
+    if len(real) != 1 or len(real) == len(options):
+        return None
+    merged = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf", "default")}
+    return {**real[0], **merged}
+
+
+def is_id_pattern(pattern: str) -> bool:
+    """A pattern that needs a digit and admits no plain words ("^[0-9]{6}$", "^JOB-\\d+$", a postcode's)."""
+    if not re.search(r"\\d|0-9", pattern):
+        return False
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return False
+    return not any(compiled.search(w) or compiled.search(w.upper()) for w in _PLAIN_WORDS)
+
+
+def _looks_like_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and bool(
+        re.fullmatch(r"[A-Za-z0-9 -]*\d[A-Za-z0-9 -]*", str(value).strip())) and len(str(value).strip()) >= 3
+
+
+def _examples(schema: dict[str, Any]) -> list[Any]:
+    found = schema.get("examples") or []
+    found = list(found) if isinstance(found, list) else [found]
+    return found + ([schema["example"]] if "example" in schema else [])
+
+
+def _is_id(words: list[str], schema: dict[str, Any]) -> bool:
+    described = str(schema.get("description", ""))
+    if any(w in _COUNT_NAME for w in words) or _COUNTING.search(described):
+        return False
+    named = any(w in _ID_NAME or w.endswith("code") for w in words)
+    examples = _examples(schema)
+    return named or bool(_ID_DESCRIPTION.search(described)) or bool(examples and all(map(_looks_like_id, examples)))
+
+
+def _string_kind(words: list[str], schema: dict[str, Any]) -> str:
+    last = words[-1] if words else ""
+    if set(words) & _FREE:
+        return "free"
+    if set(words) & _ADDRESS:
+        return "address"
+    if _is_id(words, schema):
+        return "id"
+    if last in _PLACE or (last in _PERSON and not set(words[:-1]) & _THING_NAMES) or set(words) & (_PERSON - {"name"}):
+        return "name"
+    if set(words) & _WHEN or "".join(words) in _WHEN:
+        return "when"
+    return "text"
+
+
+def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
+    """The kind of value the argument `name` holds (see the module's docstring), or None to leave it as is."""
+    schema = non_null(schema)
+    if schema is None or any(k in schema for k in ("const", "format", "anyOf", "oneOf", "$ref", "allOf")):
+        return None
+    if "enum" in schema:
+        return Kind("enum") if all(isinstance(v, str) for v in schema["enum"]) else None
+    words = name_words(name)
+    if "pattern" in schema:
+        return Kind("id", pattern=str(schema["pattern"])) if is_id_pattern(str(schema["pattern"])) else None
+    digits = _digit_count(str(schema.get("description", "")))
+    kind = schema.get("type")
+    if kind in ("number", "integer"):
+        if kind == "integer" and _is_id(words, schema) and not set(words) & {"amount", "price", "total"}:
+            return Kind("id", integer=True, digits=digits)
+        return Kind(kind)
+    if kind != "string":
+        return None
+    kind = _string_kind(words, schema)
+    if kind == "when":
+        joined = {*words, "".join(words)}
+        return Kind(kind, when="time" if joined & {"time", "hour"} else "date" if joined & _DATE else "")
+    return Kind(kind, digits=digits if kind == "id" else 0)
+
+
+_COUNT_WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+                                             "nine", "ten", "eleven", "twelve"))}
+
+
+_N_DIGITS = re.compile(r"\b(\d{1,2}|" + "|".join(_COUNT_WORDS) + r")[- ]digits?\b((?:[ -]+[a-z]+){0,3})", re.IGNORECASE)
+
+
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _COUNT_WORDS[word.lower()]
+
+
+def _digit_count(described: str) -> int:
+    """"the 8-digit account number" / "its four-digit postcode" -> 8 / 4; 0 when the description does not say."""
+    m = _N_DIGITS.search(described)
+    return 0 if m is None else _count(m.group(1))
+
+
+def digits_named(name: str, text: str) -> int:
+    """How many digits a tool's description gives the argument `name` ("by their five-digit account number"
+    for `account_number`); 0 when it does not."""
+    own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
+    for m in _N_DIGITS.finditer(text):
+        if own & {w[:5] for w in re.findall(r"[a-z]+", m.group(2).lower())}:
+            return _count(m.group(1))
+    return 0
+
+
+def label(name: str, schema: dict[str, Any] | None = None) -> str:
+    """How to ask a caller for the argument: `order_id` -> "order number", `booking_ref` -> "booking reference",
+    `account` (an identifier) -> "account number"."""
+    words = [_ID_LABELS.get(w, w) for w in name_words(name)]
+    kind = arg_kind(name, schema) if schema is not None else None
+    if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
+        words.append("number")
+    if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:
+        words.append("date")
+    return " ".join(dict.fromkeys(words))

@@ -1,0 +1,95 @@
+"""The facts in a spoken reply, checked against what the conversation holds (`FactCheck`): a clause may state a
+number, a time, a date or a status only when it came from a tool result, the prompt or (for numbers and dates) the
+caller, and it never speaks the caller's words as its own. Words and sets only, no model call."""
+
+from __future__ import annotations
+
+import re
+
+from loop.grounding._heard import TENS, UNITS, stem, words_to_number
+from loop.grounding._scope import _STATUS, _WHEN
+from loop.types import ModelRequest
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_SOCIAL = {"hello", "hi", "hey", "bye", "goodbye", "thanks", "thank", "you", "good", "morning", "afternoon",
+           "evening", "night", "cheers", "great", "day", "a", "have", "nice", "too", "and"}
+_FIRST_PERSON = {"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine", "myself"}
+
+
+def _numbers(text: str) -> set[float]:
+    """Every number in `text`, in digits or words ("$59.90", "10:30" -> 10, 30; "twenty five")."""
+    found: set[float] = set()
+    for token in _NUMBER.findall(text.replace(",", "")):
+        for part in token.split(":"):
+            try:
+                found.add(float(part))
+            except ValueError:
+                continue
+    run: list[str] = []
+    for word in [*re.findall(r"[a-z]+", text.lower().replace("-", " ")), "."]:
+        if word in UNITS or word in TENS or word in ("hundred", "thousand"):
+            run.append(word)
+            continue
+        if run and run != ["one"] and (value := words_to_number(" ".join(run))) is not None:
+            found.add(value)
+        run = []
+    return found
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9$']+", text.lower())
+
+
+class FactCheck:
+    """What a spoken reply may state, from the request's evidence. `unknown(clause)` names the first fact in the
+    clause that came from nowhere (None: it may be said)."""
+
+    def __init__(self, request: ModelRequest) -> None:
+        system = next((m.content for m in request.messages if m.role == "system"), "")
+        results = " ".join(m.content for m in request.messages if m.role == "tool")
+        caller = [m.content for m in request.messages if m.role == "user"]
+        everything = " ".join([system, results, *caller, request.scope])
+        self.numbers = _numbers(everything)
+        self.dates = set(_words(everything)) & _WHEN
+        self.statuses = {stem(w) for w in _words(" ".join([system, results]))}
+        self.results = " ".join(_words(results))
+        self.latest = _words(caller[-1]) if caller else []
+
+    def unknown(self, clause: str) -> str | None:
+        for value in _numbers(clause):
+            if value not in self.numbers:
+                return f"fact: a number nobody said ({value:g})"
+        words = _words(clause)
+        for word in words:
+            if word in _WHEN and word not in self.dates:
+                return f"fact: a date nobody said ({word!r})"
+            if word in _STATUS and stem(word) not in self.statuses:
+                return f"fact: a status no tool gave ({word!r})"
+        return self._echo(words)
+
+    def echoes(self, text: str) -> str | None:
+        """Is the reply so far the caller's latest words? "whole" (they said "Yes, please." and it says "Yes,
+        please."), "prefix" (so far it says "Yes," of that: wait for the next clause), None (it is its own)."""
+        words = _words(text)
+        if not words or not self.latest or len(words) > len(self.latest) or self.latest[: len(words)] != words:
+            return None
+        if set(self.latest) <= _SOCIAL:
+            return None  # "Hello." back to a "Hello." or "Goodbye." to a "Goodbye." is manners, not an echo
+        return "whole" if len(words) == len(self.latest) else "prefix"
+
+    def _echo(self, words: list[str]) -> str | None:
+        """The caller's own words spoken as the agent's: a run of 6 of their latest words, or of 4 with their "I"
+        or "my" in it, that no tool result holds."""
+        for n in (6, 4):
+            for i in range(len(words) - n + 1):
+                run = words[i: i + n]
+                if n == 4 and not set(run) & _FIRST_PERSON:
+                    continue
+                if _contains(self.latest, run) and " ".join(run) not in self.results:
+                    return f"echo: the caller's words {' '.join(run)!r}"
+        return None
+
+
+def _contains(words: list[str], run: list[str]) -> bool:
+    n = len(run)
+    return any(words[i: i + n] == run for i in range(len(words) - n + 1))

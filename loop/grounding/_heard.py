@@ -1,0 +1,282 @@
+"""Values a caller said, read out of their words: amounts, identifiers, names, times and plain spans of words.
+
+What `loop.grounding.arguments` narrows a tool's arguments to (and `loop.policy.guardrails` checks writes against);
+split out of `loop/grounding/arguments.py`, which re-exports these, so each file stays readable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+
+_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+               "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
+TENS = {w: 10 * (i + 2) for i, w in enumerate(_TEN_WORDS)}
+_DIGITS = {**{w: str(i) for i, w in enumerate(_UNIT_WORDS[:10])}, "oh": "0"}
+_SCALE = {"hundred", "thousand", "dollars", "dollar", "bucks", "cents", "cent", "and", "a"}
+_NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
+                     re.IGNORECASE)
+_ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
+_CLOCK = re.compile(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d|\d+(?:st|nd|rd|th)", re.IGNORECASE)  # 7pm, 10:30, 12th
+MAX_SPAN_WORDS = 8
+_CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b",
+                         re.IGNORECASE)
+_PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
+_VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
+
+# Words that make up a request, not a value: "I want to check on my repair" holds no address, no item
+REQUEST_WORDS = frozenset({
+    "i", "i'm", "im", "i'd", "id", "i've", "i'll", "me", "my", "mine", "myself", "you", "your", "you're", "we",
+    "our", "us", "want", "wanted", "wanna", "need", "needs", "like", "would", "could", "can", "please", "check",
+    "checking", "help", "tell", "know", "hi", "hello", "hey", "thanks", "thank", "is", "are", "am", "was", "were",
+    "do", "does", "did", "have", "has", "had", "get", "got", "just", "what", "what's", "whats", "when", "where",
+    "which", "who", "why", "how", "there", "it's", "that's", "okay", "ok", "yes", "no", "yeah", "um", "uh",
+    "calling", "call", "wondering", "looking", "see", "find", "out", "let", "it", "this", "that", "if", "so",
+    "be", "will", "should", "sure", "well", "also", "again", "oh", "right", "hmm", "mm",
+})
+# A span does not start or end on these ("to", "on my"): they only join words
+_JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an", "and", "or", "with", "about", "from",
+                      "by", "some", "any", "up", "as", "into", "than"})
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+_WHEN_CORE = frozenset({*WEEKDAYS, *MONTHS, *_UNIT_WORDS[1:], *_TEN_WORDS, "noon", "midday", "midnight", "morning",
+                        "afternoon", "evening", "tonight", "today", "tomorrow", "weekend"})
+_TIME_WORDS = _WHEN_CORE | {"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"}
+
+
+_NOT_NAMES = REQUEST_WORDS | set(WEEKDAYS) | set(MONTHS) | {"today", "tomorrow", "tonight"}
+
+
+def words_to_number(text: str) -> float | None:
+    """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5."""
+    cleaned = text.lower().replace(",", "").replace("$", "").strip()
+    try:
+        return float(cleaned)
+    except ValueError:
+        pass
+    dollars, cents, current, seen = 0.0, 0.0, 0.0, False
+    for word in re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " ")):
+        if word in UNITS or word in TENS:
+            current += UNITS.get(word, 0) + TENS.get(word, 0)
+        elif re.fullmatch(r"\d+(?:\.\d+)?", word):
+            current += float(word)
+        elif word == "hundred":
+            current = (current or 1) * 100
+        elif word == "thousand":
+            dollars, current = (dollars + (current or 1)) * 1000, 0
+        elif word in ("cents", "cent"):
+            cents, current = current, 0
+        elif word in ("dollars", "dollar", "bucks"):
+            dollars, current = dollars + current, 0
+        else:
+            continue
+        seen = True
+    return dollars + current + cents / 100 if seen else None
+
+
+def stem(word: str) -> str:
+    """A word's stem, roughly: "bookings" / "booked" -> "book", "deliveries" -> "deliv", "opening" -> "open"."""
+    word = word.lower().strip("'")
+    for suffix in ("ies", "ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word[:5]
+
+
+def lower_words(text: str) -> list[str]:
+    return re.findall(r"[a-z]+", text.lower().replace("-", " "))
+
+
+def number_candidates(text: str) -> list[float]:
+    """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
+    # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
+    found = [float(m.group(2).replace(",", "")) for m in _NUM_RE.finditer(text)
+             if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
+    run: list[str] = []
+    for word in [*lower_words(text), "."]:
+        if word in UNITS or word in TENS or word in ("hundred", "thousand") or (run and word in _SCALE):
+            run.append(word)
+            continue
+        while run and run[-1] in ("and", "a"):
+            run.pop()
+        if run and (value := words_to_number(" ".join(run))) is not None:
+            found.append(value)
+        run = []
+    return list(dict.fromkeys(found))
+
+
+def id_candidates(text: str) -> list[str]:
+    """Identifiers in `text`: tokens with a digit, and runs of 3+ spoken digits ("four five six seven")."""
+    tokens = (t.strip(".,!?;:()#\"'") for t in text.split())
+    found = [t for t in tokens if _ID_RE.fullmatch(t)]
+    # Whisper often writes a number read digit by digit as "4 5 6 7": that is one identifier
+    found += [m.replace(" ", "") for m in re.findall(r"\b\d(?: \d\b){2,}", text)]
+    run: list[str] = []
+    for word in [*lower_words(text), "."]:
+        if word in _DIGITS:
+            run.append(_DIGITS[word])
+            continue
+        if len(run) >= 3:
+            found.append("".join(run))
+        run = []
+    return list(dict.fromkeys(f for f in found if f))
+
+
+def identifier_candidates(text: str) -> list[str]:
+    """`id_candidates` less what reads as a time or an ordinal ("7pm", "10:30", "12th"), plus two neighbouring
+    tokens with digits as one ("SW1A 1AA", a postcode): what an identifier argument may be filled with."""
+    found = [c for c in id_candidates(text) if not _CLOCK.fullmatch(c)]
+    tokens = [t.strip(".,!?;:()#\"'") for t in text.split()]
+    for a, b in itertools.pairwise(tokens):
+        if _ID_RE.fullmatch(a) and _ID_RE.fullmatch(b) and not (_CLOCK.fullmatch(a) or _CLOCK.fullmatch(b)):
+            found += [f"{a} {b}", f"{a}{b}"]
+    return list(dict.fromkeys(found))
+
+
+def retracted_ids(text: str) -> set[str]:
+    """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
+    before the last correction, when another id follows it)."""
+    marks = list(_CORRECTION.finditer(text))
+    if not marks:
+        return set()
+    before, after = text[: marks[-1].start()], text[marks[-1].end():]
+    later = set(id_candidates(after))
+    return set(id_candidates(before)) - later if later else set()
+
+
+def span_words(text: str) -> list[str]:
+    """Words with the characters a span may hold; a trailing comma is kept (it may join two words)."""
+    return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
+
+
+def proper_names(text: str, initial: bool = False) -> list[str]:
+    """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York"); with
+    `initial`, a sentence's first word too (the answer to "What name is it under?" is "Sam Lee.")."""
+    names: list[str] = []
+    for sentence in re.split(r"[.!?\n]+", text):
+        sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
+        run: list[str] = []
+        raws = sentence.split()
+        for i, raw in enumerate(raws):
+            word = re.sub(r"[^\w'&-]", "", raw)
+            # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
+            opens = initial or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
+            capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
+                       and word.lower() not in _NOT_NAMES)
+            if capital:
+                run.append(word)
+            if run and (not capital or raw.endswith(",")):
+                names.append(" ".join(run))
+                run = []
+        if run:
+            names.append(" ".join(run))
+    return list(dict.fromkeys(names))
+
+
+def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None) -> list[str]:
+    """Regex alternatives, one per start word of each run: that word, then optionally each next one in turn
+    (a comma kept between two words: "12 High Street, Leeds")."""
+    starts = []
+    for words in runs:
+        for i, first in enumerate(words):
+            if callable(start_ok) and not start_ok(first):
+                continue
+            tail = words[i: i + max_words]
+            pattern = ""
+            for before, w in reversed(list(itertools.pairwise(tail))):
+                comma = "(,)?" if before.endswith(",") else ""
+                pattern = f"({comma} {w.rstrip(',')}{pattern})?"
+            starts.append(first.strip(",") + pattern)
+    return list(dict.fromkeys(starts))
+
+
+def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:
+    """A regex matching any run of up to `max_words` consecutive words of `text`: no other punctuation than a
+    comma between two words ("12 High Street, Leeds")."""
+    words = span_words(text)
+    alts = _alternatives([words], max_words) if words else []
+    return "^(" + "|".join(alts) + ")$" if alts else None
+
+
+def _content_runs(text: str) -> list[list[str]]:
+    """Runs of the words of `text` that are not the request around them, each trimmed of joining words at its
+    ends: "I want to check on my repair" -> [["repair"]]; "do you have any red helmets?" -> [["red", "helmets"]]."""
+    runs: list[list[str]] = []
+    for sentence in re.split(r"[!?\n]+|\.(?=\s|$)", text):
+        run: list[str] = []
+        for word in [*span_words(sentence), "I"]:
+            if word.strip(",").lower() in REQUEST_WORDS:
+                while run and run[-1].strip(",").lower() in _JOINERS:
+                    run.pop()
+                if run:
+                    runs.append(run)
+                run = []
+            elif run or word.strip(",").lower() not in _JOINERS:
+                run.append(word)
+    return runs
+
+
+def value_pattern(text: str, max_words: int = 6, address: bool = False) -> str | None:
+    """A regex for the words a value may be copied from: spans of `text` without the request's own words ("I want
+    to ... my"); for an `address`, only spans that start on a number or a capitalised word ("12 High Street")."""
+    def starts_address(word: str) -> bool:
+        w = word.strip(",")
+        return bool(re.match(r"\d", w)) or w.lower() in UNITS or w.lower() in TENS or w[:1].isupper()
+
+    alts = _alternatives(_content_runs(text), max_words, starts_address if address else None)
+    return "^(" + "|".join(alts) + ")$" if alts else None
+
+
+_DAYS = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "tonight", "weekend"})
+_DIGIT_OF = {w: str(n) for w, n in [*UNITS.items(), *TENS.items()] if n}
+
+
+def _says_when(word: str) -> bool:
+    """A word that says when on its own ("Tuesday", "10", "noon"), unlike "p.m." or "past"."""
+    w = word.lower().strip(",.")
+    return w in _WHEN_CORE or bool(re.match(r"\d", w))
+
+
+def _says_time(word: str) -> bool:
+    w = word.lower().strip(",.")
+    named = w in UNITS or w in TENS or w in ("noon", "midday", "midnight")
+    return named or bool(re.match(r"\d{1,2}(?::\d\d)?(?:am|pm)?$", w))
+
+
+def _says_date(word: str) -> bool:
+    w = word.lower().strip(",.")
+    return w in _DAYS or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
+
+
+def _time_word(word: str) -> bool:
+    w = word.lower().strip(",.")
+    return w in _TIME_WORDS or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
+
+
+def time_spans(text: str, when: str = "") -> list[str]:
+    """Runs of words that say when ("Tuesday", "10 a.m.", "half past three", "the 12th of June" -> "12th of June"),
+    with every shorter run inside them: what a time or date argument may be filled with. `when="time"`: only runs
+    with a number in them (an hour); `when="date"`: only runs with a day in them (a weekday, a month, "tomorrow",
+    an ordinal)."""
+    spans: list[str] = []
+    for sentence in re.split(r"[!?\n,;]+|\.(?=\s|$)", text):
+        words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
+        run: list[str] = []
+        for i, word in enumerate([*words, ""]):
+            joins = word.lower() == "of" and run and i + 1 < len(words) and _time_word(words[i + 1])
+            if word and (_time_word(word) or joins):
+                run.append(word.rstrip(".") if not word.lower().startswith(("a.m", "p.m")) else word)
+                continue
+            for a in range(len(run)):
+                for b in range(len(run), a, -1):
+                    says = _says_time if when == "time" else _says_date if when == "date" else _says_when
+                    if run[a].lower() != "of" and run[b - 1].lower() != "of" and any(map(says, run[a:b])):
+                        spans.append(" ".join(run[a:b]))
+                        spans.append(" ".join(_DIGIT_OF.get(w.lower(), w) for w in run[a:b]))  # "eleven" -> "11"
+            run = []
+    return list(dict.fromkeys(spans))

@@ -1,0 +1,340 @@
+"""Say only what is known, for any agent: what it is for, whether the caller's words are about that, and a check
+of the facts in a spoken reply against what the conversation holds. No model call: words and sets only.
+
+- `scope_sentence`: the agent's own `scope` sentence, else one built from its tools' names ("Sorry, I can only
+  help with orders, deliveries and refunds here.");
+- `out_of_scope`: the caller's words share nothing with the agent's tools, prompt or conversation so far, and are
+  not a greeting, thanks, an answer to the agent's question or an identifier ("What is the capital of France?");
+- `spoken_data`, `quoted_reply`, `prompt_answer`: words to say that the code chose, not the model.
+The check of the facts in a spoken reply is `loop.grounding._facts.FactCheck`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from loop.grounding._arg_kinds import name_words
+from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
+from loop.types import Message, ModelRequest
+
+_VERBS = {"get", "check", "look", "lookup", "find", "search", "list", "show", "fetch", "read", "issue", "update",
+          "change", "set", "create", "make", "add", "remove", "delete", "cancel", "book", "reserve", "place",
+          "submit", "send", "report", "transfer", "request", "schedule", "reschedule", "track", "query", "view",
+          "open", "close", "start", "stop", "pay", "modify", "edit", "amend", "log", "raise", "file", "give", "tell",
+          "do", "run", "call", "confirm", "describe", "explain", "say", "see", "hand", "escalate", "is", "has"}
+_DROP = {"status", "info", "information", "details", "detail", "by", "for", "of", "to", "the", "a", "an", "and",
+         "with", "from", "my", "your", "new", "all", "current", "latest", "free", "available", "open", "on", "in",
+         "at", "data", "record", "records", "lookup", "id", "number"}
+_HANDOVER = {"human", "person", "agent", "operator", "staff", "someone", "manager", "supervisor", "representative"}
+_THE = {"menu", "weather", "news"}  # said with "the": "help with the menu"
+_UNCOUNTED = {"availability", "information", "weather", "balance", "menu", "news", "stock", "service", "parking",
+              "pricing", "billing", "support", "mail", "hours", "insurance", "feedback", "status"}
+# Words that say nothing about a topic: a caller's words made of these only are not judged out of scope
+_FILLER = REQUEST_WORDS | {
+    "the", "and", "for", "about", "with", "from", "into", "than", "then", "them", "they", "their", "there", "here",
+    "much", "many", "some", "any", "thing", "things", "something", "anything", "question", "ask", "asking", "talk",
+    "talking", "speak", "speaking", "now", "good", "great", "nice", "lovely", "really", "very", "quite", "more",
+    "other", "another", "someone", "somebody", "going", "gonna", "said", "say", "mean", "think", "thought", "kind",
+    "sort", "bit", "lot", "way", "today", "day", "morning", "afternoon", "evening", "guys", "sir", "madam", "maybe",
+    "actually", "only", "still", "even", "ever", "never", "not", "don't", "dont", "can't", "cant",
+    "isn't", "won't", "does", "doing", "done", "make", "made", "take", "give", "put", "use", "try", "all", "one",
+    "two", "too", "yet", "already", "back", "long", "little", "okay", "alright", "fine", "sorry", "excuse", "who",
+    "whom", "whose", "while", "look", "looks", "anyone", "anybody", "everything", "nothing", "stuff", "number",
+    "happen", "happened",
+}
+_GREETING = {"hi", "hello", "hey", "morning", "afternoon", "evening", "howdy", "greetings", "hiya"}
+_THANKS = {"thanks", "thank", "bye", "goodbye", "cheers"}
+# A few everyday words for what a business does, so a caller's "what time do you close?" meets "opening_hours"
+_RELATED = [
+    {"time", "hour", "open", "close", "closing", "opening", "when"},
+    {"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay", "payment", "bill", "invoice",
+     "owe"},
+    {"book", "booking", "reserve", "reservation", "appointment", "slot", "schedule"},
+    {"order", "buy", "purchase", "bought"},
+    {"fix", "repair", "service", "mechanic", "garage", "broken", "ready", "car", "vehicle"},
+    {"deliver", "delivery", "ship", "shipping", "send", "arrive", "package", "parcel", "post"},
+    {"room", "stay", "night", "hotel", "check", "suite", "bed"},
+    {"power", "outage", "electricity", "supply", "blackout", "light"},
+    {"refund", "money", "return"},
+]
+_NEGATIVE = re.compile(r"\b(?:anything but|anything else|other than|except|not|never|no|don't|cannot|can't|won't)\b",
+                       re.IGNORECASE)
+_STATUS = {"shipped", "dispatched", "delivered", "delayed", "processing", "processed", "ready", "fixed", "repaired",
+           "completed", "finished", "open", "closed", "available", "unavailable", "booked", "reserved", "confirmed",
+           "cancelled", "canceled", "restored", "resolved", "sunny", "raining", "rainy", "rain", "cloudy", "snow",
+           "snowing", "stormy", "windy", "forecast", "temperature", "degrees", "approved", "refunded", "paid",
+           "overdue", "pending", "waiting", "vacant", "sold", "expired", "scheduled", "arrived", "outage", "outages"}
+_WHEN = {*WEEKDAYS, *MONTHS, "tomorrow", "tonight", "yesterday", "noon", "midnight", "weekend"}
+
+
+def _plural(word: str) -> str:
+    if word in _UNCOUNTED or (word.endswith("s") and not word.endswith("ss")):
+        return word
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    return word + ("es" if re.search(r"(?:s|x|z|ch|sh)$", word) else "s")
+
+
+def _topic(tool: dict[str, Any]) -> str | None:
+    """`lookup_order` -> "orders", `delivery_status` -> "deliveries", `transfer_to_human` -> None (a hand-over)."""
+    words = [w for w in name_words(str((tool.get("function") or tool).get("name", ""))) if w not in _VERBS | _DROP]
+    if len(words) > 1 and words[0] == "order":  # order_pizza: the verb
+        words = words[1:]
+    if not words or set(words) & _HANDOVER:
+        return None
+    return ("the " if words[-1] in _THE else "") + " ".join([*words[:-1], _plural(words[-1])])
+
+
+_QUOTE = re.compile(r"\"([^\"]{8,})\"")
+_ELSE = re.compile(r"\b(?:anything|everything) else\b|\banything but\b|\bother than\b|\bout of scope\b", re.I)
+
+
+def scope_sentence(request: ModelRequest) -> str:
+    """What the agent is for, in one sentence: its own `scope`, else the reply its prompt quotes for anything else
+    ('anything else (the weather, ...): "Sorry, I can only help with repairs here."'), else one built from its
+    tools."""
+    if request.scope.strip():
+        return request.scope.strip()
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    for line in system.splitlines():
+        if "->" not in line and _ELSE.search(line) and (quotes := _QUOTE.findall(line)):
+            return quotes[-1].strip()
+    topics = list(dict.fromkeys(t for t in map(_topic, request.tools) if t))
+    words = {t: {stem(w) for w in t.split()} for t in topics}  # "rooms" is said in "room availability"
+    topics = [t for t in topics if not any(u != t and words[t] <= words[u] for u in topics)]
+    if not topics:
+        return "Sorry, I can't help with that here."
+    listed = topics[0] if len(topics) == 1 else ", ".join(topics[:-1]) + " and " + topics[-1]
+    return f"Sorry, I can only help with {listed} here."
+
+
+def _stems(text: str) -> set[str]:
+    words = re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))
+    return {stem(w) for w in words if w not in _FILLER}
+
+
+def _related(stems: set[str]) -> set[str]:
+    out = set(stems)
+    for group in _RELATED:
+        if stems & {stem(w) for w in group}:
+            out |= {stem(w) for w in group}
+    return out
+
+
+def _schema_words(schema: Any) -> Iterable[str]:
+    """Property names, descriptions and enum values of a tool's parameters, nested ones too."""
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, dict):
+                yield from (str(k) for k in value)
+            if key in ("description", "enum", "examples"):
+                yield str(value)
+            yield from _schema_words(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _schema_words(item)
+
+
+def _prompt_topics(system: str) -> str:
+    """The prompt's sentences that say what the agent does, not what it does not ("anything but their orders,
+    like the weather" names the weather as out of scope)."""
+    return " ".join(s for s in re.split(r"(?<=[.!?:])\s+|\n", system) if not _NEGATIVE.search(s))
+
+
+def _vocabulary(request: ModelRequest) -> set[str]:
+    parts = [request.scope, *(w for c in request.cues.values() for w in c)]
+    for tool in request.tools:
+        fn = tool.get("function") or tool
+        parts += [str(fn.get("name", "")), str(fn.get("description", "")), *_schema_words(fn.get("parameters"))]
+    for m in request.messages:
+        if m.role == "system":
+            parts.append(_prompt_topics(m.content))
+        elif m.role in ("tool", "assistant"):
+            parts.append(m.content)
+    return _related(_all_stems(" ".join(parts)))
+
+
+def _all_stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))}
+
+
+_COMPOUND = re.compile(r"\b(check|log|sign|pick|drop|take|hand|print|top|pay)[- ](in|out|up|off|over)\b")
+
+
+def _compounds(text: str) -> str:
+    """"check out" / "check-out" -> "checkout": one word, not the request word "check"."""
+    return _COMPOUND.sub(r"\1\2", text)
+
+
+def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
+    """What the prompt lists as not the agent's ('anything else (taxis, restaurants, the weather): "Sorry..."'),
+    less what its tools and topics are about."""
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    listed = " ".join(_QUOTE.sub(" ", line) for line in system.splitlines() if _ELSE.search(line))
+    return _stems(listed) - vocabulary
+
+
+def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
+    """What the caller said since the agent last spoke, and the agent's last message."""
+    at = max((i for i, m in enumerate(messages) if m.role in ("assistant", "tool")), default=-1)
+    words = " ".join(m.content for m in messages[at + 1:] if m.role == "user")
+    return words, messages[at] if at >= 0 and messages[at].role == "assistant" else None
+
+
+def _answers_the_agent(messages: Sequence[Message]) -> bool:
+    """The caller's words answer what the agent just did: it asked a question, or its last step was a tool result
+    with no words after it (a confirmation the caller changed: "Yes, but make it $30.")."""
+    _, last_agent = _fresh(messages)
+    at = max((i for i, m in enumerate(messages) if m.role in ("assistant", "tool")), default=-1)
+    return (last_agent is not None and last_agent.content.rstrip().endswith("?")) or (
+        at >= 0 and messages[at].role == "tool")
+
+
+def _without_names(text: str) -> str:
+    """The words but names and places ("Ana Silva.", "the capital of France"), which say nothing about a topic;
+    days and months stay ("on Saturday")."""
+    def keep(m: re.Match[str]) -> str:
+        return m.group() if m.group().lower() in _WHEN else " "
+
+    return re.sub(r"(?<=\w )[A-Z][\w']*|^[A-Z][\w']*(?= [A-Z])", keep, text)
+
+
+def out_of_scope(request: ModelRequest) -> bool:
+    """The caller asked about something the agent is not for: their words since the agent last spoke share no word
+    with its tools, its prompt's topics or the conversation's tool results (or no more than with what the prompt
+    lists as anything else), and they are not a greeting, thanks, the answer to a question the agent asked, or an
+    identifier."""
+    if not request.messages or request.messages[-1].role != "user":
+        return False
+    fresh, _ = _fresh(request.messages)
+    words = set(re.findall(r"[a-z']+", fresh.lower()))
+    if words & (_GREETING | _THANKS) or identifier_candidates(fresh) or _answers_the_agent(request.messages):
+        return False
+    vocabulary = _vocabulary(request)
+    caller = _stems(_without_names(fresh)) | (_stems(fresh) & vocabulary)  # "Check-out" is no name at a hotel
+    if not caller:
+        return False
+    about = {w for w in caller if _related({w}) & vocabulary}
+    elsewhere = {w for w in caller & _excluded(request, vocabulary) if w not in about}
+    return not about or len(elsewhere) >= len(about)  # "Do you sell used cars?": selling is listed, cars are not
+
+
+def _plain(value: Any) -> str | None:
+    """A plain value as words (None: not plain): True -> "yes", 9.0 -> "9", ["a", "b"] -> "a and b"."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, str | int):
+        return str(value).strip()
+    if isinstance(value, list) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in value):
+        return " and ".join(map(str, value)) if value else "none"
+    return None
+
+
+_FLAGS = {"found", "ok", "success", "exists", "valid", "error"}  # a flag beside data that says the same in words
+_NOTES = {"note", "notes", "message", "detail", "details", "info", "reason", "remark", "comment"}  # said as is
+_WHAT = {"type", "name", "kind", "title", "item", "label"}  # said without its key: "double", not "type double"
+
+
+def _pairs(data: dict[str, Any]) -> str | None:
+    parts = []
+    for key, value in data.items():
+        if (said := _plain(value)) is None:
+            return None
+        if said:
+            parts.append(said if str(key).lower() in _WHAT else f"{' '.join(name_words(str(key)))} {said}")
+    return ", ".join(parts)
+
+
+def spoken_data(content: str, max_words: int = 40, known: Sequence[Any] = ()) -> str:
+    """A tool's plain data read out, as the model is shown it and for when its own words could not be said:
+    '{"job_number": "4521", "status": "waiting for parts"}' -> "Job number 4521, status waiting for parts.";
+    a list of such objects inside ("rooms": [{"type": "double", "free": 2}, ...]) reads "rooms: double, free
+    2; suite, free 0". Values in `known` (the call's own arguments: the caller said them) are left out, but for
+    identifiers. "" for
+    anything else (deeper data, too long to say), which stays as it was."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return ""
+    if not isinstance(data, dict) or not data:
+        return ""
+    parts = []
+    told = {str(v).strip().casefold() for v in known}
+    for key, value in data.items():
+        said = _plain(value)
+        if said is not None and said.casefold() in told and len(data) > 1 and not re.search(r"\d{3}", said):
+            continue  # "arrival June 12, nights 2": the caller's own words, back (an identifier stays: "job 4521")
+        if said is None and isinstance(value, dict):
+            said = _pairs(value)
+        if said is None and isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            inner = [_pairs(v) for v in value]
+            said = None if None in inner else ": " + "; ".join(i for i in inner if i)
+        if said is None:
+            return ""
+        if isinstance(value, bool) and str(key).lower() in _FLAGS and len(data) > 2:
+            continue  # "found no": the note beside it says what that means ("no such job")
+        if said and str(key).lower() in _NOTES:
+            parts.append(said)  # "no such job", not "note no such job"
+        elif said:
+            parts.append(f"{' '.join(name_words(str(key)))}{'' if said.startswith(':') else ' '}{said}")
+    text = ", ".join(parts)
+    if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
+        return ""
+    return text[0].upper() + text[1:] + "."
+
+
+def quoted_reply(request: ModelRequest) -> str:
+    """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
+    Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
+    Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
+    return _best_quote(request, _related(_stems(_fresh(request.messages)[0])))[1]
+
+
+def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
+    """The prompt's quoted reply whose line shares most of `caller`'s stems, and how many (0, "": none). Quoted
+    callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    best, found = 0, ""
+    for line in system.splitlines():
+        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := len(caller & _stems(line))) > best:
+            best, found = score, quotes[-1].strip()
+    return best, found
+
+
+def prompt_answer(request: ModelRequest) -> str:
+    """The reply the agent's prompt quotes for exactly what the caller asked, when their words fit that line better
+    than any tool ("What time is check-out?" -> 'the stay: "... check-out is by 11 a.m. ..."', where no tool
+    speaks of check-out), or "". Not for an answer to the agent's own question, an identifier, or words a tool
+    shares as much ("Can I book Monday?" shares "Monday" with the hours line and "book" with the booking tool)."""
+    fresh, _ = _fresh(request.messages)
+    if not fresh or identifier_candidates(fresh) or _answers_the_agent(request.messages):
+        return ""
+    caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
+    best, found = _best_quote(request, caller)
+    tools = max((len(caller & _stems(_name_and_description(t))) for t in request.tools), default=0)
+    return found if best > tools else ""
+
+
+def _name_and_description(tool: dict[str, Any]) -> str:
+    fn = tool.get("function") or tool
+    return f"{fn.get('name', '')} {fn.get('description', '')}"
+
+
+def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Of reads the caller's words fill alike (one job number fills `repair_status` and `price_quote`), those
+    whose name and description share most with the caller's words ("how much ..." -> the price); all of them when
+    their words tell none apart."""
+    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", _fresh(messages)[0].lower()) if w not in REQUEST_WORDS}
+
+    def score(tool: dict[str, Any]) -> int:  # a word of the tool's own: 2; a word for the same thing: 1
+        fn = tool.get("function") or tool
+        own = _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " "))
+        return sum(2 if w in own else 1 if _related({w}) & own else 0 for w in caller)
+
+    best = max(map(score, reads), default=0)
+    return [t for t in reads if score(t) == best] if best else list(reads)

@@ -1,0 +1,390 @@
+"""Ground tool arguments in the conversation: a small local model may only copy values, never invent them.
+
+Small models invent arguments ("order 12345", "123 Main St", "New York"). Before generating, each tool's JSON
+schema is narrowed to what the conversation actually contains, and the grammar built from it makes anything
+else impossible to emit. What an argument may hold is read from its schema (`loop.grounding._arg_kinds`), for any agent:
+
+- numbers (`number`/`integer`): an amount the caller said, in digits or spoken ("$15", "35.50", "twenty dollars",
+  "twelve dollars and fifty cents"); a bare number of 4+ digits ("order 4567") is an identifier, not an amount;
+- identifiers (`order_id`, `job_number: int`, `booking_ref`, an account "described as the 8-digit account number",
+  a `pattern` of digits, a postcode): a token with a digit, or a run of spoken digits ("four five six seven" ->
+  "4567"), from the caller's words or the tools' results, matching the schema's pattern, but not one the caller
+  just took back ("order 1234, sorry, I mean 7788");
+- names (city, country, name, `guest_name`, ...): a run of capitalised words the caller said since the agent last
+  spoke, other than a sentence's first word ("Is anything delayed for Austin?" -> "Austin") unless the agent had
+  asked for a name;
+- times and dates (`time`, `day`, `check_in`): the caller's words that say when ("Tuesday", "10 a.m.");
+- enums: the values the conversation named;
+- free text (a reason, a note): a span of at most 8 consecutive words the caller said since the agent last spoke;
+  an address: such a span that starts on a number or a capitalised word; any other string: a span without the
+  request's own words ("I want to check on my repair" holds no item and no address).
+Booleans, formats, nested values and patterns that admit plain words stay as the schema says. A call already made
+with the same arguments is not offered again.
+
+A tool whose required argument has no candidate cannot be called, so "I want a refund" cannot become a refund of
+an invented amount: the model may still pick it, and is then made to ask for what is missing (`ask_for`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
+from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
+    id_candidates,
+    identifier_candidates,
+    number_candidates,
+    proper_names,
+    retracted_ids,
+    span_pattern,
+    stem,
+    time_spans,
+    value_pattern,
+    words_to_number,
+)
+from loop.grounding.speakable import join_digit_words
+from loop.tools import tool_name
+from loop.types import Message, ToolCall
+
+
+def since_agent_spoke(messages: Sequence[Message]) -> list[Message]:
+    """The caller's messages after the agent's last one: what they said this turn."""
+    last_agent = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return [m for m in messages[last_agent + 1:] if m.role == "user"]
+
+
+@dataclass
+class Evidence:
+    """What the conversation offers to copy from."""
+
+    said: str  # everything the caller said: amounts come from here
+    heard: str  # the caller's words and the tools' results: identifiers come from here
+    fresh: str  # what the caller said since the agent last spoke: free text comes from here
+    done: set[str]  # signatures of calls already made: never offered again
+    retracted: set[str] = field(default_factory=set)  # ids the caller corrected in their last words
+    asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
+    id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
+    digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
+
+    @classmethod
+    def of(cls, messages: Sequence[Message]) -> Evidence:
+        agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
+        return cls(said="\n".join(m.content for m in messages if m.role == "user"),
+                   heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
+                   fresh="\n".join(m.content for m in since_agent_spoke(messages)),
+                   done={c.signature for m in messages for c in m.tool_calls},
+                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
+                   asked_name=bool(re.search(r"\bname\b[^.!]*\?\s*$", agent, re.IGNORECASE)))
+
+
+_GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
+
+
+def id_words(name: str) -> set[str]:
+    """What sets an identifier argument apart from another: `account_number` -> {"accou"}, `postcode` -> {"postc"}."""
+    return {stem(w) for w in label(name).split() if w not in _GENERIC_ID_WORDS}
+
+
+def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
+    """The caller named this identifier as another tool argument's ("postcode 3058" is no account number)."""
+    others = ev.id_words - own
+    if not others:
+        return False
+    text = join_digit_words(re.sub(r"\b(\d) (?=\d\b)", r"\1", ev.heard))  # "4 5 6 7", "four five six seven": 4567
+    for m in re.finditer(rf"(?<![\w-]){re.escape(candidate)}(?![\w-])", text, re.IGNORECASE):
+        before = {stem(w) for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())[-3:]}
+        if before & others and not before & own:
+            return True
+    return False
+
+
+def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None) -> list[Any]:
+    """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA"),
+    and that the caller did not name as something else ("postcode 3058" for an account number)."""
+    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted
+             and not _introduced_as_other(i, own or set(), ev)]
+    if pattern:
+        try:
+            admits = re.compile(pattern).search
+        except re.error:
+            return []
+        ids = [i if admits(i) else i.upper() for i in heard if admits(i) or admits(i.upper())]
+    else:  # without a pattern: no one- or two-digit numbers ("2 questions"); a pair only with letters ("LS6 2AB")
+        ids = [i for i in heard if (len(i) >= 3 or not i.isdigit()) and (" " not in i or re.search("[A-Za-z]", i))]
+    if integer:
+        return list(dict.fromkeys(int(i) for i in ids if i.isdigit()))
+    return list(dict.fromkeys(ids))
+
+
+def _named(values: Sequence[str], text: str) -> list[str]:
+    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in")."""
+    low = text.lower()
+
+    def said(value: str) -> bool:
+        v = re.escape(value.lower().replace("_", " ").strip())
+        return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
+
+    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1]))]
+
+
+def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
+    """The property's schema narrowed to the conversation's values; None when there is none to copy. `described`:
+    the tool's description, which may say how many digits an identifier has."""
+    kind = arg_kind(name, schema)
+    if kind is None:
+        return schema
+    k = kind.kind
+    if k in ("number", "integer"):
+        values = [int(v) if v.is_integer() else v for v in number_candidates(ev.said)]
+        values = [v for v in values if k == "number" or isinstance(v, int)]
+        return {"enum": values} if values else None
+    if k == "id":
+        digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
+        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
+                            if not digits or sum(c.isdigit() for c in str(i)) == digits]
+    elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
+        found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
+    elif k == "when":
+        found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
+    elif k == "enum":
+        found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
+    else:
+        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address")
+        return {"type": "string", "pattern": pattern} if pattern else None
+    return {"enum": found} if found else None
+
+
+def _fn(tool: dict[str, Any]) -> dict[str, Any]:
+    return tool.get("function") or tool
+
+
+def _properties(tool: dict[str, Any]) -> dict[str, Any]:
+    return (_fn(tool).get("parameters") or {}).get("properties") or {}
+
+
+def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
+    """Remove already-made calls from a finite choice; True when no new call is left."""
+    finite = all("enum" in p for p in props.values())
+    if not finite or not props:
+        return False
+    if len(props) == 1:
+        key, prop = next(iter(props.items()))
+        prop["enum"] = [v for v in prop["enum"] if ToolCall(name, {key: v}).signature not in done]
+        return not prop["enum"]
+    if all(len(p["enum"]) == 1 for p in props.values()):
+        return ToolCall(name, {k: p["enum"][0] for k, p in props.items()}).signature in done
+    return False
+
+
+_GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
+
+
+def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+           ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Copies of `tools` whose top-level arguments may only take values found in the conversation, and for each
+    tool left out the required arguments nothing in the conversation can fill (empty when its only possible
+    call was already made, or the caller has not spoken since the agent last did: nothing to ask them).
+    One request's plan asks this several times of the same inputs: the last few answers are kept (read only)."""
+    key = (tuple(json.dumps(t, sort_keys=True) for t in tools),
+           tuple((m.role, m.content, tuple(c.signature for c in m.tool_calls)) for m in messages))
+    if (found := _GROUNDED.get(key)) is None:
+        found = _GROUNDED[key] = _ground(tools, messages)
+        while len(_GROUNDED) > 16:
+            _GROUNDED.popitem(last=False)
+    return copy.deepcopy(found)
+
+
+def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    ev = Evidence.of(messages)
+    ids = [(n, k, t) for t in tools for n, s in _properties(t).items() if (k := arg_kind(n, s)) and k.kind == "id"]
+    ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
+    # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
+    ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
+    grounded, missing = [], {}
+    for tool in tools:
+        tool = copy.deepcopy(tool)
+        fn = tool.get("function") or tool
+        params = fn.get("parameters") or {}
+        props = params.get("properties") or {}
+        required = set(params.get("required") or [])
+        unfilled = []
+        for name, schema in list(props.items()):
+            narrowed = _narrow(name, schema, ev, str(fn.get("description", "")))
+            if narrowed is None and name in required:
+                unfilled.append(name)
+            elif narrowed is None:
+                del props[name]
+            else:
+                props[name] = narrowed
+        if unfilled:  # worth asking the caller only when it is their words the call lacks
+            missing[str(fn.get("name", ""))] = unfilled if ev.fresh else []
+        elif _drop_repeats(str(fn.get("name", "")), props, ev.done):
+            missing[str(fn.get("name", ""))] = []
+        else:
+            grounded.append(tool)
+    return grounded, missing
+
+
+def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Only the tools that can be called with what the conversation holds, their arguments narrowed to it."""
+    return ground(tools, messages)[0]
+
+
+def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset()
+              ) -> dict[str, list[str]]:
+    """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
+    once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
+    if not messages or messages[-1].role != "user":
+        return {}
+    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
+    if at is None or messages[at].tool_calls:
+        return {}
+    _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
+    asked = messages[at].content.strip()
+    found = {tool_name(t): lacked[tool_name(t)] for t in tools
+             if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+    reads = {n: v for n, v in found.items() if n not in writes}
+    return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
+
+
+def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
+                 grounded: Sequence[dict[str, Any]], writes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
+    call that also took a loose span of words): that answer completes the call, not a new topic."""
+    asked = asked_for(tools, messages, writes)
+    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
+
+
+def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                ) -> list[dict[str, Any]]:
+    """Reads that the caller's words since the agent last spoke fill on their own ("Which city is order 1234 going
+    to?" fills lookup_order). A read the model names but cannot fill yields to these rather than asking the
+    caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
+    if not messages or messages[-1].role != "user":
+        return []
+    fresh = since_agent_spoke(messages)
+    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
+            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages)))]
+
+
+def _no_arguments(tool: dict[str, Any]) -> bool:
+    """A read that needs nothing ("When are you open?" -> opening_hours())."""
+    return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
+
+
+def _filled_by_values(tool: dict[str, Any]) -> bool:
+    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words."""
+    params = (tool.get("function") or tool).get("parameters") or {}
+    required = params.get("required") or []
+    return bool(required) and all("enum" in (params.get("properties") or {}).get(r, {}) for r in required)
+
+
+def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: dict[str, tuple[str, ...]]
+            ) -> list[dict[str, Any]]:
+    """`tools` without those whose cue words (`Tool.cues`) the caller has not said since the agent last spoke."""
+    if not cues:
+        return list(tools)
+    fresh = " ".join(m.content for m in since_agent_spoke(messages)).lower()
+
+    def heard(words: tuple[str, ...]) -> bool:
+        return any(re.search(rf"\b{re.escape(w.lower())}\b", fresh) for w in words)
+
+    return [t for t in tools if tool_name(t) not in cues or heard(cues[tool_name(t)])]
+
+
+_STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they", "them", "there", "their", "would",
+         "could", "should", "will", "just", "like", "want", "please", "tell", "give", "need"}
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
+
+
+def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:
+    """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
+    "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark."""
+    fresh = " ".join(m.content for m in since_agent_spoke(messages))
+    fn = tool.get("function") or tool
+    return bool(_stems(fresh) & _stems(f"{fn.get('name', '')} {fn.get('description', '')}"))
+
+
+_CLOSING_CUES = {"thanks", "thank", "bye", "goodbye", "cheers"}
+_CLOSING_WORDS = _CLOSING_CUES | {
+    "you", "so", "much", "very", "that's", "thats", "that", "is", "was", "all", "it", "good", "great", "ok", "okay",
+    "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
+    "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
+    "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
+    "lot", "lots", "loads", "heaps", "bunch", "ton", "tons", "kind", "helpful", "goodnight", "night", "cool", "sweet",
+    "fantastic", "amazing", "superb", "sorted", "cheerio", "all's", "much,",
+}
+
+
+def closing_remark(text: str) -> bool:
+    """"Great, thanks, that's all. Bye!": thanks or a goodbye and nothing else, which no tool answers."""
+    words = re.findall(r"[a-z'-]+|\d", text.lower())
+    return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
+
+
+_FAREWELLS = {"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"}
+
+
+def closing_reply(text: str) -> str:
+    """What is said to a closing remark ("Thank you, goodbye." -> "You're welcome. Goodbye!"): fixed words, said at
+    once; a small model only took a second to say much the same."""
+    words = set(re.findall(r"[a-z'-]+", text.lower()))
+    if words & _FAREWELLS:
+        return "You're welcome. Goodbye!"
+    return "You're welcome. Is there anything else I can help with?"
+
+
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None) -> str:
+    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
+    with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
+    props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
+    names = [label(a, props.get(a)) for a in arguments]
+    listed = " and ".join(f"the {n}" for n in names) if len(names) < 3 else (
+        ", ".join(f"the {n}" for n in names[:-1]) + f" and the {names[-1]}")
+    return f"Sure, I can help with that. Could you tell me {listed}?"
+
+
+def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                      ) -> list[dict[str, Any]]:
+    """`tools` without the writes that take only identifiers (`report_outage(account_number)`,
+    `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
+    identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
+    "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
+    asked = asked_for(tools, messages, writes)
+
+    def id_only(tool: dict[str, Any]) -> bool:
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        props = _properties(tool)
+        return bool(required) and all((k := arg_kind(r, props.get(r, {}))) is not None and k.kind == "id"
+                                      for r in required)
+
+    named = set(named_writes(tools, messages, writes))
+    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
+
+
+def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
+                 as_verb: bool = False) -> list[str]:
+    """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
+    the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares).
+    `as_verb`: the word itself or its -s/-ed forms ("can you report it?"), so "my booking" does not name
+    `book_room`."""
+    said = re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())
+    fresh = {w for word in said for w in (word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word))} if as_verb else \
+        {stem(w) for w in said}
+
+    def name_stems(tool: dict[str, Any]) -> set[str]:
+        return {w if as_verb else stem(w) for w in re.split(r"[_\W]+", tool_name(tool).lower()) if len(w) > 2}
+
+    reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
+    return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]
+

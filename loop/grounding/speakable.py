@@ -1,0 +1,250 @@
+"""What may be said to a caller: a machine check of spoken replies, and a streaming guard for the local model.
+
+Small models read their prompt aloud (`No tool; say: "..."`), name functions ("by using the delivery_status
+function"), echo JSON or print "TypeError". `leaks()` finds that in a reply; `check_reply()` adds the facts a
+reply must hold and the voice length limit (two sentences) for evaluations; `ReplyGuard` sits between a model's
+text stream and the caller: it lets text through a clause at a time, ends the reply after two sentences or at a
+line break, and replaces a leaking clause with an honest fallback (counted and logged by its user, so a broken
+model is never hidden behind canned text).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
+
+_BRACKETS = re.compile(r"[{}\[\]<>`]")
+_MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*•]\s|\|", re.MULTILINE)
+_DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\bassistant\s*:|\buser\s*:", re.I)
+_CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
+_TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
+# ... nor about the conversation's machinery ("This response indicates ...", "Here is the response for the ...")
+_FUNCTION_WORDS = re.compile(r"\b(?:functions?|tool calls?|json)\b", re.I)
+_META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
+                   r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
+                   re.I)
+_QUOTED = re.compile(r"\"[^\"]*\"")
+_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
+_CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
+DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
+                "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+_SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
+                            + r")\b", re.I)
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9$']+", text.lower())
+
+
+def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
+    """Every run of `n` consecutive words of the prompt (what a reply must never repeat), but for the replies it
+    quotes for the agent to say ('opening hours: "We're open Monday to Friday ..."'); a caller's words quoted
+    before a tool call ('"Where is order 3141?" -> {...}') stay."""
+    grams: set[tuple[str, ...]] = set()
+    for line in prompt.splitlines():
+        if "->" not in line:
+            line = _QUOTED.sub(" | ", line)
+        for part in line.split("|"):
+            w = words(part)
+            grams |= {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
+    return grams
+
+
+def sentences(text: str) -> int:
+    """How many sentences `text` holds ("$59.90" and "e.g." inside a word do not end one)."""
+    text = text.strip()
+    if not text:
+        return 0
+    return len(_SENTENCE_END.findall(text)) + (0 if re.search(r"[.!?][\"')\]]*$", text) else 1)
+
+
+def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str, ...]] = "",
+          strict: bool = False) -> list[str]:
+    """What in `text` must never reach a caller: tool names, JSON or code, markdown, prompt text, directives.
+    `strict` also refuses words about tools and functions (for the demo's evaluation; a guard stays lenient)."""
+    found = []
+    lowered = text.lower()
+    for name in tool_names:
+        if name and re.search(rf"(?<![a-z0-9_]){re.escape(name.lower())}(?![a-z0-9_])", lowered):
+            found.append(f"tool name {name!r}")
+    if m := _BRACKETS.search(text):
+        found.append(f"bracket {m.group()!r}")
+    if m := _MARKDOWN.search(text):
+        found.append(f"markdown {m.group().strip()!r}")
+    if m := _DIRECTIVE.search(text):
+        found.append(f"prompt directive {m.group()!r}")
+    if m := _CODE_WORDS.search(text):
+        found.append(f"code {m.group()!r}")
+    if "_" in text:
+        found.append("an identifier with '_'")
+    if m := (_TOOL_WORDS if strict else _FUNCTION_WORDS).search(text):  # "call the outage function": no agent says
+        found.append(f"talks about tools: {m.group()!r}")
+    if m := _META.search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
+        found.append(f"talks about the conversation: {m.group()!r}")
+    if strict and "\n" in text.strip():
+        found.append("a line break")
+    if strict and (m := re.search(r"[^\x00-\u024F\u2010-\u2027]", text)):
+        found.append(f"not English: {m.group()!r}")
+    grams = prompt_ngrams(prompt) if isinstance(prompt, str) else prompt
+    if grams:
+        w = words(text)
+        for i in range(len(w) - PROMPT_NGRAM + 1):
+            if tuple(w[i: i + PROMPT_NGRAM]) in grams:
+                found.append(f"prompt text {' '.join(w[i: i + PROMPT_NGRAM])!r}")
+                break
+    return found
+
+
+def join_digit_words(text: str) -> str:
+    """Runs of three or more spoken digits as one number: "four five six seven" -> "4567"."""
+    return _SPOKEN_DIGITS.sub(lambda m: "".join(DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
+                              text)
+
+
+def _normalise(text: str) -> str:
+    """Lowercase, spoken digit runs joined ("four five six seven" -> "4567"), "$20.00" -> "$20"."""
+    text = join_digit_words(text)
+    text = re.sub(r"(\d)\.00\b", r"\1", text)
+    return " ".join(text.lower().split())
+
+
+def _has(text: str, wanted: str) -> bool:
+    wanted = _normalise(wanted)
+    if re.fullmatch(r"[\w$.' ]+", wanted):
+        return re.search(rf"(?<![\w]){re.escape(wanted)}(?![\w])", text) is not None
+    return wanted in text
+
+
+@dataclass
+class ReplyCheck:
+    """The machine check of one spoken reply: every entry of `contains` (a string, or a list of alternatives)
+    must be there, nothing of `absent`, no leak, at most `max_sentences` sentences."""
+
+    contains: Sequence[str | Sequence[str]] = ()
+    absent: Sequence[str] = ()
+    max_sentences: int = 2
+    problems: list[str] = field(default_factory=list)
+
+    def run(self, text: str, tool_names: Iterable[str] = (), prompt: str = "") -> list[str]:
+        self.problems = []
+        norm = _normalise(text)
+        if not text.strip():
+            self.problems.append("nothing was said")
+        for item in self.contains:
+            options = [item] if isinstance(item, str) else list(item)
+            if not any(_has(norm, o) for o in options):
+                self.problems.append("missing " + " / ".join(repr(o) for o in options))
+        self.problems += [f"says {a!r}" for a in self.absent if _has(norm, a)]
+        self.problems += leaks(text, tool_names, prompt, strict=True)
+        if (n := sentences(text)) > self.max_sentences:
+            self.problems.append(f"{n} sentences")
+        return self.problems
+
+
+def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent: Sequence[str] = (), *,
+                tool_names: Iterable[str] = (), prompt: str = "", max_sentences: int = 2) -> list[str]:
+    """Problems with a spoken reply (empty: it passes)."""
+    return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt)
+
+
+class ReplyGuard:
+    """Between a model's streamed text and the caller. Text is let through a clause at a time (the speech side
+    waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
+    that leaks (see `leaks`) ends it, and when nothing was let through yet, `fallback` is said instead (a callable
+    is asked only then). `vet(clause)` may name what else a clause must not say (a fact nobody gave:
+    `loop.grounding._scope.FactCheck`); such a clause ends the reply too, and `vet_fallback` (else `fallback`) is
+    said when nothing was said yet.
+    `echoes(text)` tells whether the reply's opening words are the caller's own latest words ("whole", "prefix",
+    None): a first clause that begins them is held until the next one shows whether the reply only repeats the
+    caller ("Yes, please." back to a "Yes, please."), which is not said (`vet_fallback` is).
+    `fired` names what was caught (None: nothing)."""
+
+    def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
+                 max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
+                 vet_fallback: str | Callable[[], str] = "",
+                 echoes: Callable[[str], str | None] | None = None) -> None:
+        self.tool_names = [n for n in tool_names if n]
+        self.grams = prompt_ngrams(prompt) if prompt else set()
+        self._fallback = fallback
+        self.max_sentences = max_sentences
+        self.vet, self.vet_fallback, self.echoes = vet, vet_fallback, echoes
+        self.held = ""  # opening words that are so far the caller's own: said once the reply shows its own words
+        self.pending = ""
+        self.said = ""
+        self.fired: str | None = None
+        self.done = False
+
+    def feed(self, delta: str) -> str:
+        """Text that may be said now ("" while a clause is incomplete). Check `done` after each call."""
+        if self.done:
+            return ""
+        self.pending += delta
+        out = []
+        while not self.done and (m := _CLAUSE_END.search(self.pending)):
+            clause, self.pending = self.pending[: m.end()], self.pending[m.end():]
+            out.append(self._let(clause, newline="\n" in m.group()))
+        return "".join(out)
+
+    def finish(self, cut: bool = False) -> str:
+        """The end of the stream: the last, unterminated clause if it may be said (or the fallback). `cut`: the
+        model was stopped mid-reply, so an unfinished last clause is dropped when something was already said."""
+        if self.done:
+            return ""
+        tail, self.pending = self.pending, ""
+        if cut and self.said.strip() and not re.search(r"[.!?]['\")\]]*\s*$", tail):
+            tail = ""
+        out = self._let(tail, newline=False, last=True) if tail.strip() or self.held else ""
+        self.done = True
+        if not self.said.strip() and not out.strip() and self.fallback and self.fired is None:
+            self.fired = "empty reply"
+            out = self.said = self.fallback
+        return out
+
+    @property
+    def fallback(self) -> str:
+        """What is said instead of a reply that could not be (a callable is asked only when it is needed)."""
+        if callable(self._fallback):
+            self._fallback = self._fallback()
+        return self._fallback
+
+    def say(self, text: str) -> str:
+        """Words the code itself decided (a question for a missing value, the scope sentence): said as they are,
+        and the reply ends with them."""
+        self.said += text
+        self.done = True
+        return text
+
+    def _let(self, clause: str, newline: bool, last: bool = False) -> str:
+        text = clause.rstrip("\n") if newline else clause
+        if newline:
+            self.done = bool((self.said + text).strip())  # a line break after words ends a spoken reply
+        if not text.strip() and not self.held:
+            return ""
+        if self.echoes is not None and not self.said.strip():
+            text, self.held = self.held + text, ""
+            echo = self.echoes(text)
+            if echo == "prefix" and not (last or self.done):
+                self.held = text  # "Yes," of the caller's "Yes, please.": the next clause decides
+                return ""
+            if echo is not None:
+                return self._instead("echo: the caller's own words")
+        found = leaks(self.said + text, self.tool_names, self.grams)
+        vetted = self.vet(text) if self.vet is not None and not found else None
+        if found or vetted:
+            return self._instead(found[0] if found else vetted, leak=bool(found))
+        self.said += text
+        if len(_SENTENCE_END.findall(self.said)) >= self.max_sentences:
+            self.done = True  # two sentences said: that is a whole spoken reply
+        return text
+
+    def _instead(self, fired: str, leak: bool = False) -> str:
+        """A clause that may not be said ends the reply; when nothing was said yet, the fallback is."""
+        self.fired, self.done = fired, True
+        if self.said.strip():
+            return ""
+        instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
+        self.said = self.fallback if leak or not instead else instead
+        return self.said

@@ -1,0 +1,273 @@
+"""Decoding pieces of the embedded llama.cpp model (`loop/models/llama/model.py`): greedy sampling under a GBNF grammar,
+the plan for one request (its grammar and the fallback when a tool cannot be called yet), and what one
+generation did (tokens reused from the KV cache, timings)."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from loop.errors import ModelRequestError
+from loop.grounding._facts import FactCheck
+from loop.grounding._scope import (
+    closest_reads,
+    out_of_scope,
+    prompt_answer,
+    quoted_reply,
+    scope_sentence,
+    spoken_data,
+)
+from loop.grounding.arguments import (
+    about_tool,
+    answered_ask,
+    ask_for,
+    asked_for,
+    closing_remark,
+    closing_reply,
+    fresh_reads,
+    ground,
+    named_writes,
+    uncued,
+    unnamed_id_writes,
+)
+from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
+from loop.types import ModelRequest
+
+_NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
+REPEAT_PLEASE = "Sorry, could you say that again?"
+Emit = Callable[[tuple[str, Any]], None]
+
+
+class GrammarSampler:
+    """Greedy decoding under a GBNF grammar, fast: the model's top token is checked alone first, and the grammar
+    is applied to the whole vocabulary only when that token is not allowed (llama.cpp's common sampler does the
+    same). Applying it to all 151k tokens every step would cost ~25 ms a token on this CPU."""
+
+    def __init__(self, llm: Any, gbnf: str, candidates: Any) -> None:
+        import llama_cpp
+
+        self._c = llama_cpp
+        self.ptr = llama_cpp.llama_sampler_init_grammar(llm._model.vocab, gbnf.encode(), b"root")
+        if not self.ptr:
+            raise ModelRequestError("llama.cpp could not parse the tool-call grammar")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._all, self._view = candidates  # one token-data array per model, shared by its samplers
+
+    def _apply(self, data: Any, size: int) -> None:
+        arr = self._c.llama_token_data_array(data, size, -1, False)
+        self._c.llama_sampler_apply(self.ptr, ctypes.byref(arr))
+
+    def pick(self, logits: Any) -> int:
+        import numpy as np
+
+        token = int(np.argmax(logits))
+        self._one[0].id, self._one[0].logit = token, float(logits[token])
+        self._apply(self._one, 1)
+        if self._one[0].logit != float("-inf"):
+            return token
+        self._view["id"] = np.arange(len(self._view), dtype=np.int32)  # samplers may reorder the array
+        self._view["logit"] = logits
+        self._apply(self._all, len(self._view))
+        return int(self._view["id"][np.argmax(self._view["logit"])])
+
+    def accept(self, token: int) -> None:
+        self._c.llama_sampler_accept(self.ptr, token)
+
+    def reset(self) -> None:
+        self._c.llama_sampler_reset(self.ptr)
+
+    def __del__(self) -> None:
+        if getattr(self, "ptr", None):
+            self._c.llama_sampler_free(self.ptr)
+            self.ptr = None
+
+
+@dataclass
+class Plan:
+    """How one request is decoded: its grammar and, with grounding, the fallback to a spoken reply."""
+
+    sampler: GrammarSampler | None
+    missing: dict[str, list[str]] = field(default_factory=dict)  # nameable tools that cannot be called yet
+    fallback: GrammarSampler | None = None  # text-only grammar, for a blocked call with nothing to ask for
+    calls: list[str] = field(default_factory=list)  # every bare call the grammar admits, or its fixed start
+    instead: GrammarSampler | None = None  # the reads the caller's words fill, for a named read that cannot be called
+    instead_calls: list[str] = field(default_factory=list)
+    writes: frozenset[str] = frozenset()
+    asks: dict[str, str] = field(default_factory=dict)  # what is said when the model names a tool in `missing`
+    pursued: set[str] = field(default_factory=set)  # blocked tools the caller spoke of and gave part of: asked
+    say: str = ""  # the reply, decided before generating (a question about something the agent is not for)
+
+    def yields(self, blocked: str) -> bool:
+        """A named read the conversation cannot fill gives way to the reads the caller's words do fill; so does a
+        write the caller neither spoke of nor gave any value for ("The reference is 3091" is no new booking)."""
+        return self.instead is not None and (blocked not in self.writes or blocked not in self.pursued)
+
+    def blocked(self, raw: str) -> str | None:
+        """The first tool named in `raw` that cannot be called, if any."""
+        return next((name for name in _NAMED.findall(raw) if name in self.missing), None) if self.missing else None
+
+
+def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *, grounded: bool = True,
+             forced_calls: bool = True, tagged: bool = False) -> Plan:
+    """The grammar for this request. With grounding, a tool the conversation cannot fill stays nameable (the
+    model's choice of what to do is its own) but naming it switches to a spoken reply, which then asks — unless
+    it is a read and the caller's words fill another read (`fresh_reads`): that read is called instead. A question
+    about something the agent is not for is answered with its scope sentence, without generating."""
+    if not grounded:
+        return Plan(compiled(build_grammar(request.tools)))
+    every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
+    tools = uncued(request.tools, request.messages, request.cues)
+    request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
+    last = request.messages[-1] if request.messages else None
+    if last is not None and last.role == "user" and closing_remark(last.content):
+        return Plan(None, say=closing_reply(last.content))  # thanks and goodbye: never a tool, never a transfer
+    if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
+        return Plan(None, say=scope_sentence(every))
+    if answer := prompt_answer(every):  # "What time is check-out?": the prompt's own words for it, at once
+        return Plan(None, say=answer)
+
+    def texts(tools: list[dict[str, Any]]) -> list[str]:
+        return call_texts(tools, tagged=tagged) if forced_calls else []
+
+    tools, missing = ground(request.tools, request.messages)
+    asks = _questions(request, missing, scope_sentence(every))
+    # the caller gave what was asked for
+    if completing := answered_ask(request.tools, request.messages, tools, request.writes):
+        return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing))
+    by_name = {tool_name(t): t for t in tools}
+    mixed = [by_name.get(tool_name(t), t) for t in request.tools]
+    reads = fresh_reads(request.tools, request.messages, request.writes)
+    if len(reads) > 1:  # one job number fills the status and the price: "how much" says which
+        closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
+        mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
+        reads = [t for t in reads if tool_name(t) in closest]
+    # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
+    # model that may answer in words invents one ("... because the customer has not provided ...")
+    plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,
+                compiled(build_grammar([])) if missing else None, texts(mixed), writes=request.writes, asks=asks)
+    if missing and reads:
+        plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
+        plan.pursued = _pursued(request, missing)
+    return plan
+
+
+def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
+    """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
+    lacks only the amount): asking for the rest is what they want."""
+    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True)) & set(missing)
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages):
+            found.add(tool_name(tool))
+    return found
+
+
+def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:
+    """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
+    ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
+    ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
+    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
+    lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
+    the postcode, not the account number)."""
+    by_name = {tool_name(t): t for t in request.tools}
+    lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
+    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
+    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
+    asks = {}
+    for name in [n for n, lacks in missing.items() if lacks]:
+        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
+            read = next(t for t in about_reads if tool_name(t) in closest)
+            asks[name] = ask_for(missing[tool_name(read)], read)
+        elif name in asked or about_tool(by_name[name], request.messages):
+            asks[name] = ask_for(missing[name], by_name[name])
+        elif lacking_reads:
+            read = lacking_reads[0]
+            asks[name] = ask_for(missing[tool_name(read)], read)
+        else:
+            asks[name] = scope
+    return asks
+
+
+def read_out(request: ModelRequest) -> str:
+    """The reply to a batch of reads whose results are themselves speakable (plain data as `present` shows it, or
+    a sentence or two that names no tool): those words, said without generating. The 0.5B only copies them out
+    again, a second slower and now and then with a word changed; hosted models are not asked this. Not after a
+    write, a failure or a hand-over (their results name the tool), and not when the caller's words also speak of a
+    write: the model may still have a call to make ("check order 4567 and refund it")."""
+    messages, start = request.messages, len(request.messages)
+    while start > 0 and messages[start - 1].role == "tool":
+        start -= 1
+    if start in (0, len(messages)) or not messages[start - 1].tool_calls:
+        return ""
+    if any(c.name in request.writes for c in messages[start - 1].tool_calls):
+        return ""
+    names = [tool_name(t) for t in request.tools]
+    results = [m.content.strip() for m in messages[start:]]
+    if any(not r or r.startswith(("{", "[")) or leaks(r, names) or sentences(r) > 2 for r in results):
+        return ""
+    asked = messages[: start - 1]
+    if any(about_tool(t, asked) for t in request.tools if tool_name(t) in request.writes):
+        return ""
+    return " ".join(results)
+
+
+def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuard:
+    """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
+    last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
+    quotes for what the caller asked, else a request to repeat (`repeat`): honest, never an invented answer. A
+    clause stating a fact nobody gave, or the caller's own words, is not said either
+    (`loop.grounding._scope.FactCheck`); said instead, when nothing was said yet: the tool result (plain data read
+    out), a question for what a tool
+    the caller spoke of lacks, or what the agent is for."""
+    names = [tool_name(t) for t in request.tools]
+    system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+    last = request.messages[-1] if request.messages else None
+    fallback, facts = repeat, FactCheck(request)
+    if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
+        fallback = last.content.strip()
+    elif last is not None and last.role == "tool":
+        fallback = spoken_data(last.content) or repeat
+    else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
+        return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
+                          vet=facts.unknown, vet_fallback=lambda: _unknown_fallback(request), echoes=facts.echoes)
+    vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
+    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
+
+
+def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
+    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
+    `otherwise`, else what the agent is for."""
+    _, missing = ground(request.tools, request.messages)
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        if lacks and about_tool(tool, request.messages):
+            return ask_for(lacks, tool)
+    return otherwise or scope_sentence(request)
+
+
+@dataclass
+class GenStats:
+    """What the last generation did: prompt tokens reused from the KV cache vs evaluated, and timings."""
+
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    output_tokens: int = 0
+    ttft_s: float = 0.0
+    total_s: float = 0.0
+    finish: str = ""
+    guard: str | None = None  # what the spoken-reply guard caught in this reply, if anything
+
+    @property
+    def evaluated_tokens(self) -> int:
+        return self.prompt_tokens - self.reused_tokens
+
+    @property
+    def tokens_per_s(self) -> float:
+        gen = self.total_s - self.ttft_s
+        return (self.output_tokens - 1) / gen if self.output_tokens > 1 and gen > 0 else 0.0

@@ -1,0 +1,409 @@
+"""`Model` over an embedded llama.cpp (llama-cpp-python) running a Qwen2.5 GGUF, with grammar-constrained output.
+
+To the loop it is indistinguishable from `OpenAICompatModel`: TextDelta / ToolCallDelta events, then one
+ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = reused from the KV cache; cost 0).
+
+- Prompt: the GGUF's Qwen2.5 chat template, written out in `loop.models.llama.qwen_format`. The stable prefix renders
+  byte-identically every turn, so the longest common token prefix is reused from the KV cache; `warm()`
+  evaluates that prefix ahead of the first turn.
+- Output: a GBNF grammar admits either a plain-text reply or tool calls whose name is one of the request's
+  tools and whose arguments fit that tool's schema. The first character tells which: text streams token by
+  token, each tool call comes out as one ToolCallDelta when its JSON closes.
+- Speech: a text reply goes out through `loop.grounding.speakable.ReplyGuard`: a clause at a time, ended after two
+  sentences or at a line break, capped at `max_reply_tokens`; a clause that would read out a tool name, JSON or the
+  prompt ends the reply (replaced by the tool's own result or a request to repeat when nothing was said yet). Every
+  firing is logged and counted in `guard_fired`; `guard=False` lets the raw text through.
+- Threads: generation runs in a worker thread with 1 thread to generate and 2 for the prompt (the machine's two
+  cores are shared with STT and TTS); the consumer stopping (barge-in) stops generation at the next token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads its OpenMP runtime
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from loop.errors import ModelError, ModelRequestError
+from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.models.llama.decoding import (
+    REPEAT_PLEASE,
+    Emit,
+    GenStats,
+    GrammarSampler,
+    Plan,
+    plan_for,
+    read_out,
+    reply_guard,
+)
+from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_state
+from loop.models.llama.qwen_format import (
+    CONTINUATION,
+    OutputSplitter,
+    forced,
+    one_whole_call,
+    present,
+    render_prefix,
+    render_prompt,
+    tag_calls,
+    tool_name,
+)
+from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
+
+log = logging.getLogger("voiceloop.local_llm")
+_MAX_CACHED_COUNTS = 4096
+
+
+class LlamaModel:
+    """The loop's `Model` over a local GGUF. One generation at a time per instance (the KV cache is its state)."""
+
+    provider = "llama.cpp"  # gen_ai.provider.name
+
+    def __init__(self, model_path: str | Path | None = None, *, name: str = "qwen2.5-coder-0.5b-instruct",
+                 n_ctx: int = 4096, n_threads: int = 1, n_threads_batch: int = 2, n_batch: int = 512,
+                 grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
+                 guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = False,
+                 lead_words: int = 2, force_fixed: bool = True, one_call: bool = True) -> None:
+        from llama_cpp import Llama
+
+        from loop.models.llama.weights import cache_dir, runnable_gguf
+
+        self.name = name
+        self.pricing = Pricing()  # local: free
+        self.use_grammar = grammar
+        self.ground = ground  # narrow tool arguments to values heard in the conversation (loop.grounding.arguments)
+        self.guard = guard  # text replies through loop.grounding.speakable.ReplyGuard
+        self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
+        self.guard_fired: Counter[str] = Counter()
+        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
+        self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
+        self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
+        # a finished call ends the output: reading it back in only to learn whether a second call follows costs a
+        # forward pass on the answer's critical path (~0.2 s here); a further call comes in the loop's next step
+        self.one_call = one_call
+        self.path = Path(model_path) if model_path else runnable_gguf(name)
+        started = time.perf_counter()
+        self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
+                         n_threads_batch=n_threads_batch, n_batch=n_batch, verbose=False)
+        self.load_s = time.perf_counter() - started
+        self.n_ctx = n_ctx
+        self.threads = (n_threads, n_threads_batch)
+        # warmed prefixes' KV state on disk, so a new process skips the prefix's prompt eval; None: off
+        self.state_dir = cache_dir() / "kv" if state_dir == "default" else Path(state_dir) if state_dir else None
+        self.last = GenStats()
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+        self._samplers: dict[str, GrammarSampler] = {}
+        self._candidates: Any = None
+        self._stop = {self.llm.token_eos(), *self._tok("<|im_end|>"), *self._tok("<|endoftext|>")}
+        self._tag = self._tok("<tool_call>\n")
+        self._braces: dict[int, bool] = {}
+
+    # ---- tokens and the KV cache ----
+
+    def _tok(self, text: str, special: bool = True) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def count_tokens(self, text: str) -> int:
+        """Exact, with the model's tokenizer (cached: the loop counts the same prefix every turn)."""
+        if not text:
+            return 0
+        if (n := self._counts.get(text)) is None:
+            if len(self._counts) >= _MAX_CACHED_COUNTS:
+                self._counts.clear()
+            n = self._counts[text] = len(self._tok(text, special=False))
+        return n
+
+    def cached_tokens(self) -> list[int]:
+        """Tokens whose keys/values sit in the KV cache right now."""
+        return self.llm.input_ids[: self.llm.n_tokens].tolist()
+
+    def _common_prefix(self, tokens: Sequence[int]) -> int:
+        n = 0
+        for a, b in zip(self.cached_tokens(), tokens, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    def _eval_from_cache(self, tokens: list[int], keep_last: bool) -> int:
+        """Evaluate `tokens`, reusing the cached common prefix; returns how many were reused. Lock held."""
+        reused = self._common_prefix(tokens)
+        if keep_last and reused >= len(tokens):
+            reused = len(tokens) - 1  # logits for the last prompt token are needed to sample
+        if reused < len(tokens):
+            self.llm.n_tokens = reused  # eval() drops the cache from here on
+            self.llm.eval(tokens[reused:])
+        return reused
+
+    def reset_cache(self) -> None:
+        """Forget the KV cache: the next call is cold."""
+        with self._lock:
+            self.llm.reset()
+            self.llm._ctx.kv_cache_clear()
+
+    async def warm(self, request: ModelRequest) -> int:
+        """Evaluate the stable prefix into the KV cache now; returns how many tokens that took (0: already hot)."""
+        prefix = render_prefix(request.messages[: request.stable_prefix], request.tools)
+        return await asyncio.to_thread(self.warm_text, prefix)
+
+    def warm_text(self, text: str) -> int:
+        """Put `text` in the KV cache: already there, else from the state saved on disk, else evaluated (and saved).
+        Returns how many tokens were evaluated."""
+        tokens = self._tok(text)
+        with self._lock:
+            if self._common_prefix(tokens) < len(tokens) and self._load_state(tokens):
+                return 0
+            evaluated = len(tokens) - self._eval_from_cache(tokens, keep_last=False)
+            if evaluated:
+                self._save_state(tokens)
+            return evaluated
+
+    def _state_path(self, tokens: list[int]) -> Path | None:
+        if self.state_dir is None:
+            return None
+        return kv_state_path(self.state_dir, self.path, self.name, self.n_ctx, tokens)
+
+    def _load_state(self, tokens: list[int]) -> bool:
+        """Restore the KV cache for exactly `tokens` from disk (~10 ms instead of seconds of prompt eval)."""
+        path = self._state_path(tokens)
+        return path is not None and load_kv_state(self.llm, path, tokens)
+
+    def _save_state(self, tokens: list[int]) -> None:
+        path = self._state_path(tokens)
+        if path is not None and self.llm.n_tokens == len(tokens):
+            save_kv_state(self.llm, path, self.name)
+
+    def _compiled(self, gbnf: str) -> GrammarSampler:
+        import llama_cpp
+        import numpy as np
+
+        if gbnf not in self._samplers:
+            if self._candidates is None:
+                array = (llama_cpp.llama_token_data * self.llm.n_vocab())()
+                self._candidates = (array, np.ctypeslib.as_array(array))
+            if len(self._samplers) >= 32:
+                self._samplers.pop(next(iter(self._samplers)))
+            self._samplers[gbnf] = GrammarSampler(self.llm, gbnf, self._candidates)
+        return self._samplers[gbnf]
+
+    def _plan(self, request: ModelRequest) -> Plan:
+        if not self.use_grammar:
+            return Plan(None)
+        return plan_for(request, self._compiled, grounded=self.ground, forced_calls=self.force_fixed,
+                        tagged=self.tag_calls)
+
+    # ---- stream ----
+
+    def lead_in(self, request: ModelRequest) -> str:
+        """The first words of the reply to a tool result that is itself speakable ("Order 4567 ..."), or "".
+
+        Small models read a tool result in the user turn as a task ("Mark the order as shipped ..."); started on
+        the result's own first words, they go on telling it. Only for one result with nothing unspeakable in it,
+        so a refusal or an error (which names tools and rules) is still answered in the model's own words."""
+        messages = request.messages
+        if not self.lead_words or not messages or messages[-1].role != "tool" or messages[-2].role == "tool":
+            return ""
+        content = request.messages[-1].content.strip()
+        if leaks(content, [tool_name(t) for t in request.tools]) or sentences(content) > 2:
+            return ""
+        return " ".join(content.split()[: self.lead_words])
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        request = replace(request, messages=present(request.messages))
+        # after the tools' own words were the answer only a further call matters: no lead-in, no guard
+        answer = read_out(request) if self.use_grammar and self.ground and not request.words_spoken else ""
+        lead = self.lead_in(request) if self.use_grammar and not request.words_spoken and not answer else ""
+        prompt = self._tok(render_prompt(request) + lead)
+        room = self.n_ctx - len(prompt)
+        if room < 8:
+            raise ModelRequestError(f"The prompt has {len(prompt)} tokens; {self.name} holds {self.n_ctx}. "
+                                    "Shorten the history or raise n_ctx.")
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        cancel = threading.Event()
+
+        def emit(item: tuple[str, Any]) -> None:
+            try:
+                loop.call_soon_threadsafe(queue.put_nowait, item)
+            except RuntimeError:  # the event loop is gone: nobody is listening
+                cancel.set()
+
+        threading.Thread(target=self._generate, name=f"llama-{self.name}", daemon=True,
+                         args=(prompt, request, min(request.max_output_tokens, room), emit, cancel, lead,
+                               answer)).start()
+        splitter = OutputSplitter()
+        guard = self.reply_guard(request) if self.guard and not request.words_spoken else None
+        try:
+            while True:
+                kind, value = await queue.get()
+                if kind == "reset":  # the model named a tool it cannot call yet: it answers in words instead
+                    splitter = OutputSplitter()
+                elif kind == "say":  # words the code chose (a question, the scope sentence): not the model's
+                    for event in splitter.feed(value):
+                        yield event
+                    if guard is not None:
+                        guard.say(value)
+                elif kind == "piece":
+                    for event in splitter.feed(value):
+                        if guard is None or not isinstance(event, TextDelta):
+                            yield event
+                        elif text := guard.feed(event.text):
+                            yield TextDelta(text)
+                    if splitter.done_at or (guard is not None and guard.done):
+                        cancel.set()  # a repeated call, or a whole spoken reply: what the model meant is complete
+                elif kind == "error":
+                    raise ModelError(f"{self.name}: generation failed: {value}") from value
+                else:
+                    if guard is not None and splitter.mode == "text":
+                        if tail := guard.finish(cut=value.finish in ("length", "cancelled")):
+                            yield TextDelta(tail)
+                        self._guarded(guard, value, splitter.raw)
+                    yield self._response(splitter, value, guard)
+                    return
+        finally:
+            cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
+
+    def reply_guard(self, request: ModelRequest) -> ReplyGuard:
+        """The guard for this request's spoken reply (`loop.models.llama.decoding.reply_guard`)."""
+        return reply_guard(request, REPEAT_PLEASE)
+
+    def _guarded(self, guard: ReplyGuard, stats: GenStats, raw: str) -> None:
+        stats.guard = guard.fired
+        if guard.fired is None:
+            return
+        self.guard_fired[guard.fired.split(" ")[0]] += 1
+        log.warning("%s: spoken-reply guard caught %s in %r; said %r instead", self.name, guard.fired,
+                    raw.strip()[:200], guard.said.strip()[:200])
+
+    def _response(self, splitter: OutputSplitter, stats: GenStats, guard: ReplyGuard | None = None) -> ModelResponse:
+        text, calls = splitter.finish()
+        usage = Usage(input_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens,
+                      cached_input_tokens=stats.reused_tokens, cost_usd=0.0)
+        finish = "tool_calls" if calls and (stats.finish == "stop" or splitter.done_at) else stats.finish
+        if guard is not None and splitter.mode == "text":
+            text, finish = guard.said.strip(), "stop"  # what the caller hears is the reply, ended where it ended
+        return ModelResponse(text=text, tool_calls=calls, usage=usage, finish_reason=finish, model=self.name)
+
+    def _generate(self, prompt: list[int], request: ModelRequest, max_tokens: int, emit: Emit,
+                  cancel: threading.Event, lead: str = "", answer: str = "") -> None:
+        """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token. `answer`:
+        the reply is already known (`read_out`), nothing is generated."""
+        with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
+            try:
+                plan = Plan(None, say=answer) if answer else \
+                    Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
+                if plan.say:  # decided before generating: nothing for the model to do
+                    emit(("say", plan.say))
+                    self.last = GenStats(prompt_tokens=len(prompt), reused_tokens=len(prompt), finish="stop")
+                    emit(("done", self.last))
+                    return
+                if lead:
+                    emit(("piece", lead))
+                # the tools' words are being synthesised now: one core for the prompt, one for the voice (README)
+                self.llm._ctx.set_n_threads(self.threads[0], 1 if request.words_spoken else self.threads[1])
+                stats = self._decode(prompt, plan, max_tokens, emit, cancel, lead)
+            except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
+                emit(("error", exc))
+                return
+            self.last = stats
+            emit(("done", stats))
+
+    def _is_brace(self, token: int) -> bool:
+        if token not in self._braces:
+            self._braces[token] = self.llm.detokenize([token], special=True).lstrip().startswith(b"{")
+        return self._braces[token]
+
+    def _pick(self, sampler: GrammarSampler | None) -> int:
+        import numpy as np
+
+        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.llm.n_vocab(),))
+        return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
+
+    def _read_forced(self, more: str, sampler: GrammarSampler, stats: GenStats, max_tokens: int
+                     ) -> tuple[list[int], str]:
+        """What the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have one
+        possible value) is read in one batch instead of decoded a token at a time. Returns its tokens and text."""
+        extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
+        if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
+            extra = extra[: max(0, max_tokens - stats.output_tokens)]
+            more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
+        for t in extra:
+            sampler.accept(t)
+        stats.output_tokens += len(extra)
+        return extra, more
+
+    def _decode(self, prompt: list[int], plan: Plan, max_tokens: int, emit: Emit,
+                cancel: threading.Event, lead: str = "") -> GenStats:
+        started = time.perf_counter()
+        stats = GenStats(prompt_tokens=len(prompt), finish="length")
+        stats.reused_tokens = self._eval_from_cache(prompt, keep_last=True)
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        sampler, raw = plan.sampler, lead
+        if sampler is not None:
+            sampler.reset()
+        while stats.output_tokens < max_tokens:
+            if cancel.is_set():
+                stats.finish = "cancelled"
+                break
+            token = self._pick(sampler)
+            stats.ttft_s = stats.ttft_s or time.perf_counter() - started
+            if token in self._stop:
+                stats.finish = "stop"
+                break
+            if self.tag_calls and sampler is plan.sampler is not None and not raw and self._is_brace(token):
+                # a bare call: write the template's <tool_call> tag first, so the call in the KV cache is the one
+                # the next turn's prompt renders, and the answer after the result reuses it instead of re-reading
+                for tag in self._tag:
+                    sampler.accept(tag)
+                stats.output_tokens += len(self._tag)
+                raw = "<tool_call>\n"
+                emit(("piece", raw))
+                self.llm.eval(self._tag)
+                continue
+            if sampler is not None:
+                sampler.accept(token)
+            stats.output_tokens += 1
+            piece = decoder.decode(self.llm.detokenize([token], special=True))
+            raw += piece
+            batch = [token]
+            calls = plan.instead_calls if sampler is plan.instead else plan.calls if sampler is plan.sampler else []
+            if calls and raw[:1] == "<" and calls[0][:1] == "{":
+                calls = tag_calls(calls)  # the model opened the template's tag itself: the same calls, tagged
+            if calls and raw[:1] in "{<" and (more := forced(calls, raw)):
+                extra, more = self._read_forced(more, sampler, stats, max_tokens)
+                batch += extra
+                piece += more
+                raw += more
+            if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
+                emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
+                if plan.asks.get(blocked) and not plan.yields(blocked):
+                    emit(("say", plan.asks[blocked]))
+                    stats.finish = "stop"
+                    break
+                sampler, raw = (plan.instead, "") if plan.yields(blocked) else (plan.fallback, "")
+                sampler.reset()
+                self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
+                continue
+            emit(("piece", piece))
+            if self.one_call and ("}" in piece or ">" in piece) and raw.lstrip()[:1] in "{<" and one_whole_call(raw):
+                stats.finish = "stop"
+                break
+            if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()
+                    and raw.lstrip()[:1] not in "{<"):
+                break  # a spoken reply this long is over: the guard ends it at its last whole clause
+            if stats.output_tokens < max_tokens:
+                self.llm.eval(batch)
+        emit(("piece", decoder.decode(b"", final=True)))
+        stats.total_s = time.perf_counter() - started
+        return stats

@@ -1,0 +1,311 @@
+"""`voiceloop bench load`: how many phone calls one machine holds at a latency callers accept.
+
+    voiceloop bench load [--steps 1,5,10,20,30,40] [--call-turns 3] [--ttft-ms 300] [--quick] [--serve-arg=--flag ...]
+
+For each N it starts a real `voiceloop serve` (a fresh process and journal, `--llm openai` pointed at a local
+OpenAI-compatible stand-in with a fixed time to first token: `voice/bench/llm_standin.py`), places N simulated phone
+calls over its Twilio Media Streams endpoint (`voice/bench/load_caller.py`: real 8 kHz recordings, 20 ms μ-law frames
+in real time, marks echoed as the audio plays), each starting at a random offset within `--spread-s` and `--call-turns`
+turns long, one of them talking over the agent's answer (a barge-in), and the callers speaking about a third of
+the time. It then stops the server (SIGTERM, as an operator would), checks that every journaled run finished or
+was cancelled, and reports per N: voice-to-voice p50/p95, barge-in stop p95, calls dropped, turns unanswered,
+server CPU (per call: % of one core), memory, and the largest N whose p95 stays within `--target-ms`. A table on
+stdout, `load.csv` (per N) and `load_turns.csv` (per turn), and `load_p95.svg` in `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from voice.bench.load_caller import CallResult, PhoneCaller, Utterance, plan_call
+from voice.bench.load_report import (
+    ServerUsage,
+    StepRow,
+    format_parts,
+    format_table,
+    largest_holding,
+    step_row,
+    svg_plot,
+    write_step_csv,
+    write_turn_csv,
+)
+from voice.testing.scripted_call import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDINGS = FIXTURES / "recordings" / "telephone"  # real 8 kHz phone recordings
+DEFAULT_OUT = Path("out") / "bench"
+OPERATOR = "bench-load-operator-token"  # the server's, for this run only
+
+
+@dataclass
+class LoadConfig:
+    steps: list[int] = field(default_factory=lambda: [1, 5, 10, 20, 30, 40])
+    turns: int = 3
+    ttft_ms: float = 300.0
+    tokens_per_s: float = 50.0
+    spread_s: float = 10.0  # calls start at random offsets within this many seconds
+    target_ms: float = 1500.0
+    seed: int = 7
+    serve_args: list[str] = field(default_factory=list)  # extra `voiceloop serve` flags (the levers)
+    env: dict[str, str] = field(default_factory=dict)  # extra environment for the server
+    out: Path = DEFAULT_OUT
+    recordings: Path = RECORDINGS
+
+
+def _drain(stream: TextIO, sink: list[str]) -> None:
+    for line in stream:
+        sink.append(line)
+
+
+def _launch(cmd: list[str], env: dict[str, str], pattern: str, log: Path, timeout_s: float = 180.0,
+            ) -> tuple[subprocess.Popen[str], re.Match[str]]:
+    """Start a process and wait for a stdout line matching `pattern`; stdout is drained afterwards."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=log.open("w"))
+    assert proc.stdout is not None
+    deadline, lines = time.monotonic() + timeout_s, []
+    for line in proc.stdout:
+        lines.append(line)
+        if m := re.search(pattern, line):
+            threading.Thread(target=_drain, args=(proc.stdout, lines), daemon=True).start()
+            return proc, m
+        if time.monotonic() > deadline:
+            break
+    proc.kill()
+    raise RuntimeError(f"{' '.join(cmd[:4])} did not start: {log.read_text()[-2000:]}")
+
+
+def _stop(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> int:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    cmd = [sys.executable, "-m", "voice.bench.llm_standin", "--port", "0", "--ttft-ms", f"{cfg.ttft_ms:g}",
+           "--tokens-per-s", f"{cfg.tokens_per_s:g}"]
+    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, r"listening on (http://\S+)",
+                      workdir / "standin.log", 60)
+    return proc, m.group(1)
+
+
+def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "VOICELOOP_TOKEN": "bench-load-caller-token",
+           "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "VOICELOOP_LLM_URL": llm_url, "VOICELOOP_LLM_MODEL": "standin",
+           **cfg.env}
+    env.pop("TWILIO_AUTH_TOKEN", None)
+    cmd = [sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--llm", "openai", "--tts", "piper",
+           "--data-dir", str(data), "--max-calls", str(n), "--max-calls-per-source", str(n),
+           "--max-pending-per-source", str(n),
+           "--no-twilio-key", *cfg.serve_args]  # the callers come straight to the stream, not through our TwiML
+    proc, m = _launch(cmd, env, r"listening on http://127\.0\.0\.1:(\d+)/", log)
+    return proc, int(m.group(1))
+
+
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _status_mb(pid: int, key: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+SPEECH_WORK = re.compile(r"speech work: (\d+) transcriptions \(mean ([\d.]+) s asked -> text\), "
+                         r"Whisper busy ([\d.]+) s for (\d+) windows in (\d+) batches .*?; "
+                         r"(\d+) syntheses, TTS busy ([\d.]+) s")
+
+
+def speech_work(server_log: str) -> dict[str, float]:
+    """The server's own count of its speech work (logged when it stops), or {} if it did not say."""
+    found = SPEECH_WORK.findall(server_log)
+    if not found:
+        return {}
+    keys = ("transcriptions", "stt_wait_s", "stt_busy_s", "windows", "batches", "syntheses", "tts_busy_s")
+    return dict(zip(keys, map(float, found[-1]), strict=True))
+
+
+TURN_LATENCIES = re.compile(r"call \S+ turn latencies: (\[.*\])$", re.M)
+
+
+def latency_parts(server_log: str) -> dict[str, list[float]]:
+    """Every answered turn's wait, part by part (endpointing, stt, llm_first_token, ...), from the server's log."""
+    parts: dict[str, list[float]] = {}
+    for found in TURN_LATENCIES.findall(server_log):
+        with contextlib.suppress(ValueError):
+            for turn in json.loads(found):
+                for part, ms in turn.items():
+                    parts.setdefault(part, []).append(float(ms))
+    return parts
+
+
+def journal_runs(db_path: Path) -> tuple[int, list[str]]:
+    """(runs, last event kind of every run that neither finished nor was cancelled)."""
+    if not db_path.is_file():
+        return 0, []
+    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        last = [k for (k,) in db.execute(
+            "SELECT kind FROM events e WHERE seq = (SELECT max(seq) FROM events WHERE run_id = e.run_id)")]
+    finally:
+        db.close()
+    return len(last), [k for k in last if k not in ("run_finished", "run_cancelled")]
+
+
+async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Utterance],
+                      progress: Callable[[str], None]) -> list[CallResult]:
+    """N calls, each starting at its random offset; a line of progress as calls finish."""
+    rng = random.Random(cfg.seed * 1000 + n)
+    done = 0
+
+    async def one(i: int) -> CallResult:
+        nonlocal done
+        await asyncio.sleep(rng.uniform(0, cfg.spread_s) if n > 1 else 0.0)
+        plan = plan_call(rng, utterances, cfg.turns, barge_turn=1 if cfg.turns > 1 else None)
+        result = await PhoneCaller(url, "", i, plan).run()
+        done += 1
+        if done == n or done % max(1, n // 4) == 0:
+            progress(f"  {done}/{n} calls done")
+        return result
+
+    return list(await asyncio.gather(*(one(i) for i in range(n))))
+
+
+def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: list[Utterance],
+             progress: Callable[[str], None]) -> tuple[StepRow, list[CallResult]]:
+    data, log = workdir / f"n{n}" / "data", cfg.out / f"server_n{n}.log"  # the log is kept, next to the CSVs
+    data.mkdir(parents=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    proc, port = start_server(cfg, n, llm_url, data, log)
+    usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
+    try:
+        cpu0, t0, own0 = _cpu_s(proc.pid), time.perf_counter(), time.process_time()
+        progress(f"N={n}: server up (pid {proc.pid}, {usage.rss_idle_mb:.0f} MB); placing {n} calls...")
+        calls = asyncio.run(place_calls(f"ws://127.0.0.1:{port}/twilio", n, cfg, utterances, progress))
+        usage.cpu_s, usage.wall_s = _cpu_s(proc.pid) - cpu0, time.perf_counter() - t0
+        usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
+        usage.rss_peak_mb = _status_mb(proc.pid, "VmHWM")
+    finally:
+        code = _stop(proc)
+    if code != 0:
+        progress(f"N={n}: the server exited with {code}; see {log}")
+    usage.runs, usage.runs_open = journal_runs(data / "journal.db")
+    server_log = log.read_text()
+    usage.speech, usage.parts = speech_work(server_log), latency_parts(server_log)
+    return step_row(n, calls, usage, cfg.target_ms), calls
+
+
+def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[StepRow, list[CallResult]]]:
+    utterances = [Utterance.load(p) for p in sorted(cfg.recordings.glob("*.wav"))]
+    if not utterances:
+        raise ValueError(f"no recordings (*.wav) in {cfg.recordings}")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="voiceloop-load-") as tmp:
+        standin, url = start_standin(cfg, Path(tmp))
+        try:
+            progress(f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
+            for n in cfg.steps:
+                row, calls = run_step(cfg, n, url, Path(tmp), utterances, progress)
+                progress(f"N={n}: p50 {row.v2v_p50_ms} ms, p95 {row.v2v_p95_ms} ms, dropped {row.dropped}, "
+                         f"unanswered {row.unanswered}, open runs {row.runs_open}, cpu {row.server_cpu_pct}%")
+                for c in calls:
+                    if c.dropped:
+                        progress(f"  call {c.call} dropped: {c.dropped}")
+                results.append((row, calls))
+        finally:
+            _stop(standin, 5)
+    return results
+
+
+def write_outputs(cfg: LoadConfig, results: Sequence[tuple[StepRow, list[CallResult]]], title: str) -> list[Path]:
+    rows = [r for r, _ in results]
+    meta = {"ttft_ms": cfg.ttft_ms, "tokens_per_s": cfg.tokens_per_s, "call_turns": cfg.turns,
+            "serve_args": " ".join(cfg.serve_args), "cores": os.cpu_count() or 0}
+    paths = [cfg.out / "load.csv", cfg.out / "load_turns.csv", cfg.out / "load_p95.svg"]
+    write_step_csv(paths[0], rows, meta)
+    write_turn_csv(paths[1], [(r.calls, calls) for r, calls in results])
+    paths[2].write_text(svg_plot(rows, cfg.target_ms, title))
+    return paths
+
+
+def _steps(text: str) -> list[int]:
+    try:
+        steps = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--steps takes numbers of calls, e.g. 1,5,10 (got {text!r})") from None
+    if not steps or min(steps) < 1:
+        raise argparse.ArgumentTypeError("--steps needs at least one number of calls, each 1 or more")
+    return steps
+
+
+def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the `load` target, for the shared `bench` parser."""
+    parser.add_argument("--steps", type=_steps, default=None, help="load: numbers of concurrent calls (1,5,10,...)")
+    parser.add_argument("--call-turns", type=int, default=None, help="load: caller turns per call (default 3)")
+    parser.add_argument("--ttft-ms", type=float, default=300.0, help="load: the stand-in model's time to first token")
+    parser.add_argument("--spread-s", type=float, default=10.0, help="load: calls start within this many seconds")
+    parser.add_argument("--target-ms", type=float, default=1500.0, help="load: p95 voice-to-voice a call may take")
+    parser.add_argument("--quick", action="store_true", help="load: N = 1, 2 with two turns each (a smoke run)")
+    parser.add_argument("--serve-arg", action="append", default=[], metavar="FLAG",
+                        help="load: pass this flag to `voiceloop serve` (repeat; e.g. --serve-arg=--no-speculate)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"load: folder for the CSVs and plot ({DEFAULT_OUT})")
+
+
+def load_config(args: argparse.Namespace) -> LoadConfig:
+    quick = bool(getattr(args, "quick", False))
+    steps = getattr(args, "steps", None) or ([1, 2] if quick else LoadConfig().steps)
+    turns = getattr(args, "call_turns", None) or (2 if quick else 3)
+    if turns < 1 or args.ttft_ms < 0 or args.spread_s < 0:
+        raise ValueError("--turns must be >= 1, --ttft-ms and --spread-s >= 0")
+    return LoadConfig(steps=steps, turns=turns, ttft_ms=args.ttft_ms, spread_s=args.spread_s * (0.2 if quick else 1),
+                      target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out))
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def cmd_bench_load(args: argparse.Namespace) -> int:
+    """Exit 0 when the largest N measured holds the target, 1 when it does not, 2 on bad arguments."""
+    try:
+        cfg = load_config(args)
+    except ValueError as exc:
+        print(f"voiceloop bench load: {exc}", file=sys.stderr)
+        return 2
+    say: Callable[[str], Any] = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    load = os.getloadavg()
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still stop the servers it started
+    say(f"bench load: steps {cfg.steps}, {cfg.turns} turns per call, {os.cpu_count()} cores, "
+        f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before the run")
+    results = run_load(cfg, say)
+    title = (f"voiceloop bench load: {cfg.turns}-turn phone calls, model TTFT {cfg.ttft_ms:g} ms, "
+             f"{os.cpu_count()} cores")
+    paths = write_outputs(cfg, results, title)
+    rows = [r for r, _ in results]
+    print(format_table(rows, cfg.target_ms, title))
+    print(format_parts(rows))
+    print("written: " + ", ".join(str(p) for p in paths))
+    best = largest_holding(rows)
+    return 0 if best is not None and best == max(r.calls for r in rows) else 1

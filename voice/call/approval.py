@@ -1,0 +1,131 @@
+"""Spoken approval: ask the way a person would (reading the answer: `voice.call.answers`).
+
+The question is written text ("Just to confirm: refund $20 on order 4567?"): the transcript shows it as
+written and the spoken form (`voice.speech.spoken`) reads it aloud ("... twenty dollars on order four five six
+seven?"). It comes from the tool's own `confirm` template, else from its description and arguments.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from loop import ToolCall
+from loop.tools import Tool
+
+# ---- the question --------------------------------------------------------------------------------
+
+_MONEY_KEY = re.compile(r"(^|_)(amount|price|total|cost|fee|refund|credit|charge|usd|dollars?)($|_)")
+_MONEY_WORDS = re.compile(r"\b(?:(?:some|the|an?)\s+)?(?:money|amount|funds|payment)\b")
+_DOLLAR_HINT = re.compile(r"dollar|\$|usd", re.I)
+_PREAMBLE = re.compile(r"^(?:use (?:this|it) to|used to|this tool|tool to|call (?:this|it) to|a tool to)\s+", re.I)
+_FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
+_DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
+_ARTICLES = "|".join(d for d in _DETERMINERS if d not in ("money", "all"))
+_SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
+_HIDDEN_KEYS = re.compile(r"^_|idempotency")
+
+
+def confirmation_question(call: ToolCall, tool: Tool | None = None) -> str:
+    """One short question naming the action and what identifies it: "Just to confirm: refund $20 on order 4567?"."""
+    return f"Just to confirm: {action_phrase(call, tool)}?"
+
+
+def action_phrase(call: ToolCall, tool: Tool | None = None) -> str:
+    """The tool's `confirm` template filled in, else a phrase derived from its description and arguments."""
+    values = {key: written_value(key, value, tool) for key, value in call.arguments.items()
+              if value is not None and value != "" and not _HIDDEN_KEYS.search(key)}
+    template = getattr(tool, "confirm", "") if tool is not None else ""
+    if template:
+        try:
+            return template.format_map(values)
+        except (KeyError, IndexError, ValueError, AttributeError):
+            pass  # the call lacks an argument the template names: say what we do know
+    description = tool.description if tool is not None and tool.description != tool.name else ""
+    return derived_phrase(verb_phrase(description, call.name), values, tool)
+
+
+def written_value(key: str, value: Any, tool: Tool | None) -> str:
+    """An argument as a person would write it: money as "$20" or "$19.99", lists joined, the rest as text."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if _is_money(key, tool) and (amount := _amount(value)) is not None:
+        return f"${amount:,.0f}" if amount == int(amount) else f"${amount:,.2f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value).strip()
+
+
+def _amount(value: Any) -> float | None:
+    try:
+        return float(str(value).replace("$", "").replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _is_money(key: str, tool: Tool | None) -> bool:
+    if _MONEY_KEY.search(key.lower()):
+        return True
+    properties = tool.schema.get("properties", {}) if tool is not None else {}
+    return bool(_DOLLAR_HINT.search(str(properties.get(key, {}).get("description", ""))))
+
+
+def verb_phrase(description: str, name: str) -> str:
+    """"Refunds money for an order. Irreversible." -> "refund money for an order"; no description: the name."""
+    phrase = _PREAMBLE.sub("", _FIRST_CLAUSE.split(description.strip(), maxsplit=1)[0].strip())
+    if not phrase:
+        phrase = name.replace("_", " ").replace("-", " ").strip()
+    words = phrase.split()
+    if len(words) > 1 and words[1].lower() in _DETERMINERS:
+        words[0] = _base_form(words[0])  # "Refunds money" -> "Refund money": a question, not a doc line
+    if words and not (len(words[0]) > 1 and words[0][1].isupper()):
+        words[0] = words[0].lower()  # keep acronyms ("SMS the caller")
+    return " ".join(words)
+
+
+def _base_form(verb: str) -> str:
+    lower = verb.lower()
+    if verb.isupper():
+        return verb  # an acronym used as a verb ("SMS the caller")
+    if lower.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return verb[:-2]
+    if lower.endswith("ies") and len(lower) > 4:
+        return verb[:-3] + "y"
+    if lower.endswith("s") and not lower.endswith("ss"):
+        return verb[:-1]
+    return verb
+
+
+def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None) -> str:
+    """Put each argument where the phrase mentions it ("an order" -> "order 4567"), else after it."""
+    money_tail, id_tail, extras = "", "", []
+    for key, value in values.items():
+        if _is_money(key, tool) and value.startswith("$"):
+            phrase, placed = _MONEY_WORDS.subn(lambda _m, v=value: v, phrase, count=1)
+            money_tail += "" if placed else f" of {value}"
+        elif key == "id" or key.endswith("_id"):
+            entity = key[:-3].replace("_", " ") if key != "id" else "item"
+            phrase, placed = _name_entity(phrase, entity, value)
+            id_tail += "" if placed else f" for {entity} {value}"
+        else:
+            extras.append((key.replace("_", " "), value))
+    phrase += money_tail + id_tail
+    verb = phrase.split(maxsplit=1)[0].lower() if phrase else ""
+    joiner = "with"
+    for label, value in extras:
+        named = re.compile(rf"\b(?:{_ARTICLES})\s+{re.escape(label)}\b", re.I)
+        if named.search(phrase):
+            phrase = named.sub(lambda _m, v=value: v, phrase, count=1)  # "going to a city" -> "going to Phoenix"
+        elif verb in _SETTING_VERBS and re.search(rf"\b{re.escape(label)}\b", phrase):
+            phrase += f" to {value}"  # "change the delivery address of order 4567 to 1 Rua Nova"
+        else:
+            phrase += f" {joiner} {label} {value}"
+            joiner = "and"
+    return phrase
+
+
+
+def _name_entity(phrase: str, entity: str, value: str) -> tuple[str, int]:
+    """"change the address of an order" + order 4567 -> "change the address of order 4567"."""
+    pattern = re.compile(rf"\b(?:(?:{_ARTICLES})\s+)?{re.escape(entity)}(?P<poss>'s)?\b", re.I)
+    return pattern.subn(lambda m: f"{entity} {value}{m['poss'] or ''}", phrase, count=1)

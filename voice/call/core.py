@@ -1,0 +1,338 @@
+"""The call core: one call's state machine, with no I/O and no threads.
+
+`handle(input) -> [command]` is the whole interface (plus `next_frame` when the transport wants audio).
+It never waits: a transcript, a synthesis or a run is asked for with a command, and its result comes back
+later as another input. So taking in caller audio can never wait behind speech-to-text, the model or
+speculation, and the same core runs on the virtual clock (fixtures) and on the wall clock (transports) —
+the difference lives in the two drivers (`voice/runtime/drivers.py`).
+
+Times: `t` on inputs is call time (seconds of caller audio since the call began, the transport's clock);
+`clock()` is only for measuring compute (latency marks) and is injectable.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from loop import Message
+from voice.audio import FRAME_S
+from voice.call import events as ce
+from voice.call._agent_side import AgentSide
+from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
+from voice.call.reply import Chunker, Reply
+from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord
+from voice.call.turns import TurnDetector, is_interruption, needed_silence
+from voice.call.write_truth import WriteOutcomes
+from voice.speech.caller_digits import join_spoken_digits
+from voice.speech.incremental_stt import TurnTranscriber
+from voice.trace import TraceKind
+
+
+class CallCore(AgentSide):
+    def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
+        self.detector = TurnDetector(config.turns)
+        self.generation = 0
+        self.reply = Reply(0, chunker_cls())  # the greeting's, until the first caller turn
+        self.history: list[Message] = []
+        self.transcript: list[Message] = []  # the run in flight fills it in place, even if it is cancelled
+        self.turns: list[TurnRecord] = []
+        self.trace: list[dict[str, Any]] = []
+        self.now = 0.0
+        self.turn_audio: list[np.ndarray] = []
+        self.heard = TurnTranscriber(config.turns.stt_window_s)  # the turn's finished windows, transcribed once
+        # the frames before this one: the start of a speech run and the pre-roll before its onset
+        self.recent: deque[np.ndarray] = deque(maxlen=config.turns.start_frames - 1
+                                               + math.ceil(config.turns.preroll_s / FRAME_S - 1e-9))
+        self.arrivals: deque[tuple[float, float]] = deque(maxlen=64)  # (call time, wall time) per frame
+        self.barge: Barge | None = None
+        self.approval: PendingApproval | None = None
+        self.run_active = False
+        self.partials: dict[float, tuple[str, float]] = {}  # speech end -> (transcript, call time it was ready)
+        self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
+        self.barge_seen = -1.0  # the newest transcript already weighed as a possible interruption
+        self.speculation_key: float | None = None
+        self.closed: ClosedTurn | None = None  # ended by silence, waiting for its transcript
+        self.preempted = -1.0  # the speech end the model's decision was last started for
+        self.paused_at = -1.0  # the speech end the caller last paused after
+        self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
+        self.next_barge_check = self.next_speculation = 0.0
+        self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
+        self.writes = WriteOutcomes()
+        self.decline_line = ""
+        self.keys, self.keys_at = "", 0.0
+        self._out: list[CallCommand] = []
+        self._late: list[CallCommand] = []  # trace entries made outside `handle`
+
+    # ---- the interface ---------------------------------------------------------------------------------
+
+    def handle(self, event: CallInput) -> list[CallCommand]:
+        """Take one input; return what the driver must do, in order."""
+        self._out, self._late = self._late, []
+        self._dispatch(event)
+        return self._flush()
+
+    def _dispatch(self, event: CallInput) -> None:
+        match event:
+            case ce.CallerFrame():
+                self._on_frame(event)
+            case ce.TranscriptReady():
+                if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
+                    event = replace(event, text=join_spoken_digits(event.text))
+                self._on_transcript(event)
+            case ce.TranscriptSkipped(key=key):
+                self.asked.pop(key, None)
+                self._ask_again()
+            case ce.SpeechReady():
+                self._on_speech(event)
+            case ce.AudioPlayed(samples=samples):
+                self.reply.playout.advance(samples)
+            case ce.RunEvent(event=ev):
+                self._on_run_event(ev.kind, ev.payload)
+            case ce.RunEnded():
+                self._on_run_ended(event)
+            case ce.ApprovalRequested():
+                self._on_approval_requested(event)
+            case ce.OperatorDecision(approved=approved):
+                self._trace(TraceKind.OPERATOR_DECISION, approved=approved)
+                self._operator_decision(approved)
+            case ce.ClockTick(t=t):
+                self.now = max(self.now, t)
+                self._check_approval_timeout()
+                self._check_keys()
+            case ce.KeyPressed(digit=digit):
+                self._on_key(digit)
+            case ce.Note(kind=kind, data=data):
+                self._trace(kind, **data)
+            case ce.Hangup(reason=reason):
+                self._hangup(reason)
+
+    def _flush(self) -> list[CallCommand]:
+        out, self._out = self._out, []
+        return out
+
+    def next_frame(self, t: float) -> np.ndarray | None:
+        """The next 32 ms of agent audio for the transport at call time `t`, or None."""
+        chunk = self.reply.playout.next_frame()
+        rec = self.reply.record
+        if chunk is not None and rec is not None and rec.first_audio_s is None:
+            rec.first_audio_s = round(t, 3)
+            # the record's own dict: observers see it at the next input, after the driver has added what it
+            # measured on the transport's clock (voice_to_voice_measured)
+            self._emit_trace(TraceKind.AGENT_AUDIO_STARTED, turn=len(self.turns) - 1, latency_ms=rec.latency_ms)
+        return chunk
+
+    def greet(self, prefix_chars: int) -> list[CallCommand]:
+        self._out = []
+        self._trace(TraceKind.PREFIX_WARMED, chars=prefix_chars)
+        if self.cfg.greeting:
+            self._say(self.cfg.greeting, SpeechKind.GREETING)
+        return self._flush()
+
+    @property
+    def state(self) -> CallState:
+        if self.approval is not None:
+            return CallState.AWAITING_APPROVAL
+        if self.detector.in_turn:
+            return CallState.CALLER_SPEAKING
+        if self.reply.speaking:
+            return CallState.SPEAKING
+        return CallState.THINKING if self.run_active or self.closed else CallState.LISTENING
+
+    @property
+    def busy(self) -> bool:
+        """Something is still going on that a file call should wait for before it ends."""
+        return (self.reply.busy or self.approval is not None or self.detector.in_turn or self.run_active
+                or self.closed is not None)
+
+    # ---- caller audio ------------------------------------------------------------------------------------
+
+    def _on_frame(self, frame: ce.CallerFrame) -> None:
+        self.now = frame.t
+        self.arrivals.append((frame.t, frame.wall))
+        self._check_approval_timeout()
+        self._check_keys()
+        if self.detector.update(frame.prob, frame.t, FRAME_S):
+            self.turn_audio = [*self.recent, frame.pcm]
+            self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)
+            self._on_speech_start(frame.t)
+        elif self.detector.in_turn:
+            self.turn_audio.append(frame.pcm)
+        self.recent.append(frame.pcm)
+        if self.detector.in_turn:
+            self._during_speech(frame.t)
+
+    def _on_speech_start(self, t: float) -> None:
+        self.partials.clear()
+        onset = self.detector.onset_s
+        self._trace(TraceKind.CALLER_SPEECH_STARTED, onset_s=round(onset, 3))
+        if self.approval is not None:  # an answer begun over the question never approves (it is asked again)
+            self.approval.over_question = self._question_unheard()
+        thinking = self.run_active and self.approval is None
+        if (self.reply.speaking or thinking) and self.barge is None:
+            self._pause()  # stop at once; decide later whether it was a real interruption
+            self.barge = Barge(onset)
+            arrived = next((w for ft, w in reversed(self.arrivals) if ft <= onset + 1e-9), None)
+            wall = {} if arrived is None else {"stop_latency_wall_ms": round((self.clock() - arrived) * 1000, 1)}
+            self._trace(TraceKind.AGENT_PAUSED, stop_latency_ms=round((t + FRAME_S - onset) * 1000, 1), **wall)
+
+    def _during_speech(self, t: float) -> None:
+        turns, key = self.cfg.turns, self.detector.last_speech_s
+        if self.barge and not self.barge.committed and self.detector.speech_s() >= turns.min_interrupt_s \
+                and t >= self.next_barge_check:
+            self.next_barge_check = t + turns.barge_check_every_s
+            self._want_transcript()
+        silence = self.detector.silence_s(t + FRAME_S)
+        if t + FRAME_S - self.detector.onset_s >= turns.max_turn_s and self.closed is None:
+            self._trace(TraceKind.CALLER_TURN_CAPPED, speech_s=round(self.detector.speech_s(), 3))
+            self._close_by_silence(capped=True)  # a bounded turn: answer this much; more speech is a new turn
+            return
+        if silence >= turns.hold_silence_s and key not in self.partials:
+            self._close_by_silence()  # long enough whatever the words: the turn is over, its text still coming
+            return
+        if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
+            if key != self.paused_at and self.cfg.preempt:
+                self.paused_at = key
+                self._out.append(ce.StopSpeculating())
+            self._want_transcript()
+        elif silence == 0 and t >= self.next_speculation and self._may_speculate():
+            self.next_speculation = t + turns.speculate_every_s
+            self.speculation_key = key if self.speculation_key is None else self.speculation_key
+            self._want_transcript(optional=True)
+        self._decide()
+
+    def _want_transcript(self, optional: bool = False) -> None:
+        key = self.detector.last_speech_s
+        if key in self.partials or key in self.asked:
+            return
+        if self.asked:  # one transcription at a time (Whisper is shared): ask again when this one is back
+            self.wanted = False if not optional else (self.wanted is not False)
+            return
+        self.asked[key] = self.now
+        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
+
+    def _on_transcript(self, ev: ce.TranscriptReady) -> None:
+        if self.closed is not None and ev.key == self.closed.speech_end:
+            self._finish_closed(ev)
+            return
+        asked = self.asked.pop(ev.key, None)
+        if asked is None or not self.detector.in_turn:
+            return  # the turn it belonged to is over
+        self.partials[ev.key] = (ev.text, asked + ev.took_ms / 1000)
+        self._trace(TraceKind.CALLER_PARTIAL, text=ev.text)
+        self._decide()
+        self._ask_again()
+
+    def _ask_again(self) -> None:
+        """A transcript was wanted while another was in flight: ask for the audio up to now."""
+        wanted, self.wanted = self.wanted, None
+        if wanted is not None and self.detector.in_turn:
+            self._want_transcript(optional=wanted)
+
+    def _decide(self) -> None:
+        """With the transcripts at hand: a real interruption? something to speculate on? the end of the turn?"""
+        turns, key = self.cfg.turns, self.detector.last_speech_s
+        fresh = max(self.partials, default=None)
+        if self.barge and not self.barge.committed and fresh is not None and fresh > self.barge_seen:
+            self.barge_seen = fresh  # every new transcript of speech over the agent is weighed once
+            text = self.partials[fresh][0]
+            if is_interruption(text, self.detector.speech_s(), turns):
+                self._commit_barge(self.barge, text)
+        if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
+            self.speculation_key = None
+            if self.partials[fresh][0] and self._may_speculate():
+                self._out.append(ce.Speculate(self.partials[fresh][0], list(self.history)))
+        if key not in self.partials:
+            return
+        text, ready_at = self.partials[key]
+        needed = needed_silence(text, turns)
+        silence = self.detector.silence_s(self.now + FRAME_S)
+        if silence >= needed:
+            self._end_of_turn(text, needed, ready_at)
+        elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \
+                and self._may_speculate():
+            self.preempted = key  # the caller paused: start the decision now, kept if these are their last words
+            self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
+
+    def _end_of_turn(self, text: str, needed: float, ready_at: float) -> None:
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
+        self._forget_turn()
+        self._turn_over(turn, text, needed, ready_at)
+
+    def _forget_turn(self) -> None:
+        self.detector.end_turn()
+        self.recent.clear()  # a turn capped mid-speech: the next one must not start with this one's last words
+        self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
+        self.speculation_key, self.barge_seen = None, -1.0
+        self.barge = None
+
+    def _close_by_silence(self, capped: bool = False) -> None:
+        """Silence alone (or the turn's length) has ended the turn, but its transcript is not back (a busy
+        Whisper): take new speech as a new turn from here, and act on this one when its text arrives."""
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge, capped)
+        asked, audio, heard = self.asked.get(turn.speech_end), np.concatenate(self.turn_audio), self.heard
+        self._forget_turn()
+        self.closed = turn
+        self.asked[turn.speech_end] = self.now if asked is None else asked
+        if asked is None:
+            self._out.append(ce.Transcribe(turn.speech_end, audio, turn=heard))
+
+    def _finish_closed(self, ev: ce.TranscriptReady) -> None:
+        turn, self.closed = self.closed, None
+        assert turn is not None
+        asked = self.asked.pop(ev.key, self.now)
+        waited = 0.0 if turn.capped else self.cfg.turns.hold_silence_s  # a capped turn waited for no silence
+        self._turn_over(turn, ev.text, waited, asked + ev.took_ms / 1000)
+        if self.detector.in_turn and self.barge is None and self.run_active:
+            self.barge = Barge(self.detector.onset_s)  # the caller is already talking over the thinking agent
+
+    def _turn_over(self, turn: ClosedTurn, text: str, needed: float, ready_at: float) -> None:
+        speech_end, duration = turn.speech_end, turn.duration
+        silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
+        latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
+                   "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
+        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
+                    speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
+        barge = turn.barge
+        if text and self.approval is not None:
+            step = self._approval_reply(text, (latency, speech_end))
+            if step.resume:
+                self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
+            elif not step.rerun and self.turns:
+                rec = self.turns[-1]  # the reply the caller now waits for follows this answer, not the question
+                rec.latency_ms, rec.speech_end_s, rec.first_audio_s = latency, speech_end, None
+            return
+        if barge and not barge.committed:
+            if not is_interruption(text, duration, self.cfg.turns):
+                self.reply.playout.paused = False
+                self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
+                return
+            self._commit_barge(barge, text)
+        if not text:
+            self._trace(TraceKind.IGNORED_NOISE)
+        else:
+            self._start_run(text, latency, speech_end)
+
+    def _caller_speaking(self) -> bool:
+        return self.detector.in_turn
+
+    # ---- trace -------------------------------------------------------------------------------------------
+
+    def _trace(self, kind: TraceKind, **data: Any) -> None:
+        entry = {"t": round(self.now, 3), "kind": kind, **data}
+        self.trace.append(entry)
+        self._out.append(ce.Traced(entry))
+
+    def _emit_trace(self, kind: TraceKind, **data: Any) -> None:
+        """A trace entry outside `handle` (audio pulled by the transport): observers see it at the next input."""
+        entry = {"t": round(self.now, 3), "kind": kind, **data}
+        self.trace.append(entry)
+        self._late.append(ce.Traced(entry))

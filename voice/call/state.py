@@ -1,0 +1,111 @@
+"""What a call keeps between frames: its configuration, one record per caller turn, a pending approval,
+a barge-in being decided, and the rule that keeps a cut-off run's history valid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from loop import Message, ToolCall
+from voice.call.approval_dialog import ApprovalDialog
+from voice.call.turns import TurnConfig
+
+
+class SessionConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    turns: TurnConfig = TurnConfig()
+    """Endpointing and barge-in thresholds."""
+    greeting: str = ""
+    """Said when the call starts; empty for none."""
+    approval_timeout_s: float = 10.0
+    """A pending approval with no answer for this long is declined."""
+    speculate: bool = True
+    """Run authorised reads on partial transcripts while the caller is still speaking."""
+    preempt: bool = True
+    """Start the model's decision in the caller's pause, on the words so far; the run reuses it if the words
+    are the same when the turn ends (`voice/runtime/priming.py`). Needs `speculate`."""
+    keypad: bool = False
+    """The caller has a phone keypad (set for Twilio calls): approval questions offer keys 1 and 2, and digits
+    keyed in are a turn of their own (an order number, say)."""
+    keys_gap_s: float = 3.0
+    """Keyed digits end with '#', or after this long without another key ('*' starts again)."""
+    join_digits: bool = True
+    """Join a number the caller dictated in pieces ("4 5 6 7", "12, 34") before anything reads the words
+    (`voice/speech/caller_digits.py`)."""
+    max_tail_s: float = 30.0
+    """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
+
+
+@dataclass
+class TurnRecord:
+    user_text: str
+    started_s: float
+    agent_text: str = ""
+    heard_text: str = ""
+    interrupted: bool = False
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    outcome: str = ""
+    reason: str = ""
+    speech_end_s: float = 0.0
+    """Call time the caller stopped speaking (end of the last speech frame of the turn)."""
+    first_audio_s: float | None = None
+    """Call time the first audio of the reply was handed to the transport."""
+
+    def summary(self) -> dict[str, Any]:
+        return {"user_text": self.user_text, "agent_text": self.agent_text, "heard_text": self.heard_text,
+                "interrupted": self.interrupted, "tool_calls": self.tool_calls, "latency_ms": self.latency_ms,
+                "outcome": self.outcome, "reason": self.reason, "first_audio_s": self.first_audio_s}
+
+
+@dataclass
+class PendingApproval:
+    call: ToolCall
+    asked_s: float  # call time the question (or its latest re-ask) was put; the timeout counts from here
+    dialog: ApprovalDialog
+    over_question: bool = False  # the caller's current turn began before the question had been heard out
+
+
+@dataclass
+class Barge:
+    onset_s: float
+    committed: bool = False
+
+
+@dataclass
+class ClosedTurn:
+    """A caller turn whose speech is over: where it ended, how long it was, and speech over the agent in it."""
+
+    speech_end: float
+    duration: float
+    barge: Barge | None
+    capped: bool = False  # closed at max_turn_s while the caller was still talking, not by silence
+
+
+def complete_pairs(messages: list[Message]) -> list[Message]:
+    """Drop a trailing assistant tool request whose results never arrived, so history stays valid."""
+    out = list(messages)
+    while out and out[-1].role == "assistant" and out[-1].tool_calls:
+        out.pop()
+    if out and out[-1].role == "tool":
+        i = len(out) - 1
+        while i >= 0 and out[i].role == "tool":
+            i -= 1
+        wanted = {c.id for c in out[i].tool_calls} if i >= 0 else set()
+        if wanted - {m.tool_call_id for m in out[i + 1:]}:
+            out = out[:i]
+    return out
+
+
+def heard_history(messages: list[Message], heard: str) -> list[Message]:
+    """What the model may remember of a reply the caller cut off: finished tool results stay, a tool request
+    whose results never came goes, and the last thing the agent said is only what the caller heard."""
+    out = complete_pairs(messages)
+    if out and out[-1].role == "assistant" and not out[-1].tool_calls:
+        out[-1] = Message("assistant", heard)
+    else:
+        out.append(Message("assistant", heard))
+    return out

@@ -1,0 +1,188 @@
+"""Turn taking: when the caller started, when they finished, and whether speech over the agent is a
+real interruption or a cough/backchannel. Pure logic over VAD probabilities and transcripts."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+BACKCHANNELS = {
+    "uh-huh",
+    "uh",
+    "huh",
+    "mm",
+    "mhm",
+    "mm-hmm",
+    "hmm",
+    "yeah",
+    "yes",
+    "yep",
+    "ok",
+    "okay",
+    "right",
+    "sure",
+    "i",
+    "see",
+    "oh",
+    "ah",
+    "um",
+    "so",
+}
+
+
+HYSTERESIS = 0.15  # Silero's get_speech_timestamps: speech ends below threshold - 0.15
+
+
+class TurnConfig(BaseModel):
+    """Endpointing and barge-in thresholds."""
+
+    model_config = ConfigDict(frozen=True, use_attribute_docstrings=True)
+
+    threshold: float = Field(0.5, gt=0.0, lt=1.0)
+    """VAD probability at or above which a 32 ms frame starts the caller's speech (`start_frames` in a row)."""
+    stop_threshold: float | None = Field(None, gt=0.0, lt=1.0)
+    """Once the caller speaks, a frame still counts as speech down to this probability (hysteresis, as in Silero's
+    own segmenter); None: `threshold` - 0.15. Quiet or band-limited words, which Silero scores 0.3-0.5, stay in
+    the turn instead of counting as silence that ends it. Equal to `threshold`: no hysteresis."""
+    start_frames: int = Field(2, ge=1)
+    """Consecutive speech frames that start speech: one VAD window plus one frame."""
+    preroll_s: float = Field(0.1, ge=0.0, le=2.0)
+    """Caller audio from before the detected onset that the turn keeps (whole frames, rounded up): Silero rises a
+    few frames into a quiet first word, and Whisper needs that word's start. More than 0.1 s made Whisper tiny.en
+    repeat short utterances ("ten of clubs ten of clubs") more often (`scripts/measure_vad.py`)."""
+    endpoint_silence_s: float = 0.45
+    """Silence after speech that ends the caller's turn when their words look finished."""
+    early_stt_s: float = 0.15
+    """Real time: silence after which transcription starts, so it is ready when the turn ends."""
+    hold_silence_s: float = 1.2
+    """Silence needed when the words so far trail off: a comma, "and", "the", "I want", "um" (see `trails_off`)."""
+    open_silence_s: float = 0.75
+    """Silence needed when the words have no closing punctuation but end on something a request can end on ("my
+    order number is 4567", "order 7788 been delivered"): Whisper often leaves a short request unpunctuated."""
+    min_interrupt_s: float = 0.45
+    """Speech over the agent shorter than this never interrupts (coughs, clicks)."""
+    min_interrupt_words: int = 2
+    """An interruption needs at least this many words that are not backchannels ("uh-huh", "yeah")."""
+    barge_check_every_s: float = 0.2
+    """While the caller talks over the agent, how often the words so far are checked for a real interruption."""
+    speculate_every_s: float = 0.6
+    """How often a partial transcript is offered for speculative reads while the caller speaks."""
+    max_turn_s: float = Field(30.0, gt=1.0)
+    """A caller turn is closed and answered after this much speech; what they say after it is the next turn."""
+    stt_window_s: float = Field(10.0, ge=2.0)
+    """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
+    again for a partial (`voice/speech/incremental_stt.py`), so the cost per second of speech stays flat."""
+
+    @model_validator(mode="after")
+    def _stop_at_or_below_start(self) -> TurnConfig:
+        if self.stop_threshold is not None and self.stop_threshold > self.threshold:
+            raise ValueError(f"stop_threshold ({self.stop_threshold}) must not be above threshold ({self.threshold}):"
+                             " speech would end on frames that are still loud enough to start it")
+        return self
+
+    @property
+    def speech_stop(self) -> float:
+        """The probability below which a frame of ongoing speech counts as silence."""
+        if self.stop_threshold is not None:
+            return self.stop_threshold
+        return max(self.threshold - HYSTERESIS, self.threshold / 2)
+
+
+def max_turn_seconds(text: str) -> float:
+    """`--max-turn-s` as argparse reads it: a number of seconds above 1, else a clear usage error."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 1.0 < seconds < float("inf"):
+        raise argparse.ArgumentTypeError(f"a turn must be allowed more than 1 s (got {text})")
+    return seconds
+
+
+def looks_finished(text: str) -> bool:
+    """Whisper closes finished sentences with . ? or !; a comma or nothing means the caller paused mid-thought."""
+    return bool(re.search(r"[.?!][\"')\]]*$", text.strip()))
+
+
+# Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
+# for what follows ("I want"), possessives and fillers.
+TRAILING = frozenset({
+    "a", "an", "the", "and", "or", "but", "so", "because", "if", "then", "than", "that", "which", "who", "whose",
+    "to", "of", "for", "from", "with", "without", "about", "into", "onto", "at", "in", "on", "by", "as", "like",
+    "my", "your", "our", "their", "his", "her", "its", "this", "these", "those", "some", "any", "no", "not", "is",
+    "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do", "does", "did", "can", "could",
+    "will", "would", "should", "shall", "may", "might", "must", "i", "we", "you", "he", "she", "they", "it's",
+    "i'm", "want", "wanted", "need", "needed", "wanna", "gonna", "going", "trying", "try", "tried", "mean",
+    "meant", "think", "wondering", "hoping", "hope", "said", "um", "uh", "er", "erm", "hmm", "well", "also",
+    "just", "really", "actually", "maybe",
+})
+
+
+_TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end
+
+
+def trails_off(text: str) -> bool:
+    """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in `TRAILING`."""
+    text = text.strip()
+    if not text or _TRAILING_MARK.search(text):
+        return True
+    last = re.findall(r"[a-z']+|\d+", text.lower())
+    return not last or last[-1] in TRAILING
+
+
+def needed_silence(text: str, cfg: TurnConfig) -> float:
+    """How long a silence ends the turn after these words."""
+    if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
+        return cfg.endpoint_silence_s
+    return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
+
+
+def content_words(text: str) -> list[str]:
+    words = re.sub(r"[^a-z' -]+", " ", text.lower()).split()
+    return [w for w in words if w.strip("-'") and w.strip("'") not in BACKCHANNELS]
+
+
+def is_interruption(text: str, duration_s: float, cfg: TurnConfig) -> bool:
+    return duration_s >= cfg.min_interrupt_s and len(content_words(text)) >= cfg.min_interrupt_words
+
+
+@dataclass
+class TurnDetector:
+    """Tracks speech onset and trailing silence frame by frame, with hysteresis: speech starts on `start_frames`
+    frames at or above `threshold` and goes on through frames at or above the lower `speech_stop`."""
+
+    cfg: TurnConfig
+    in_turn: bool = False
+    run: int = 0
+    onset_s: float = 0.0  # first frame of the speech run that started the turn
+    last_speech_s: float = 0.0  # end of the last speech frame
+    candidate_s: float = 0.0  # where the current run of speech frames began
+
+    def update(self, prob: float, t: float, frame_s: float) -> bool:
+        """Feed one frame starting at `t`; True exactly when the caller's speech starts."""
+        if self.in_turn:
+            if prob >= self.cfg.speech_stop:
+                self.last_speech_s = t + frame_s
+            return False
+        if prob < self.cfg.threshold:
+            self.run = 0
+            return False
+        if self.run == 0:
+            self.candidate_s = t
+        self.run += 1
+        if self.run >= self.cfg.start_frames:
+            self.in_turn, self.onset_s, self.last_speech_s = True, self.candidate_s, t + frame_s
+            return True
+        return False
+
+    def silence_s(self, t: float) -> float:
+        return max(0.0, t - self.last_speech_s) if self.in_turn else 0.0
+
+    def speech_s(self) -> float:
+        return self.last_speech_s - self.onset_s if self.in_turn else 0.0
+
+    def end_turn(self) -> None:
+        self.in_turn, self.run = False, 0

@@ -1,0 +1,398 @@
+"""The two drivers of a call core: they carry out its commands with the real models, the agent and the
+transport, and feed the results back as inputs.
+
+- `VirtualDriver` (fixtures, `voiceloop call`): a tick per 32 ms frame; compute takes no call time, so
+  a transcription, a synthesis or a whole run finishes before the next frame. Deterministic.
+- `RealtimeDriver` (transports): caller audio is taken in at once and never waits; STT and TTS run in
+  worker threads, runs and speculation in tasks; agent audio goes to the transport as soon as it exists.
+
+The driver is the agent's approver and one of its listeners for the length of the call: the core decides,
+the driver acts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import numpy as np
+from opentelemetry import context as otel_context
+
+from loop import Agent, ApprovalAnswer, Event, ToolCall, Verdict
+from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, FrameAssembler
+from voice.call.core import CallCore
+from voice.call.events import (
+    ApprovalRequested,
+    AudioPlayed,
+    AudioSink,
+    CallCommand,
+    CallerFrame,
+    CallInput,
+    CancelRun,
+    ClearAudio,
+    Hangup,
+    Note,
+    RunEnded,
+    RunEvent,
+    SettleApproval,
+    Speculate,
+    SpeechKind,
+    SpeechReady,
+    StartRun,
+    StopSpeculating,
+    Synthesize,
+    Traced,
+    Transcribe,
+    TranscriptReady,
+    TranscriptSkipped,
+)
+from voice.runtime import speech_first
+from voice.runtime.priming import PrimedModel
+from voice.runtime.speculation import speculate_reads
+from voice.speech.engines import QUICK_PASS
+from voice.speech.shared_models import SPEECH_AHEAD_S
+from voice.speech.spoken import SpokenTTS
+from voice.speech.vocabulary import agent_vocabulary
+from voice.trace import TraceKind
+
+log = logging.getLogger("voiceloop.call")
+Observer = Callable[[dict[str, Any]], None]
+
+
+class CallDriver:
+    """What both drivers share: the agent's wiring, the run task, and carrying out commands."""
+
+    def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink) -> None:
+        # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
+        self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
+        self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
+        self.observers: list[Observer] = []
+        self.run_task: asyncio.Task | None = None
+        self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
+        # the tracing context a run starts in (the caller turn's span, `voice/observe/otel.py`); None: the current one
+        self.run_context: Callable[[], otel_context.Context | None] = lambda: None
+        agent.approver = self.ask_approval
+        agent.listeners.append(self._on_run_event)
+        if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
+            agent.model = PrimedModel(agent.model)  # decisions started in the caller's pause are kept
+
+    def feed(self, event: CallInput) -> None:
+        for command in self.core.handle(event):
+            self.carry_out(command)
+
+    def carry_out(self, command: CallCommand) -> None:
+        match command:
+            case Traced(entry=entry):
+                for observer in self.observers:
+                    observer(entry)
+            case ClearAudio():
+                self.sink.clear()
+            case Transcribe():
+                self.transcribe(command)
+            case Synthesize():
+                self.synthesize(command)
+            case StartRun():
+                self.start_run(command)
+            case CancelRun(reason=reason):
+                if self.run_task is not None and not self.run_task.done():
+                    self.run_task.cancel(reason)
+            case SettleApproval(answer=answer):
+                if self.approval_future is not None and not self.approval_future.done():
+                    self.approval_future.set_result(answer)
+                self.approval_settled()
+            case Speculate():
+                self.speculate(command)
+            case StopSpeculating():
+                self.stop_speculating()
+
+    # ---- the agent ---------------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Call start: warm the model's prompt cache with the stable prefix, then greet."""
+        await self.agent.warm()
+        for command in self.core.greet(len(self.agent.assembler.prefix[0].content)):
+            self.carry_out(command)
+        self.after_input()
+
+    def start_run(self, command: StartRun) -> None:
+        context = contextvars.copy_context()
+        if (parent := self.run_context()) is not None:
+            context.run(otel_context.attach, parent)  # a copy only this run's task sees: never detached
+        self.run_task = asyncio.create_task(
+            self.agent.run(command.text, history=command.history, transcript=command.transcript), context=context)
+        self.run_task.add_done_callback(self._run_done)
+
+    def _run_done(self, task: asyncio.Task) -> None:
+        self.agent.speculative.clear()  # reads and decisions made for this utterance are stale after it
+        if isinstance(self.agent.model, PrimedModel):
+            self.agent.model.forget()
+        if task is self.run_task:
+            self.run_task = None
+        if task.cancelled():
+            ended = RunEnded(None)
+        elif (exc := task.exception()) is not None:
+            log.error("run crashed: %r", exc)
+            ended = RunEnded(None, error=f"{type(exc).__name__}: {exc}")
+        else:
+            ended = RunEnded(task.result())
+        self.feed(ended)
+        self.after_input()
+
+    async def ask_approval(self, call: ToolCall, verdict: Verdict) -> ApprovalAnswer:
+        """The loop's approver: the core asks the caller; the answer (or an operator, or a timeout) settles it."""
+        future: asyncio.Future[ApprovalAnswer] = asyncio.get_running_loop().create_future()
+        self.approval_future = future
+        self.feed(ApprovalRequested(call, verdict, self.agent.tools.get(call.name), tuple(self.agent.tools)))
+        self.approval_asked()
+        try:
+            return await future
+        finally:
+            self.approval_future = None
+
+    def _on_run_event(self, event: Event) -> None:
+        self.feed(RunEvent(event))
+        self.after_input()
+
+    def trace(self, kind: TraceKind, **data: Any) -> None:
+        self.feed(Note(kind, data))
+
+    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
+        """Hang up: a run in flight is cancelled and given `wait_s` to reach the journal as cancelled."""
+        task = self.run_task
+        self.feed(Hangup(reason))
+        if task is not None and not task.done():
+            await asyncio.wait({task}, timeout=wait_s)
+        self.trace(TraceKind.CALL_ENDED, reason=reason)
+
+    # ---- what differs between the drivers ----------------------------------------------------------------
+
+    def transcribe(self, command: Transcribe) -> None:
+        raise NotImplementedError
+
+    def synthesize(self, command: Synthesize) -> None:
+        raise NotImplementedError
+
+    def speculate(self, command: Speculate) -> None:
+        raise NotImplementedError
+
+    def stop_speculating(self) -> None:
+        """Drop decisions on older words (the caller paused)."""
+
+    def approval_asked(self) -> None:
+        """The run now waits for the caller."""
+
+    def approval_settled(self) -> None:
+        """The run may go on."""
+
+    def after_input(self) -> None:
+        """Something may have changed what the transport can play."""
+
+
+class VirtualDriver(CallDriver):
+    """Fixtures: the recording a frame per tick; agent audio played and acknowledged in lockstep."""
+
+    def __init__(self, *args: Any, max_tail_s: float = 30.0) -> None:
+        super().__init__(*args)
+        self.max_tail_s = max_tail_s
+        self.out: list[np.ndarray] = []
+        self.speculations: list[Speculate] = []
+        self.settle_due = False
+        self.asking = asyncio.Event()
+
+    async def play_file(self, caller: np.ndarray) -> None:
+        n_frames = -(-len(caller) // FRAME_SAMPLES)
+        i = 0
+        while i < n_frames or (self.core.busy and i < n_frames + self.max_tail_s / FRAME_S):
+            if self.run_task is not None and self.core.approval is None:
+                await self._settle()  # thinking takes no time, whoever resumed the run (an operator, say)
+            t = i * FRAME_S
+            chunk = self.core.next_frame(t)
+            self.out.append(chunk if chunk is not None else np.zeros(FRAME_SAMPLES, np.int16))
+            if chunk is not None:
+                self.feed(AudioPlayed(len(chunk)))  # the file transport "plays" at once
+            frame = caller[i * FRAME_SAMPLES:(i + 1) * FRAME_SAMPLES]
+            frame = np.pad(frame, (0, FRAME_SAMPLES - len(frame)))
+            self.feed(CallerFrame(frame, t, self.vad.prob(frame), time.perf_counter()))
+            await self.catch_up()
+            i += 1
+
+    async def catch_up(self) -> None:
+        """Finish what the last inputs started: speculation, then the run until it ends or asks the caller."""
+        while self.speculations or self.settle_due:
+            if self.speculations:
+                command = self.speculations.pop(0)
+                await speculate_reads(self.agent, command.history, command.text, self.trace,
+                                      answer_too=command.in_pause)
+            else:
+                self.settle_due = False
+                await self._settle()
+
+    async def _settle(self) -> None:
+        if self.run_task is None or self.core.approval is not None:
+            return  # no run, or it waits for the caller (perhaps asked already, while the last one was ending)
+        self.asking.clear()
+        waiter = asyncio.create_task(self.asking.wait())
+        await asyncio.wait({self.run_task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        await asyncio.sleep(0)  # let the run's done-callback land
+
+    def transcribe(self, command: Transcribe) -> None:
+        started = time.perf_counter()
+        text = command.text(self.stt, self.vocabulary)
+        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
+
+    def synthesize(self, command: Synthesize) -> None:
+        audio = self.tts.synthesize(command.text)
+        self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
+
+    def speculate(self, command: Speculate) -> None:
+        self.speculations.append(command)
+
+    def start_run(self, command: StartRun) -> None:
+        super().start_run(command)
+        self.settle_due = True
+
+    def approval_asked(self) -> None:
+        self.asking.set()
+
+    def approval_settled(self) -> None:
+        self.settle_due = True
+
+
+class RealtimeDriver(CallDriver):
+    """Transports: `hear` takes caller audio in and returns at once; everything slow runs beside it."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.assembler = FrameAssembler()
+        self.stream_s = 0.0  # call time at the end of the caller audio taken in so far
+        self.last_wall = time.perf_counter()
+        self.speech_queue: asyncio.Queue[Synthesize] = asyncio.Queue()
+        self.tasks: set[asyncio.Task] = set()
+        self.speculation: asyncio.Task | None = None
+        self.speculation_in_pause = False
+        self.speech_gate = speech_first.SpeechGate()  # the voice goes first (voice/runtime/speech_first.py)
+        speech_first.install(self.agent, self.speech_gate)
+
+    async def start(self) -> None:
+        self._spawn(self._speak_forever())
+        await super().start()
+
+    def hear(self, pcm: np.ndarray, wall: float | None = None) -> None:
+        """Any amount of 16 kHz caller audio; `wall` is when it arrived (perf_counter), if the transport knows."""
+        for frame in self.assembler.push(pcm):
+            t, self.stream_s = self.stream_s, self.stream_s + FRAME_S
+            self.last_wall = wall if wall is not None else time.perf_counter()
+            self.feed(CallerFrame(frame, t, self.vad.prob(frame), self.last_wall))
+        self.pump()
+
+    def played(self, samples: int) -> None:
+        self.feed(AudioPlayed(samples))
+        self.pump()
+
+    def now(self) -> float:
+        """Call time on the transport's clock: the caller audio taken in, plus the time since it arrived."""
+        return self.stream_s + (time.perf_counter() - self.last_wall)
+
+    def pump(self) -> None:
+        """Hand every ready frame to the transport, which buffers it and acknowledges playback."""
+        rec = self.core.reply.record
+        before = None if rec is None else rec.first_audio_s
+        while (chunk := self.core.next_frame(self.now())) is not None:
+            self.sink.send(chunk)
+        if rec is not None and before is None and rec.first_audio_s is not None:
+            lat = rec.latency_ms  # the whole turn measured directly, from the caller's last speech frame
+            lat["voice_to_voice_measured"] = round((rec.first_audio_s - rec.speech_end_s) * 1000, 1)
+            if "voice_to_voice" in lat:
+                lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
+
+    def after_input(self) -> None:
+        self.pump()
+
+    def transcribe(self, command: Transcribe) -> None:
+        busy = getattr(self.stt, "busy", None)  # a shared Whisper busy with other calls: back-pressure
+        if command.optional and callable(busy) and busy():
+            self.trace(TraceKind.SPECULATION_SKIPPED, why="speech-to-text busy")
+            self.feed(TranscriptSkipped(command.key))
+            return
+        self._spawn(self._transcribe(command))
+
+    async def _transcribe(self, command: Transcribe) -> None:
+        started = time.perf_counter()
+        quick = QUICK_PASS.set(command.optional)  # the thread runs in a copy of this context
+        try:
+            text = await asyncio.to_thread(command.text, self.stt, self.vocabulary)
+        except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
+            log.error("speech-to-text failed: %r", exc)
+            self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])
+            text = ""
+        finally:
+            QUICK_PASS.reset(quick)
+        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
+        self.pump()
+
+    def synthesize(self, command: Synthesize) -> None:
+        self.speech_gate.queued()
+        self.speech_queue.put_nowait(command)
+
+    async def _speak_forever(self) -> None:
+        while True:
+            command = await self.speech_queue.get()
+            try:
+                await self._speak(command)
+            finally:
+                self.speech_gate.done()
+
+    async def _speak(self, command: Synthesize) -> None:
+        if command.generation != self.core.reply.generation:
+            return  # cut off before it was synthesised
+        # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
+        SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
+        try:
+            fixed = getattr(self.tts, "synthesize_fixed", None) if command.kind == SpeechKind.GREETING else None
+            audio = await asyncio.to_thread(fixed or self.tts.synthesize, command.text)
+        except Exception as exc:  # the clause is lost, not the call
+            log.error("text-to-speech failed: %r", exc)
+            self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
+            audio = np.zeros(0, np.int16)
+        self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
+        self.pump()
+
+    def speculate(self, command: Speculate) -> None:
+        if self.speculation is not None and not self.speculation.done():
+            if not command.in_pause:
+                return  # one at a time; the next partial will come
+            self.speculation.cancel()  # the caller paused: these words matter more than the older ones
+        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
+                                      answer_too=command.in_pause))
+        self.speculation_in_pause = command.in_pause
+
+    def _cancel_older_speculation(self) -> None:
+        """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""
+        if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
+            self.speculation.cancel()
+
+    def stop_speculating(self) -> None:
+        self._cancel_older_speculation()
+        if isinstance(self.agent.model, PrimedModel):
+            self.agent.model.forget()  # a primed call runs on without its speculation task: stop it too
+
+    def start_run(self, command: StartRun) -> None:
+        self._cancel_older_speculation()  # older words: the real turn needs the model now
+        # a decision started in the pause goes on: it is this turn's, and it primes the answer after its reads
+        super().start_run(command)
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
+        await super().close(reason, wait_s)
+        for task in list(self.tasks):
+            task.cancel()

@@ -1,0 +1,53 @@
+"""Numbers a caller dictated, put back together before the model reads the turn.
+
+Whisper writes an id read digit by digit in pieces: "4 5 6 7", "12, 34", "45-67", or in words ("four five six
+seven"). A small model given the pieces looks up "12" or asks for the number again; given "4567" it calls the
+tool. Only runs of short digit groups are joined (each group 1-3 digits, 3 to 12 digits in all), never an amount
+("$20 30", "20 30 dollars") or a time ("3 30 pm"), and never numbers in separate sentences.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from loop.grounding.speakable import DIGIT_WORDS, join_digit_words
+
+# Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0"); read as digits only inside a
+# run of four or more that holds at least two real digits and never two of these in a row
+_SOUNDS_LIKE = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
+_DIGITISH = "(?:" + "|".join([r"\d", *DIGIT_WORDS, *_SOUNDS_LIKE]) + ")"
+_DICTATED = re.compile(rf"(?<![\w$.]){_DIGITISH}(?:[\s,-]+{_DIGITISH}){{3,}}(?![\w.]?\d)", re.IGNORECASE)
+
+_SEP = r"(?:,?\s+|\s*-\s*)"
+_GROUPS = re.compile(rf"(?<![$\d.,])\b\d{{1,3}}(?:{_SEP}\d{{1,3}})+\b(?![.,]?\d)")
+_UNIT = re.compile(r"\s*(?:dollars?|bucks|cents?|percent|%|pounds?|euros?|[ap]\.?m\b|o'clock|minutes?|hours?|days?"
+                   r"|weeks?|months?|years?)", re.IGNORECASE)
+
+
+def _join_groups(m: re.Match[str]) -> str:
+    text = m.group(0)
+    if _UNIT.match(m.string, m.end()):
+        return text  # an amount, not an id
+    digits = re.sub(r"\D", "", text)
+    return digits if 3 <= len(digits) <= 12 else text
+
+
+def _sounds_like_digits(m: re.Match[str]) -> str:
+    """A dictated id with digits heard as words ("to 0 to 0"): only when the real digits are too few to be the id
+    without them, and the run does not end on one ("2 to 3 for"). A run of digits and digit words alone ("6, 6,
+    oh, oh") is one id."""
+    words = re.findall(r"[a-z]+|\d", m.group(0).lower())
+    heard = [w for w in words if w not in _SOUNDS_LIKE]
+    if len(heard) == len(words):
+        return m.group(0) if _UNIT.match(m.string, m.end()) else "".join(DIGIT_WORDS.get(w, w) for w in words)
+    if not 2 <= len(heard) < 4 or words[-1] in _SOUNDS_LIKE \
+            or any(a in _SOUNDS_LIKE and b in _SOUNDS_LIKE for a, b in itertools.pairwise(words)):
+        return m.group(0)
+    return "".join(_SOUNDS_LIKE.get(w) or DIGIT_WORDS.get(w, w) for w in words)
+
+
+def join_spoken_digits(text: str) -> str:
+    """"It's 4 5 6 7." -> "It's 4567."; "order 12, 34" -> "order 1234"; "four five six seven" -> "4567";
+    "order to 0 to 0" -> "order 2020"."""
+    return _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))

@@ -1,0 +1,69 @@
+"""Transcribe a growing caller turn window by window, so the cost per second of speech stays flat.
+
+While the caller speaks, the session asks for partial transcripts of the turn so far (to weigh an interruption,
+to speculate, to have the text ready when they pause). Sending the whole turn each time costs O(turn length) per
+request, O(length²) per turn. A `TurnTranscriber` cuts the turn into windows of at most `window_s`, each ending
+at the quietest 100 ms of its last seconds so a word is not split. A cut depends only on the audio before it, so
+as the turn grows its earlier windows never change: their text is kept ("committed"), and each request
+transcribes only the open window at the end — at most `window_s` of audio, however long the caller talks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from voice.audio import SAMPLE_RATE
+from voice.speech.engines import QUICK_PASS, STT, transcribe_with
+
+SEARCH_S = 5.0  # where a cut may go: the quietest 100 ms in this much audio before the window's end
+
+
+def quiet_cuts(samples: np.ndarray, max_window_s: float, search_s: float = SEARCH_S) -> list[tuple[int, int]]:
+    """Spans of at most `max_window_s` covering `samples`, each cut at the quietest 100 ms of its last
+    `search_s` (a cut depends only on the audio before it: a growing buffer keeps its earlier spans)."""
+    limit, block = int(max_window_s * SAMPLE_RATE), SAMPLE_RATE // 10
+    search = min(int(search_s * SAMPLE_RATE), limit) // block * block
+    spans, start = [], 0
+    while len(samples) - start > limit:
+        region = samples[start + limit - search: start + limit].astype(np.float64)
+        energies = np.square(region).reshape(-1, block).sum(axis=1)
+        cut = start + limit - search + (int(np.argmin(energies)) + 1) * block
+        spans.append((start, cut))
+        start = cut
+    if start < len(samples):
+        spans.append((start, len(samples)))
+    return spans
+
+
+@dataclass
+class TurnTranscriber:
+    """One caller turn's transcript, built window by window (see the module docstring). Safe to share between
+    the transcription of a partial and the turn's final one (a window is at worst transcribed twice)."""
+
+    window_s: float = 10.0
+    committed: dict[tuple[int, int], str] = field(default_factory=dict)  # finished windows' text
+    calls: int = 0  # speech-to-text calls made for this turn
+    audio_s: float = 0.0  # seconds of audio sent to speech-to-text for this turn
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+        """The text of `audio` (this turn from its start): earlier windows from memory, the rest transcribed (biased
+        towards the call's `vocabulary`, which is the same for the whole turn)."""
+        spans = quiet_cuts(audio, self.window_s)
+        texts = []
+        for i, span in enumerate(spans):
+            with self._lock:
+                known = self.committed.get(span)
+            if known is None:
+                known = transcribe_with(stt, audio[span[0]: span[1]], vocabulary).strip()
+                with self._lock:
+                    self.calls += 1
+                    self.audio_s += (span[1] - span[0]) / SAMPLE_RATE
+                    if i < len(spans) - 1 and not QUICK_PASS.get():  # a finished window never changes
+                        self.committed[span] = known
+            texts.append(known)
+        return " ".join(t for t in texts if t)

@@ -1,0 +1,180 @@
+"""The speech models one server shares across calls, wrapped for concurrent use from worker threads."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from voice.speech.engines import STT, TTS, transcribe_with
+
+# How much agent audio is still to play ahead of the synthesis asked for from this context, in seconds: 0 means a
+# caller is waiting in silence for it (the first clause of an answer). Set by the call's driver before `to_thread`
+# (which copies the context into the worker thread).
+SPEECH_AHEAD_S: contextvars.ContextVar[float] = contextvars.ContextVar("speech_ahead_s", default=0.0)
+URGENT_WITHIN_S = 0.5  # a clause due to play within this long is urgent: someone will hear silence without it
+MAX_FIXED_TEXTS = 32  # greetings kept synthesised (one per agent and clause, in practice)
+
+
+class DeadlineSlots:
+    """`size` slots handed out earliest deadline first. A clause that is not urgent yet (its call still has more
+    than `URGENT_WITHIN_S` of audio to play) never takes the last free slot, so an answer's first clause starts at
+    once instead of waiting behind audio nobody needs yet; it becomes urgent as its deadline nears."""
+
+    def __init__(self, size: int, defer: Callable[[], bool] | None = None) -> None:
+        """`defer`: while it says so (a transcription someone's turn waits for is running: it needs a core more than
+        audio due in seconds), only urgent work starts, and only on a pool with nothing else running."""
+        if size < 1:
+            raise ValueError(f"a pool needs at least one slot (got {size})")
+        self.size, self.free, self.defer = size, list(range(size)), defer
+        self._cond = threading.Condition()
+        self._waiting: list[tuple[float, int]] = []  # (deadline, ticket), a heap
+        self._tickets = itertools.count()
+
+    def waiting(self) -> int:
+        with self._cond:
+            return len(self._waiting)
+
+    def running(self) -> int:
+        with self._cond:
+            return self.size - len(self.free)
+
+    def _may_start(self, ticket: tuple[float, int]) -> bool:
+        if not self.free or self._waiting[0] != ticket:
+            return False
+        urgent = ticket[0] - time.monotonic() <= URGENT_WITHIN_S
+        if self.defer is not None and self.defer() and (not urgent or len(self.free) < self.size):
+            return False  # a transcription runs: nothing that can wait, and one voice at a time, beside it
+        return urgent or len(self.free) > 1 or self.size == 1
+
+    @contextlib.contextmanager
+    def hold(self, ahead_s: float) -> Iterator[int]:
+        """A slot (its index) for work needed `ahead_s` seconds from now."""
+        with self._cond:
+            ticket = (time.monotonic() + max(0.0, ahead_s), next(self._tickets))
+            heapq.heappush(self._waiting, ticket)
+            while not self._may_start(ticket):
+                self._cond.wait(timeout=0.05)  # a waiting clause turns urgent with time, not with a notify
+            heapq.heappop(self._waiting)
+            slot = self.free.pop()
+            self._cond.notify_all()  # the next in line may start on another free slot
+        try:
+            yield slot
+        finally:
+            with self._cond:
+                self.free.append(slot)
+                self._cond.notify_all()
+
+
+class PooledTTS:
+    """The server's TTS: `voices` copies of the voice on one thread each, so two clauses synthesise on two cores,
+    served by deadline (`DeadlineSlots`, from `SPEECH_AHEAD_S`). `full`: the voice on two threads, used for a clause
+    alone on an idle machine (`busy()` false, nothing else running or waiting): it comes ~40 % sooner there, but
+    costs more CPU than one thread when the cores are shared."""
+
+    def __init__(self, voices: list[TTS], full: TTS | None = None, busy: Callable[[], bool] | None = None,
+                 defer: Callable[[], bool] | None = None) -> None:
+        """`defer`: see `DeadlineSlots`."""
+        if not voices:
+            raise ValueError("PooledTTS needs at least one voice")
+        self.voices, self.full, self.busy = voices, full, busy
+        self.slots = DeadlineSlots(len(voices), defer)
+        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0, "fixed_reused": 0}
+        self._fixed: dict[str, np.ndarray] = {}
+
+    def synthesize_fixed(self, text: str) -> np.ndarray:
+        """Text every call says the same (the greeting): synthesised once, then the same audio again. A call's
+        first words come at once even when the voices are busy, and 20 calls starting cost one synthesis."""
+        audio = self._fixed.get(text)
+        if audio is None:
+            audio = self.synthesize(text)
+            if len(self._fixed) < MAX_FIXED_TEXTS:
+                self._fixed[text] = audio
+        else:
+            self.work["fixed_reused"] += 1
+        return audio.copy()  # the caller's own copy: the kept audio never changes
+
+    def synthesize(self, text: str) -> np.ndarray:
+        asked = time.perf_counter()
+        with self.slots.hold(SPEECH_AHEAD_S.get()) as slot:
+            started = time.perf_counter()
+            engine = self.voices[slot]
+            if self.full is not None and self._alone():
+                engine = self.full
+                self.work["full"] += 1
+            try:
+                return engine.synthesize(text)
+            finally:
+                self.work["syntheses"] += 1
+                self.work["busy_s"] += time.perf_counter() - started
+                self.work["waited_s"] += started - asked
+
+    def _alone(self) -> bool:
+        return self.slots.running() == 1 and not self.slots.waiting() and not (self.busy is not None and self.busy())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.voices[0], name)
+
+
+class SharedSTT:
+    """The one Whisper every call shares. It tells a call when the model is busy, so the call skips optional work
+    (speculative partials) before anyone's turn waits for it: busy while a transcription is in flight, and while
+    the model has been busy more than `busy_share` of the last `window_s` (back-pressure under load)."""
+
+    def __init__(self, stt: STT, window_s: float = 3.0, busy_share: float = 0.25) -> None:
+        self.stt, self.lock, self.in_flight = stt, threading.Lock(), 0
+        self.window_s, self.busy_share = window_s, busy_share
+        self._spans: deque[tuple[float, float]] = deque()  # (start, end) of recent transcriptions
+        self.work = {"transcriptions": 0, "wall_s": 0.0}  # wall_s: asked -> text, queueing included
+
+    def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+        started = time.perf_counter()
+        with self.lock:
+            self.in_flight += 1
+        try:
+            return transcribe_with(self.stt, audio, vocabulary)
+        finally:
+            ended = time.perf_counter()
+            with self.lock:
+                self.in_flight -= 1
+                self.work["transcriptions"] += 1
+                self.work["wall_s"] += ended - started
+                self._spans.append((started, ended))
+
+    def busy(self) -> bool:
+        """Optional transcriptions should wait: one is in flight, or the model was mostly busy lately."""
+        now = time.perf_counter()
+        with self.lock:
+            if self.in_flight:
+                return True
+            while self._spans and self._spans[0][1] < now - self.window_s:
+                self._spans.popleft()
+            recent = sum(end - max(start, now - self.window_s) for start, end in self._spans)
+        return recent >= self.busy_share * self.window_s
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stt, name)
+
+
+def work_summary(stt: Any, tts: Any) -> str:
+    """One log line: what speech-to-text and text-to-speech did for every call since the server started."""
+    model = getattr(stt, "stt", stt)
+    model = getattr(model, "stt", model)  # under a BatchedSTT
+    stt_work, shared, tts_work = getattr(model, "work", {}), getattr(stt, "work", {}), getattr(tts, "work", {})
+    n = max(1, shared.get("transcriptions", 0))
+    windows, batches = stt_work.get("windows", 0), max(1, stt_work.get("batches", 0))
+    syntheses = max(1, tts_work.get("syntheses", 0))
+    return (f"speech work: {shared.get('transcriptions', 0)} transcriptions (mean {shared.get('wall_s', 0) / n:.3f} s "
+            f"asked -> text), Whisper busy {stt_work.get('busy_s', 0.0):.1f} s for {windows} windows in "
+            f"{stt_work.get('batches', 0)} batches (mean batch {windows / batches:.2f}); "
+            f"{tts_work.get('syntheses', 0)} syntheses, TTS busy {tts_work.get('busy_s', 0.0):.1f} s "
+            f"(mean wait {tts_work.get('waited_s', 0.0) / syntheses:.3f} s; "
+            f"greeting clauses reused {tts_work.get('fixed_reused', 0)} times)")

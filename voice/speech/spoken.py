@@ -1,0 +1,121 @@
+"""Spoken form: rewrite a reply for the ear just before TTS, per locale.
+
+Piper speaks through espeak-ng's phonemizer, which reads "4567" as "four thousand five hundred and
+sixty-seven" and "$20.00" as "dollar twenty point zero zero". `SpokenForm(locale).speak(text)` turns
+written text into what a person would say ("order four five six seven", "twenty dollars"). Only the
+audio path uses it: transcripts, history and the trace keep the written form.
+
+Markup (markdown, HTML tags, emoji, braces) is dropped here, the same for every language; numbers,
+symbols and abbreviations are the locale's. Adding a locale is one class with `speak(text) -> str`
+(see `voice.speech.spoken_en.EnglishUS`) and one line in `LOCALES`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any, Protocol
+
+import numpy as np
+
+from voice.speech.spoken_en import EnglishUS
+
+log = logging.getLogger(__name__)
+
+
+class LocaleRules(Protocol):
+    """One language's reading of numbers, symbols and abbreviations, over markup-free text."""
+
+    def speak(self, text: str) -> str: ...
+
+
+LOCALES: dict[str, type[LocaleRules]] = {
+    "en-US": EnglishUS,
+}
+
+# (gate, pattern, replacement): a rule runs only if one of its gate strings is in the text; plain prose
+# passes through a few substring checks. Emoji are gated on the text not being ASCII.
+_NON_ASCII = ("",)
+_MARKUP: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
+    (("```",), re.compile(r"```[\w+-]*"), " "),
+    (("](",), re.compile(r"\[([^\]\n]+)\]\((?:[^)\s]+)\)"), r"\1"),  # [text](url) -> text
+    (("<",), re.compile(r"</?[A-Za-z][^<>\n]{0,60}>"), " "),  # HTML tags
+    (("#", ">", "-", "*", "+", "•"), re.compile(r"^[ \t]*(?:#{1,6}|>|[-*+•])[ \t]+", re.MULTILINE), ""),  # line markers
+    (("_",), re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])"), " "),  # issue_refund -> issue refund
+    (("*", "_", "`"), re.compile(r"\*+|(?<![A-Za-z0-9])_+|_+(?![A-Za-z0-9])|`+"), ""),  # emphasis, code
+    (_NON_ASCII, re.compile("[\U0001f000-\U0001faff\U00002600-\U000027bf\U00002b00-\U00002bff"
+                            "\U00002190-\U000021ff\ufe0f\u200d\u20e3]"), " "),  # emoji, arrows
+    (("{", "}", "[", "]", "<", ">", "\\", "^", "~"), re.compile(r"[{}\[\]<>\\^]|~(?!\s?\d)"), " "),
+    (("|",), re.compile(r"\s*\|\s*"), ", "),  # table cells
+    ((" -", " –", "—"), re.compile(r"\s+[-–]\s+|\s*—\s*"), ", "),  # a dash between words is a pause; "3–5" stays
+]
+_TIDY: list[tuple[tuple[str, ...], re.Pattern[str], str]] = [
+    (("  ", "\n", "\t", "\r"), re.compile(r"\s+"), " "),
+    ((" ,", " .", " ;", " :", " !", " ?"), re.compile(r"\s+([,.;:!?])"), r"\1"),
+    ((",,", ", ,"), re.compile(r",(?:\s*,)+"), ","),
+]
+
+
+def _apply(rules: list[tuple[tuple[str, ...], re.Pattern[str], str]], text: str) -> str:
+    for gate, pattern, replacement in rules:
+        if any(key in text for key in gate) if gate is not _NON_ASCII else not text.isascii():
+            text = pattern.sub(replacement, text)
+    return text
+
+
+def strip_markup(text: str) -> str:
+    """Drop what a listener cannot hear: markdown, HTML tags, emoji, braces, stray symbols."""
+    return tidy(_apply(_MARKUP, text))
+
+
+def tidy(text: str) -> str:
+    """One space between words, none before punctuation, no doubled commas or leading comma."""
+    text = _apply(_TIDY, text).strip()
+    return text.lstrip(",").lstrip() if text.startswith(",") else text
+
+
+class SpokenForm:
+    """`SpokenForm("en-US").speak("Order 4567: $20.00")` -> "Order four five six seven: twenty dollars"."""
+
+    def __init__(self, locale: str = "en-US") -> None:
+        self.locale = resolve_locale(locale)
+        self.rules: LocaleRules = LOCALES[self.locale]()
+
+    def speak(self, text: str) -> str:
+        """Deterministic and idempotent: spoken text comes back unchanged."""
+        if not text:
+            return text
+        return tidy(self.rules.speak(strip_markup(text)))
+
+
+def resolve_locale(locale: str) -> str:
+    """An exact match, else the first locale of the same language ("en-GB" -> "en-US"), else an error."""
+    wanted = locale.replace("_", "-")
+    for known in LOCALES:
+        if known.lower() == wanted.lower():
+            return known
+    language = wanted.split("-")[0].lower()
+    for known in LOCALES:
+        if known.split("-")[0].lower() == language:
+            return known
+    raise ValueError(f"no spoken form for locale {locale!r}; known: {', '.join(LOCALES)}")
+
+
+class SpokenTTS:
+    """Any TTS engine, fed the spoken form of each clause; every other attribute is the engine's."""
+
+    def __init__(self, engine: Any, form: SpokenForm | None = None) -> None:
+        # Wrapping twice would normalise twice: harmless (idempotent) but wasted work.
+        self.engine = engine.engine if isinstance(engine, SpokenTTS) else engine
+        self.form = form or SpokenForm()
+
+    def synthesize(self, text: str) -> np.ndarray:
+        try:
+            spoken = self.form.speak(text)
+        except Exception:  # a normaliser bug must not silence the call: say the written text instead
+            log.exception("spoken form failed for %r; speaking it as written", text)
+            spoken = text
+        return self.engine.synthesize(spoken)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.engine, name)

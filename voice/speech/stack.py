@@ -1,0 +1,53 @@
+"""The offline speech stack, loaded once by engine name: VAD, STT, TTS and the clause chunker."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from voice.speech.engines import STT, STT_ENGINES, TTS, TTS_ENGINES, VAD, VAD_ENGINES, Chunker
+
+
+@dataclass
+class SpeechStack:
+    vad: VAD  # a streaming VAD keeps per-stream state: each concurrent call needs its own (`new_vad`)
+    stt: STT
+    tts: TTS
+    chunker: Callable[[], Chunker]  # a fresh one per reply
+    load_s: float = 0.0
+    names: dict[str, str] = field(default_factory=dict)  # {"vad": "silero", "stt": "tiny.en", "tts": "piper"}
+    threads: int = 1
+    tts_threads: int = 1
+
+    def tts_voices(self, count: int) -> tuple[list[TTS], TTS | None]:
+        """`count` copies of the voice on one thread each, for a server's pool (`voice.speech.shared_models.PooledTTS`),
+        and the stack's own voice when it runs on more threads (used for a clause alone on an idle machine)."""
+        name = self.names.get("tts")
+        if name is None:  # an engine built by hand, not by name: there is no second copy to load
+            return [self.tts], None
+        if self.tts_threads <= 1:
+            return [self.tts, *(TTS_ENGINES.load(name, threads=1) for _ in range(count - 1))], None
+        return [TTS_ENGINES.load(name, threads=1) for _ in range(count)], self.tts
+
+    def new_vad(self) -> VAD:
+        """Another VAD of the same engine, for one more concurrent call."""
+        return VAD_ENGINES.load(self.names.get("vad", VAD_ENGINES.default), threads=self.threads)
+
+
+def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, threads: int = 1,
+               vad: str = VAD_ENGINES.default, tts_threads: int = 2) -> SpeechStack:
+    """Load the engines registered under these names (`voice.speech.engines`); unknown names raise ValueError.
+
+    TTS gets both cores (`tts_threads`): a caller hears nothing until the first clause is synthesised, and
+    Piper makes it ~40 % sooner on two threads; its idle threads sleep rather than spin (voice/speech/tts.py)."""
+    from voice.speech.tts import ClauseChunker
+
+    for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad)):
+        registry.spec(name)  # an unknown name fails before any model is loaded
+    started = time.perf_counter()
+    stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads),
+                        TTS_ENGINES.load(tts, threads=tts_threads), ClauseChunker,
+                        names={"vad": vad, "stt": stt, "tts": tts}, threads=threads, tts_threads=tts_threads)
+    stack.load_s = time.perf_counter() - started
+    return stack
