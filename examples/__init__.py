@@ -1,1 +1,2 @@
-"""Agents built on voiceloop the way a user builds one: `order_desk` (the demo) and `appointments`."""
+"""Agents built on voiceloop the way a user builds one, in other domains than the demo order desk (which ships in
+the wheel as `voice.demo`): `appointments`, `outage_line`, `garage` and `hotel`. They stay in the repository."""

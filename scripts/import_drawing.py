@@ -21,6 +21,7 @@ TOP = ("loop", "voice")
 PACKAGES = (
     "voice.cli",         # the `voiceloop` command
     "voice.bench",       # measurements: bench voice, bench load, reply evaluation
+    "voice.demo",        # the demo order desk, the default agent (ships in the wheel)
     "voice.testing",     # scripted audio calls and the checks a user's agent tests call
     "voice.livekit",     # voiceloop inside LiveKit Agents
     "voice.server",      # `voiceloop serve`: the ASGI app and its operator API

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, WordChunker, track
 from voice.call.approval import action_phrase, confirmation_question, verb_phrase
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession
 from voice.speech.spoken import SpokenForm, SpokenTTS
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import (
     Decision,
     GuardrailHit,
@@ -21,6 +20,7 @@ from loop import (
     ToolCall,
 )
 from tests.helpers import Calls, agent, read_tool, write_tool
+from voice.demo.order_desk import OrderDesk, order_policy
 
 
 class Refund(BaseModel):

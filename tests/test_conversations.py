@@ -13,12 +13,18 @@ from pathlib import Path
 import pytest
 
 from voice.audio import read_wav
+from voice.demo.order_desk import demo_config
 from voice.speech.stack import SpeechStack, load_stack
 from voice.testing.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
 from voice.testing.scripted_call import FIXTURES, Fixture, run_call
 
 CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
                  if str(Fixture.load(p).data.get("description", "")).startswith("conversation:")]
+
+
+# the demo's prompt and policy text (rule reasons are left out: "refunds above $500 must be approved by a
+# supervisor" is fine to tell a caller)
+DEMO_INSTRUCTIONS = (demo_config()["system_prompt"], demo_config()["policy"].get("text", ""))
 
 
 # ---- the checks themselves (no audio) ------------------------------------------------------------
@@ -36,7 +42,7 @@ CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
     "Talk like a friendly person: one or two short sentences, plain words.",  # the prompt, word for word
 ])
 def test_leaks_are_caught(leak: str) -> None:
-    assert check_reply(leak), leak
+    assert check_reply(leak, instructions=DEMO_INSTRUCTIONS), leak
 
 
 @pytest.mark.parametrize("fine", [
@@ -48,7 +54,7 @@ def test_leaks_are_caught(leak: str) -> None:
     "Let me get a person to help you with that. Please hold.",
 ])
 def test_good_replies_pass(fine: str) -> None:
-    assert check_reply(fine) == []
+    assert check_reply(fine, instructions=DEMO_INSTRUCTIONS) == []
 
 
 def test_contains_alternatives_regex_and_word_boundaries() -> None:

@@ -12,7 +12,6 @@ import pytest
 import yaml
 from pydantic import Field
 
-from examples.order_desk.desk import order_desk_brain
 from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
 from loop.grounding._facts import FactCheck
@@ -30,9 +29,10 @@ from loop.grounding.speakable import ReplyGuard
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
+from voice.demo.order_desk import order_desk_brain
 
-REPLY_EVAL = "tests/data/reply_eval.yaml"
-TOOL_CHOICE = "tests/data/tool_choice_eval.yaml"
+REPLY_EVAL = "voice/demo/reply_eval.yaml"
+TOOL_CHOICE = "voice/demo/tool_choice_eval.yaml"
 
 
 def _schema(fn: Any) -> dict[str, Any]:

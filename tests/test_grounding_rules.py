@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from examples.order_desk.desk import OrderDesk, order_desk_brain
 from loop.grounding.arguments import closing_remark, closing_reply, fresh_reads, proper_names, uncued
 from loop.models.llama.decoding import Plan, plan_for
 from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler
 from loop.types import Message, ModelRequest
+from voice.demo.order_desk import OrderDesk, order_desk_brain
 
 
 def _assembler() -> PromptAssembler:

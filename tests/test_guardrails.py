@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from examples.order_desk.desk import OrderDesk
 from loop import LoopConfig, RunOutcome, ScriptedModel, ToolCall
 from loop.policy.guardrails import GroundedArguments, spoken_values
 from tests.helpers import agent
+from voice.demo.order_desk import OrderDesk
 
 
 @pytest.mark.parametrize(("text", "value"), [

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, TextDelta, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.audio import FRAME_S
 from voice.call.playout import FRAME
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession, SessionConfig
 from voice.testing.pacer import PacedSink
 

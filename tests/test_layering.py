@@ -24,6 +24,19 @@ def test_loop_imports_nothing_from_voice() -> None:
     assert not {k: v for k, v in offenders.items() if v}, "loop/ must not depend on voice/"
 
 
+def test_voice_and_loop_import_nothing_from_the_examples_or_the_tests() -> None:
+    """The wheel installs voice and loop only: what they import must be in it."""
+    import ast
+
+    offenders = []
+    for name, path in DRAWING["modules"]().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            offenders += [f"{name} -> {t}" for t in targets if t.split(".")[0] in ("examples", "tests")]
+    assert offenders == []
+
+
 def test_no_module_imports_a_package_above_its_own() -> None:
     assert DRAWING["upward"](GRAPH) == []
 
@@ -106,8 +119,8 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_the_brain_bench_gets_the_demo_agent_from_the_voice_side() -> None:
-    from examples.order_desk.desk import order_desk_brain
     from loop.bench.brain import case_request, load_cases
+    from voice.demo.order_desk import order_desk_brain
 
     setup = order_desk_brain()
     request = case_request(setup.assembler(lambda text: len(text) // 4), {"say": "Where is order 4567?"})

@@ -17,11 +17,11 @@ from livekit.agents import AgentSession
 from livekit.agents import llm as lk_llm
 from livekit.agents import vad as lk_vad
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.helpers import ORDER_SCHEMA, assert_heard
 from voice.audio import SAMPLE_RATE, load_audio, resample
 from voice.call.approval_dialog import SAID_NO
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.livekit.llm import ESCALATED_SAY, VoiceloopLLM
 from voice.livekit.plugins import OfflineSTT, OfflineTTS, OfflineVAD
 from voice.testing.scripted_call import FIXTURES

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from examples.order_desk.desk import OrderDesk, demo_assembler
 from loop.bench.brain import case_request
 from loop.grounding.arguments import ask_for, id_candidates, number_candidates, proper_names, words_to_number
 from loop.models.llama import weights
 from loop.models.llama.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
 from tests.helpers import assert_heard
+from voice.demo.order_desk import OrderDesk, demo_assembler
 
 TOOLS = [
     {"type": "function", "function": {

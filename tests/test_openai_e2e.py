@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, RunOutcome, TextDelta
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message, ModelRequest, ModelResponse
+from voice.demo.order_desk import OrderDesk, order_policy
 
 llama_server = pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from examples.order_desk.desk import OrderDesk
 from loop import Escalated
+from voice.demo.order_desk import OrderDesk
 
 
 def test_seeded_on_first_use_and_kept_after(tmp_path: Path) -> None:
@@ -39,8 +39,8 @@ def test_unknown_orders_are_sentences_or_errors_the_model_can_read(tmp_path: Pat
 
 
 def test_results_are_short_sentences_a_caller_can_hear(tmp_path: Path) -> None:
-    from examples.order_desk.desk import money, say_deliveries, say_order
     from loop.grounding.speakable import leaks, sentences
+    from voice.demo.order_desk import money, say_deliveries, say_order
 
     desk = OrderDesk(tmp_path / "orders.db")
     names = [t.name for t in desk.tools()]

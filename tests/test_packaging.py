@@ -1,10 +1,12 @@
-"""Packaging as a new user meets it: a wheel built from this tree, installed into a fresh virtualenv, runs
-`voiceloop call` on the examples' own call script (package data) with the scripted model; a missing extra is
+"""Packaging as a new user meets it: a wheel built from this tree holds `voice` and `loop` only (the demo order
+desk, the default agent, as package data), installed into a fresh virtualenv it runs `voiceloop call` with the
+default agent and with an example agent file from the repository, with the scripted model; a missing extra is
 named; `./run demo --llm script` builds no llama.cpp; nothing points outside the repository."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -33,7 +35,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
-    for name in ("loop", "voice", "examples"):
+    for name in ("loop", "voice", "examples", "tests"):  # what is in the tree; the wheel takes what it declares
         shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "*.db"))
     run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp / "dist"),
          str(src)], tmp)
@@ -55,22 +57,23 @@ def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return env
 
 
-def test_the_wheel_holds_the_code_the_web_page_and_the_examples_data(wheel: Path) -> None:
+def test_the_wheel_holds_voice_and_loop_with_the_web_page_and_the_default_agent(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("voice/web/index.html", "voice/agents/spec.py", "loop/testing.py", "voice/testing/__init__.py",
-                     "examples/order_desk/order_support.yaml", "examples/appointments/agent.yaml",
-                     "examples/appointments/calls/book_tuesday.yaml",
-                     "examples/appointments/calls/audio/book_tuesday_11.wav"):
+                     "voice/demo/order_support.yaml", "voice/demo/order_desk.py", "voice/demo/tool_choice_eval.yaml",
+                     "voice/demo/reply_eval.yaml", "loop/models/llama/model.py", "voice/cli/__main__.py"):
         assert required in names, f"{required} is not in the wheel"
-    assert not any(n.startswith("tests/") for n in names)
+    tops = {n.split("/")[0] for n in names if not n.startswith("voiceloop-")}
+    assert tops == {"voice", "loop"}, f"the wheel installs more than voice and loop: {sorted(tops)}"
 
 
 def test_the_installed_wheel_runs_a_call_offline(venv: Path, tmp_path: Path) -> None:
     python, voiceloop = venv / "bin" / "python", venv / "bin" / "voiceloop"
-    where = run([str(python), "-c", "import voice, examples.appointments as a; print(voice.__file__); "
-                 "print(a.AGENT_FILE.parent)"], tmp_path).stdout.split()
+    where = run([str(python), "-c", "import voice, voice.demo as d; print(voice.__file__); "
+                 "print(d.AGENT_FILE)"], tmp_path).stdout.split()
     assert all(str(venv) in w for w in where), f"imported from outside the venv: {where}"
-    script = Path(where[1]) / "calls" / "book_tuesday.yaml"
+    # an example agent file of the repository, its toolset a Python file beside it: no `examples` package needed
+    script = ROOT / "examples" / "appointments" / "calls" / "book_tuesday.yaml"
     done = run([str(voiceloop), "call", str(script), "--llm", "script", "--tts", "espeak", "--out",
                 str(tmp_path / "out")], tmp_path)
     assert "outcome: COMPLETED" in done.stdout and "book_appointment" in done.stdout
@@ -144,3 +147,19 @@ def test_the_project_refers_to_nothing_outside_itself() -> None:
         offenders += [f"{name}: {needle}" for needle in ("DESIGN.md", "../shared", "/work/") if needle in text
                       and name != "tests/test_packaging.py"]
     assert not offenders
+
+
+def test_nothing_at_run_time_reads_the_repository_through_its_own_path() -> None:
+    """An installed wheel has no tests/ or audio_fixtures/ beside it: code may find its own package data from
+    `__file__`, never climb out of its package to the repository's folders."""
+    offenders = []
+    for path in sorted([*ROOT.glob("voice/**/*.py"), *ROOT.glob("loop/**/*.py")]):
+        depth = len(path.relative_to(ROOT).parts) - 1  # folders between the repository root and the file
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if "__file__" not in line:
+                continue
+            # parents[N] and N+1 `.parent`s name the same folder; parents[depth] is the repository itself
+            ups = [int(k) for k in re.findall(r"parents\[(\d+)\]", line)] + [line.count(".parent") - 1]
+            if max(ups) >= depth or "tests" in line or "audio_fixtures" in line:
+                offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert offenders == []

@@ -1,4 +1,4 @@
-"""Policy as configuration: the demo's refund rules load from examples/order_desk/ and decide as written."""
+"""Policy as configuration: the demo's refund rules load from voice/demo/ and decide as written."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from examples.order_desk.desk import OrderDesk
 from loop import Decision, ToolCall
 from loop.policy.config import PolicyConfig, load_policy
+from voice.demo.order_desk import OrderDesk
 
 CONFIG = Path(__file__).resolve().parents[1] / "examples" / "order_desk" / "order_support.yaml"
 

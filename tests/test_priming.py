@@ -6,10 +6,10 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, Message, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.priming import PrimedModel
 from voice.runtime.session import CallSession, SessionConfig
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examples.order_desk.desk import OrderDesk, demo_config, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from tests.helpers import assert_heard
 from voice.audio import load_audio
+from voice.demo.order_desk import OrderDesk, demo_config, order_policy
 from voice.runtime.session import CallSession, SessionConfig
 from voice.speech.stack import SpeechStack, load_stack
 from voice.testing.pacer import PacedSink, drive_realtime

@@ -1,4 +1,4 @@
-"""The default embedded brain against the spoken-reply eval (tests/data/reply_eval.yaml): slow (a few minutes on
+"""The default embedded brain against the spoken-reply eval (voice/demo/reply_eval.yaml): slow (a few minutes on
 two cores), so `-m slow`. Needs llama-cpp-python and the Qwen2.5-Coder-0.5B weights; skipped without them."""
 
 from __future__ import annotations

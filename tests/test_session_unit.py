@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ModelRequest, ModelResponse, ScriptedModel, TextDelta, ToolCall, Usage
 from loop.types import Pricing
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from voice.call.turns import TurnConfig
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession, SessionConfig
 
 REFUND = [ToolCall("lookup_order", {"order_id": "4567"}), ToolCall("issue_refund", {"order_id": "4567", "amount": 20}),

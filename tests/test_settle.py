@@ -7,11 +7,11 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from examples.order_desk.desk import OrderDesk
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, ToolCall
 from loop.events import RUN_ENDS, EventKind
 from loop.run.report import build_report, format_report
 from loop.run.settle import settle_unfinished
+from voice.demo.order_desk import OrderDesk
 
 REFUND = ToolCall("issue_refund", {"order_id": "4567", "amount": 20}, id="call_refund")
 

@@ -9,12 +9,12 @@ import threading
 import time
 from pathlib import Path
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, Journal, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
 from loop.act import reconciled
 from loop.commit_gate import CommitGate
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from tests.helpers import ORDER_SCHEMA
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession, SessionConfig
 
 REFUND = ToolCall("issue_refund", {"order_id": "4567", "amount": 20}, id="call_refund")

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from examples.order_desk.desk import DEMO_CONFIG, OrderDesk, demo_config
 from loop import ScriptedModel, ToolCall
 from loop.grounding.speakable import ReplyGuard, check_reply, leaks, sentences
 from loop.models.llama.model import REPEAT_PLEASE, GenStats, LlamaModel
 from loop.models.llama.qwen_format import CONTINUATION, TEXT_RULE
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta
 from voice.bench.reply_eval import EVAL_SET, Timed, load_cases, run_case, summarize
+from voice.demo.order_desk import DEMO_CONFIG, OrderDesk, demo_config
 
 NAMES = ["lookup_order", "delivery_status", "issue_refund", "update_address", "transfer_to_human"]
 SYSTEM = demo_config()["system_prompt"]

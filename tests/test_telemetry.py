@@ -19,9 +19,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import loop.otel
 import voice.observe.otel
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel, ScriptedTurn, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession, SessionConfig
 
 

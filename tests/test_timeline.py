@@ -10,12 +10,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from examples.order_desk.desk import OrderDesk, order_policy
 from loop import Agent, LoopConfig, ScriptedModel
 from tests.fakes import LoudnessVAD, ScriptedSTT, ToneTTS, WordChunker, track
 from tests.helpers import assert_heard
 from voice.call.reply import LATENCY_PARTS
 from voice.cli import main
+from voice.demo.order_desk import OrderDesk, order_policy
 from voice.observe.timeline import build_timeline
 from voice.observe.timeline_html import render_timeline
 from voice.runtime.session import CallSession

@@ -4,7 +4,7 @@ tool-choice accuracy + latency on an eval set of cases for one agent.
 Which agent is the caller's choice (a `BrainSetup`: system prompt, tools, policy text, eval set); requests are
 assembled by the loop's own PromptAssembler from it, so the model sees exactly the bytes an Agent would send.
 The loop knows no particular agent: the voice CLI builds the setup from `--agent` (the demo order desk's,
-`examples.order_desk.desk.order_desk_brain`, without it).
+`voice.demo.order_desk.order_desk_brain`, without it).
 Progress goes to stderr, the result to stdout (text or --json).
 
 Wiring: `add_loop_commands(sub, bench_targets={"brain": brain_command(make_setup)})`, with `make_setup(args) ->

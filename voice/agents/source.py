@@ -7,7 +7,7 @@
   may also be an `AgentSpec` or the path of an agent file.
 
 The agent's own model is used unless the command chooses one (`--llm`, `--script`, a call script's replies).
-Without `--agent`, commands run the demo order desk (`examples/order_desk/`).
+Without `--agent`, commands run the demo order desk (`voice/demo/`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from loop.types import Model
 from voice.agents.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script_turns
 from voice.agents.spec import AgentConfigError, AgentSpec, call_with_accepted, resolve_ref
 
-DEFAULT_AGENT = "examples.order_desk:AGENT_FILE"
+DEFAULT_AGENT = "voice.demo:AGENT_FILE"
 
 
 @dataclass
@@ -129,4 +129,4 @@ def load_agent(ref: str | None = None, base_dir: Path | None = None) -> AgentSou
 def add_agent_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", default=None, metavar="FILE.yaml|MODULE:FACTORY",
                         help="your agent: an agent file, or a callable returning a loop.Agent (it may take "
-                             "call_id and data_dir); default: the demo order desk (examples/order_desk)")
+                             "call_id and data_dir); default: the demo order desk (voice/demo/)")

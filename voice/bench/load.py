@@ -48,7 +48,8 @@ from voice.bench.load_report import (
 )
 from voice.testing.scripted_call import FIXTURES
 
-ROOT = Path(__file__).resolve().parents[2]
+# the spawned server and stand-in import exactly what this process imports (a checkout, a worktree, site-packages)
+IMPORT_PATH = os.pathsep.join(p for p in sys.path if p)
 RECORDINGS = FIXTURES / "recordings" / "telephone"  # real 8 kHz phone recordings
 DEFAULT_OUT = Path("out") / "bench"
 OPERATOR = "bench-load-operator-token"  # the server's, for this run only
@@ -77,7 +78,7 @@ def _drain(stream: TextIO, sink: list[str]) -> None:
 def _launch(cmd: list[str], env: dict[str, str], pattern: str, log: Path, timeout_s: float = 180.0,
             ) -> tuple[subprocess.Popen[str], re.Match[str]]:
     """Start a process and wait for a stdout line matching `pattern`; stdout is drained afterwards."""
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=log.open("w"))
+    proc = subprocess.Popen(cmd, env=env, text=True, stdout=subprocess.PIPE, stderr=log.open("w"))
     assert proc.stdout is not None
     deadline, lines = time.monotonic() + timeout_s, []
     for line in proc.stdout:
@@ -103,13 +104,13 @@ def _stop(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> int:
 def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
     cmd = [sys.executable, "-m", "voice.bench.llm_standin", "--port", "0", "--ttft-ms", f"{cfg.ttft_ms:g}",
            "--tokens-per-s", f"{cfg.tokens_per_s:g}"]
-    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": str(ROOT)}, r"listening on (http://\S+)",
+    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": IMPORT_PATH}, r"listening on (http://\S+)",
                       workdir / "standin.log", 60)
     return proc, m.group(1)
 
 
 def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "VOICELOOP_TOKEN": "bench-load-caller-token",
+    env = {**os.environ, "PYTHONPATH": IMPORT_PATH, "VOICELOOP_TOKEN": "bench-load-caller-token",
            "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "VOICELOOP_LLM_URL": llm_url, "VOICELOOP_LLM_MODEL": "standin",
            **cfg.env}
     env.pop("TWILIO_AUTH_TOKEN", None)

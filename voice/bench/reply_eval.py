@@ -1,6 +1,6 @@
 """Spoken-reply evaluation of a brain over the demo order desk, text only (no audio: fast).
 
-Each case of `tests/data/reply_eval.yaml` is a short call run through the real `loop.Agent` with the demo tools
+Each case of `voice/demo/reply_eval.yaml` is a short call run through the real `loop.Agent` with the demo tools
 (a fresh database per case), policy, system prompt and the `voice` loop profile; approvals are answered as the
 case says. The spoken reply of every turn is checked by machine (`loop.grounding.speakable.check_reply`: the facts
 from the
@@ -28,13 +28,14 @@ from typing import Any
 
 import yaml
 
-from examples.order_desk.desk import OrderDesk, demo_config, order_policy
+import voice.demo
 from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
 from loop.bench.stats import percentile
 from loop.grounding.speakable import check_reply
 from loop.types import Model, ModelEvent, ModelRequest, ModelResponse
+from voice.demo.order_desk import OrderDesk, demo_config, order_policy
 
-EVAL_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "reply_eval.yaml"
+EVAL_SET = Path(voice.demo.__file__).resolve().with_name("reply_eval.yaml")  # the demo's cases, package data
 HANDOVER = "Let me get a person to help you with that. Please hold."  # what the session says on ESCALATED
 COULD_NOT = "Sorry, I couldn't finish that just now."  # ... and on any other outcome but COMPLETED
 # the voice profile, with time enough that a busy machine shows up in the timings, not as failed calls

@@ -37,6 +37,9 @@ def bench_paths(llm: str, only: Sequence[str] = ()) -> list[Path]:
     folders (see the module docstring). Raises ValueError naming what it could not find."""
     every = sorted(FIXTURES.glob("*.yaml"))
     if not only:
+        if not every:
+            raise ValueError(f"no call scripts in {FIXTURES}: run from a voiceloop checkout, set VOICELOOP_FIXTURES "
+                             "to a folder of them, or name your own with --calls")
         return [p for p in every if not _script_only(p, llm)]
     by_name = {p.stem: p for p in every}
     chosen: list[Path] = []

@@ -115,7 +115,7 @@ EVAL_FILE = "tool_choice_eval.yaml"  # an agent's own tool-choice cases, beside 
 
 
 def _order_desk() -> Any:
-    from examples.order_desk.desk import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
+    from voice.demo.order_desk import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
 
     return order_desk_brain()
 
@@ -126,8 +126,6 @@ def _brain_setup(args: argparse.Namespace) -> Any:
     beside its agent file, or beside the module of its factory)."""
     import inspect
 
-    import examples.order_desk
-    from examples.order_desk.desk import EVAL_SET as DESK_EVAL_SET
     from loop import ScriptedModel
     from loop.bench.brain import BrainSetup
     from voice.agents.source import load_agent
@@ -140,8 +138,6 @@ def _brain_setup(args: argparse.Namespace) -> Any:
     else:
         folder = Path(inspect.getsourcefile(source.factory) or ".").resolve().parent  # type: ignore[arg-type]
     eval_set = folder / EVAL_FILE
-    if folder == Path(examples.order_desk.__file__).resolve().parent:
-        eval_set = DESK_EVAL_SET  # the demo's cases live with the other tests' data
     agent = source.maker(Path(tempfile.mkdtemp(prefix="voiceloop-brain-")), lambda _id: ScriptedModel([]))("brain")
     return BrainSetup(agent.assembler.system, list(agent.tools.values()), agent.policy.text,
                       eval_set if eval_set.is_file() else None, agent.config.context_tokens, name=source.name)

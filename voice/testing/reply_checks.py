@@ -67,7 +67,7 @@ def check_reply(text: str, expect: Mapping[str, Any] | None = None, *,
 def find_leaks(text: str, never: Iterable[str | Sequence[str]] = (), *,
                instructions: Iterable[str] | None = None) -> list[str]:
     """What must never be spoken: the default list, the extra fragments in `never`, and any run of `NGRAM`
-    words taken from the agent's instructions (the demo's prompt and policy text unless given)."""
+    words taken from the agent's instructions, when given (its prompt and policy text)."""
     problems: list[str] = []
     for label, pattern in DEFAULT_NEVER:
         if m := re.search(pattern, text, re.IGNORECASE | re.MULTILINE):
@@ -76,8 +76,7 @@ def find_leaks(text: str, never: Iterable[str | Sequence[str]] = (), *,
         for frag in [item] if isinstance(item, str) else item:
             if _found(frag, text):
                 problems.append(f"must not say {frag!r}: {text!r}")
-    shared = _ngrams(text) & (_instruction_ngrams(tuple(instructions)) if instructions is not None
-                              else _demo_instruction_ngrams())
+    shared = _ngrams(text) & _instruction_ngrams(tuple(instructions or ()))
     if shared:
         problems.append(f"leaked instruction: {' '.join(sorted(shared)[0])!r} in {text!r}")
     return problems
@@ -118,16 +117,6 @@ def _instruction_ngrams(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     return frozenset(g for g in grams if "|" not in g)
 
 
-@lru_cache(maxsize=1)
-def _demo_instruction_ngrams() -> frozenset[tuple[str, ...]]:
-    from examples.order_desk.desk import demo_config
-
-    cfg = demo_config()
-    policy = cfg.get("policy", {})
-    # rule reasons are left out: "refunds above $500 must be approved by a supervisor" is fine to tell a caller
-    return _instruction_ngrams((cfg.get("system_prompt", ""), policy.get("text", "")))
-
-
 def spoken_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the agent said after each caller turn, from a call's trace (`caller_turn_ended` and `agent_said`
     entries): `[{"t", "caller", "reply": [...], "other": [(part, text), ...]}]`. Speech before the first caller
@@ -152,7 +141,7 @@ def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]
     reply, and optionally `turns: [{contains, never, max_sentences}, ...]`, one per turn the agent answered
     (`turn_starts`: each turn's start time, e.g. from `TurnRecord.started_s`). Every reply is held to the
     default leak list and the length limit; approval questions and other session lines only to the leak list.
-    `instructions`: the agent's prompt and policy text, never to be read aloud (the demo's unless given).
+    `instructions`: the agent's prompt and policy text, never to be read aloud (no such check when not given).
     """
     spec = dict(spec or {})
     per_turn = list(spec.pop("turns", None) or [])

@@ -6,6 +6,7 @@ know go to the agent's toolset object, e.g. the order desk's `refunds:`, when it
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tempfile
@@ -28,7 +29,10 @@ from voice.speech.caller_digits import join_spoken_digits
 from voice.testing.pacer import PacedSink, drive_realtime
 from voice.testing.reply_checks import check_call
 
-FIXTURES = Path(__file__).resolve().parents[2] / "audio_fixtures"
+# The repository's scripted calls and recordings: what `bench voice` plays unless told, and what `bench load`'s
+# callers say. They are not in the wheel: `audio_fixtures/` of the working directory (a checkout), or
+# VOICELOOP_FIXTURES. A call script names its own recordings and agent relative to itself.
+FIXTURES = Path(os.environ.get("VOICELOOP_FIXTURES") or Path.cwd() / "audio_fixtures").resolve()
 # What `check_expectations` itself reads; any other key of `expect:` is the agent's toolset's to check.
 EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text"})
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from examples.order_desk import AGENT_FILE
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation
 from voice.agents.source import load_agent
+from voice.demo import AGENT_FILE
 from voice.testing import check_call_script
 
 DEMO_CALL = Path(__file__).resolve().parents[2] / "audio_fixtures" / "refund_approved.yaml"

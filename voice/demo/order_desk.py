@@ -1,5 +1,5 @@
 """The demo order desk's toolset on a real SQLite database, seeded on first use (the agent itself is declared in
-order_support.yaml beside this file: `voiceloop call --agent examples/order_desk/order_support.yaml`).
+order_support.yaml beside this file: `voiceloop call --agent voice/demo/order_support.yaml`).
 
 What a tool returns is what the model reads, and a small model copies it into its reply: so every result is one
 or two short sentences a person would say ("Order 4567 has shipped and is on its way to Lisbon. The total was
@@ -274,7 +274,7 @@ def order_policy() -> Policy:
 
 # ---- the order desk as `voiceloop bench brain` measures it -----------------------------------------------
 
-EVAL_SET = Path(__file__).resolve().parents[2] / "tests" / "data" / "tool_choice_eval.yaml"
+EVAL_SET = Path(__file__).resolve().with_name("tool_choice_eval.yaml")  # package data, beside this file
 
 
 def order_desk_brain(system_prompt: str | None = None) -> BrainSetup:
