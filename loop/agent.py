@@ -365,4 +365,6 @@ def _words_after_answer(request: ModelRequest, model: Model) -> ModelResponse:
 def _refusal_reason(model: str, response: ModelResponse) -> str:
     if response.refusal:
         return f"model {model} refused: {response.refusal}"
+    if response.finish_reason == "refusal":
+        return f"model {model} refused to answer (finish_reason=refusal)"
     return f"model {model}'s reply was stopped by its provider's content filter (finish_reason=content_filter)"

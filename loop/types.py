@@ -132,8 +132,9 @@ class ModelResponse:
 
     @property
     def refused(self) -> bool:
-        """A refusal is not an answer: a refusal field, or a reply stopped by the provider's content filter."""
-        return bool(self.refusal) or self.finish_reason == "content_filter"
+        """A refusal is not an answer: a refusal field, a reply stopped by the provider's content filter, or one
+        that stopped with finish reason `refusal` (Anthropic-style providers behind compatible servers)."""
+        return bool(self.refusal) or self.finish_reason in ("content_filter", "refusal")
 
     def to_dict(self) -> dict[str, Any]:
         out = {

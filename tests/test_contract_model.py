@@ -22,6 +22,16 @@ def test_a_content_filter_stop_is_not_a_completed_answer() -> None:
     assert result.answer == ""
 
 
+def test_a_refusal_stop_with_no_text_is_a_refusal_not_an_empty_answer() -> None:
+    calls = Calls()
+    model = ScriptedModel([ScriptedTurn(text="", finish_reason="refusal",
+                                        tool_calls=[ToolCall("lookup_order", {"order_id": "1"})])])
+    result = agent(model, [read_tool(calls)]).run_sync("x")
+    assert result.outcome is RunOutcome.GUARDRAIL_STOP and result.outcome is not RunOutcome.COMPLETED
+    assert result.reason == "model scripted refused to answer (finish_reason=refusal)"
+    assert result.answer == "" and calls.log == []
+
+
 def test_a_refusal_field_ends_the_run_with_the_refusal_as_reason_and_runs_no_tool() -> None:
     calls = Calls()
     model = ScriptedModel([ScriptedTurn(refusal="I can't help with that.",
@@ -38,17 +48,19 @@ def test_a_provider_refusal_over_the_openai_protocol_stops_the_run() -> None:
 
     async def run() -> list:
         with OpenAIServer() as server:
-            server.enqueue(refusal, text_reply("", finish_reason="content_filter"))
+            server.enqueue(refusal, text_reply("", finish_reason="content_filter"),
+                           text_reply("", finish_reason="refusal"))
             model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
             try:
-                return [await Agent(model, []).run("x"), await Agent(model, []).run("y")]
+                return [await Agent(model, []).run(goal) for goal in ("x", "y", "z")]
             finally:
                 await model.aclose()
 
-    refused, filtered = asyncio.run(run())
+    refused, filtered, declined = asyncio.run(run())
     assert (refused.outcome, refused.reason) == (RunOutcome.GUARDRAIL_STOP,
                                                  "model test-model refused: I can't assist with that.")
     assert filtered.outcome is RunOutcome.GUARDRAIL_STOP and "content filter" in filtered.reason
+    assert declined.outcome is RunOutcome.GUARDRAIL_STOP and "finish_reason=refusal" in declined.reason
 
 
 # ---- item 8: whitespace and case of no meaning do not disguise a repeat -------------------------

@@ -38,7 +38,6 @@ class CallSession:
         self.call_id = call_id or uuid.uuid4().hex[:12]
         agent.conversation_id = self.call_id
         self.core = CallCore(config, chunker, clock)
-        self.realtime = realtime
         args = (self.core, agent, vad, stt, tts, sink or NullSink())
         self.driver: RealtimeDriver | VirtualDriver = (
             RealtimeDriver(*args) if realtime else VirtualDriver(*args, max_tail_s=config.max_tail_s))

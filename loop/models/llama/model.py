@@ -20,7 +20,6 @@ ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import logging
 import os
 import threading
@@ -36,6 +35,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.models.llama._token_loop import TokenLoop
 from loop.models.llama.decoding import (
     REPEAT_PLEASE,
     Emit,
@@ -50,12 +50,9 @@ from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_sta
 from loop.models.llama.qwen_format import (
     CONTINUATION,
     OutputSplitter,
-    forced,
-    one_whole_call,
     present,
     render_prefix,
     render_prompt,
-    tag_calls,
     tool_name,
 )
 from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
@@ -85,7 +82,7 @@ class LlamaModel:
         self.guard = guard  # text replies through loop.grounding.speakable.ReplyGuard
         self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
         self.guard_fired: Counter[str] = Counter()
-        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see _decode); measured slower
+        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see TokenLoop._opens_tag); measured slower
         self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
         self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
         # a finished call ends the output: reading it back in only to learn whether a second call follows costs a
@@ -312,98 +309,9 @@ class LlamaModel:
                     emit(("piece", lead))
                 # the tools' words are being synthesised now: one core for the prompt, one for the voice (README)
                 self.llm._ctx.set_n_threads(self.threads[0], 1 if request.words_spoken else self.threads[1])
-                stats = self._decode(prompt, plan, max_tokens, emit, cancel, lead)
+                stats = TokenLoop(self, plan, max_tokens, emit).run(prompt, cancel, lead)
             except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
                 emit(("error", exc))
                 return
             self.last = stats
             emit(("done", stats))
-
-    def _is_brace(self, token: int) -> bool:
-        if token not in self._braces:
-            self._braces[token] = self.llm.detokenize([token], special=True).lstrip().startswith(b"{")
-        return self._braces[token]
-
-    def _pick(self, sampler: GrammarSampler | None) -> int:
-        import numpy as np
-
-        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits_ith(-1), shape=(self.llm.n_vocab(),))
-        return sampler.pick(logits) if sampler is not None else int(np.argmax(logits))
-
-    def _read_forced(self, more: str, sampler: GrammarSampler, stats: GenStats, max_tokens: int
-                     ) -> tuple[list[int], str]:
-        """What the grammar leaves no choice about ('name": "', the rest of a tool name, arguments that have one
-        possible value) is read in one batch instead of decoded a token at a time. Returns its tokens and text."""
-        extra = self._tok(more, special="<" in more)  # a closing tag is the template's special token
-        if len(extra) > max_tokens - stats.output_tokens:  # the cap holds for read tokens too
-            extra = extra[: max(0, max_tokens - stats.output_tokens)]
-            more = self.llm.detokenize(extra, special=True).decode("utf-8", errors="replace")
-        for t in extra:
-            sampler.accept(t)
-        stats.output_tokens += len(extra)
-        return extra, more
-
-    def _decode(self, prompt: list[int], plan: Plan, max_tokens: int, emit: Emit,
-                cancel: threading.Event, lead: str = "") -> GenStats:
-        started = time.perf_counter()
-        stats = GenStats(prompt_tokens=len(prompt), finish="length")
-        stats.reused_tokens = self._eval_from_cache(prompt, keep_last=True)
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        sampler, raw = plan.sampler, lead
-        if sampler is not None:
-            sampler.reset()
-        while stats.output_tokens < max_tokens:
-            if cancel.is_set():
-                stats.finish = "cancelled"
-                break
-            token = self._pick(sampler)
-            stats.ttft_s = stats.ttft_s or time.perf_counter() - started
-            if token in self._stop:
-                stats.finish = "stop"
-                break
-            if self.tag_calls and sampler is plan.sampler is not None and not raw and self._is_brace(token):
-                # a bare call: write the template's <tool_call> tag first, so the call in the KV cache is the one
-                # the next turn's prompt renders, and the answer after the result reuses it instead of re-reading
-                for tag in self._tag:
-                    sampler.accept(tag)
-                stats.output_tokens += len(self._tag)
-                raw = "<tool_call>\n"
-                emit(("piece", raw))
-                self.llm.eval(self._tag)
-                continue
-            if sampler is not None:
-                sampler.accept(token)
-            stats.output_tokens += 1
-            piece = decoder.decode(self.llm.detokenize([token], special=True))
-            raw += piece
-            batch = [token]
-            calls = plan.instead_calls if sampler is plan.instead else plan.calls if sampler is plan.sampler else []
-            if calls and raw[:1] == "<" and calls[0][:1] == "{":
-                calls = tag_calls(calls)  # the model opened the template's tag itself: the same calls, tagged
-            if calls and raw[:1] in "{<" and (more := forced(calls, raw)):
-                extra, more = self._read_forced(more, sampler, stats, max_tokens)
-                batch += extra
-                piece += more
-                raw += more
-            if sampler is not plan.fallback and raw.lstrip()[:1] in "{<" and (blocked := plan.blocked(raw)):
-                emit(("reset", None))  # the caller has not said what this call needs: ask, or answer in words
-                if plan.asks.get(blocked) and not plan.yields(blocked):
-                    emit(("say", plan.asks[blocked]))
-                    stats.finish = "stop"
-                    break
-                sampler, raw = (plan.instead, "") if plan.yields(blocked) else (plan.fallback, "")
-                sampler.reset()
-                self._eval_from_cache(prompt, keep_last=True)  # back to the end of the prompt, still cached
-                continue
-            emit(("piece", piece))
-            if self.one_call and ("}" in piece or ">" in piece) and raw.lstrip()[:1] in "{<" and one_whole_call(raw):
-                stats.finish = "stop"
-                break
-            if (self.guard and stats.output_tokens >= self.max_reply_tokens and raw.strip()
-                    and raw.lstrip()[:1] not in "{<"):
-                break  # a spoken reply this long is over: the guard ends it at its last whole clause
-            if stats.output_tokens < max_tokens:
-                self.llm.eval(batch)
-        emit(("piece", decoder.decode(b"", final=True)))
-        stats.total_s = time.perf_counter() - started
-        return stats
