@@ -1,4 +1,8 @@
-"""voiceloop's turn loop: budget, assemble, decide, vet, act, observe. Knows nothing about audio."""
+"""voiceloop's turn loop: budget, assemble, decide, vet, act, observe. Knows nothing about audio.
+
+    from loop import Agent, Tool, Policy, Model          # an agent, its tools, its rules, any model backend
+    from loop import Conversation, TestModel             # testing an agent in text, with no model weights
+"""
 
 from loop.act import Observation
 from loop.agent import Agent, RunResult
@@ -10,8 +14,9 @@ from loop.outcomes import Escalated, RunOutcome
 from loop.policy.rules import Decision, GuardrailHit, Policy, Rule, Severity, Verdict, VetContext
 from loop.store.journal import Event, Journal
 from loop.store.ledger import SharedLedger, TenantBudget
+from loop.testing import Conversation, TestModel
 from loop.tools import Tool, ToolOutput
-from loop.types import Message, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
+from loop.types import Message, Model, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
 
 __all__ = [
     "CANCELLED_BY_CALLER",
@@ -19,6 +24,7 @@ __all__ = [
     "ApprovalAnswer",
     "Budget",
     "Ceiling",
+    "Conversation",
     "Decision",
     "Escalated",
     "Event",
@@ -27,6 +33,7 @@ __all__ = [
     "Journal",
     "LoopConfig",
     "Message",
+    "Model",
     "ModelRequest",
     "ModelResponse",
     "Observation",
@@ -41,6 +48,7 @@ __all__ = [
     "Severity",
     "SharedLedger",
     "TenantBudget",
+    "TestModel",
     "TextDelta",
     "Tool",
     "ToolCall",

@@ -7,19 +7,33 @@ from __future__ import annotations
 import codecs
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from loop.models.llama.decoding import Emit, GenStats, GrammarSampler, Plan
 from loop.models.llama.qwen_format import forced, one_whole_call, tag_calls
 
-if TYPE_CHECKING:
-    from loop.models.llama.model import LlamaModel
+
+class _Model(Protocol):
+    """What a generation needs of `LlamaModel`: the llama.cpp instance, its tokens and its settings."""
+
+    llm: Any
+    _stop: set[int]
+    _tag: list[int]
+    _braces: dict[int, bool]
+    tag_calls: bool
+    one_call: bool
+    guard: bool
+    max_reply_tokens: int
+
+    def _tok(self, text: str, special: bool = True) -> list[int]: ...
+
+    def _eval_from_cache(self, tokens: list[int], keep_last: bool) -> int: ...
 
 
 class TokenLoop:
     """Decodes one reply from the model's KV cache; `run` returns its statistics."""
 
-    def __init__(self, model: LlamaModel, plan: Plan, max_tokens: int, emit: Emit) -> None:
+    def __init__(self, model: _Model, plan: Plan, max_tokens: int, emit: Emit) -> None:
         self.model, self.llm, self.plan, self.max_tokens, self.emit = model, model.llm, plan, max_tokens, emit
         self.sampler: GrammarSampler | None = plan.sampler
         self.raw = ""  # what this reply has decoded so far (under the sampler now in use)

@@ -82,9 +82,11 @@ class LlamaModel:
         self.guard = guard  # text replies through loop.grounding.speakable.ReplyGuard
         self.max_reply_tokens = max_reply_tokens  # a spoken reply is short; tool calls keep the request's cap
         self.guard_fired: Counter[str] = Counter()
-        self.tag_calls = tag_calls  # bare calls get the template's <tool_call> tags (see TokenLoop._opens_tag); measured slower
+        # bare calls get the template's <tool_call> tags (TokenLoop._opens_tag); measured slower
+        self.tag_calls = tag_calls
         self.lead_words = lead_words  # a reply to a speakable tool result starts with its first words (lead_in)
-        self.force_fixed = force_fixed  # the parts of a tool call the grammar fixes are read, not decoded (_decode)
+        # the parts of a tool call the grammar fixes are read, not decoded (TokenLoop._accept)
+        self.force_fixed = force_fixed
         # a finished call ends the output: reading it back in only to learn whether a second call follows costs a
         # forward pass on the answer's critical path (~0.2 s here); a further call comes in the loop's next step
         self.one_call = one_call
