@@ -31,6 +31,7 @@ from loop.outcomes import (
     ToolFailure,
 )
 from loop.policy.rules import Guardrail, Policy, VetContext
+from loop.prefetch import Prefetch, Prefetcher
 from loop.prompt import PromptAssembler
 from loop.repetition import detect_repetition, turn_signature
 from loop.replay import Tape
@@ -87,7 +88,8 @@ class Agent:
         self.tools = {t.name: t for t in tools}
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
         self.journal = open_journal(journal_path) if journal_path else None  # a SQLite path or postgresql:// URL
-        self.speculative: dict[str, Observation] = {}  # filled by a voice session while the caller speaks
+        self.speculative: dict[str, Observation] = {}  # read results prefetched while the caller speaks
+        self.pending_prefetches: set[asyncio.Task[None]] = set()  # primed answers whose spend is not yet settled
         self.tenant = tenant  # a shared tenant budget every admission also holds against
         self.unsettled_writes: list[tuple[str, Future[Any]]] = []  # timed-out sync writes still running
         # `scope`: what the agent is for, said to a caller who asks about anything else (the embedded model
@@ -110,6 +112,13 @@ class Agent:
             result = warm(request)
             if inspect.isawaitable(result):
                 await result
+
+    async def prefetch_reads(self, words: str, history: Sequence[Message] = (), *,
+                             answer_too: bool = False) -> Prefetch:
+        """Speculation on the caller's words so far (`loop.prefetch`): the reads the model proposes for them, vetted
+        as a run's are and admitted against this agent's budget and tenant, run now and kept for the real turn;
+        journaled, never a write. `answer_too`: also prime the answer after them, when the model can keep it."""
+        return await Prefetcher(self).run(words, list(history), answer_too)
 
     def run_sync(self, goal: str | None = None, **kwargs: Any) -> RunResult:
         return asyncio.run(self.run(goal, **kwargs))

@@ -30,10 +30,13 @@ class EventKind(StrEnum):
     RUN_FINISHED = "run_finished"  # the run ended with a RunOutcome
     RUN_CANCELLED = "run_cancelled"  # the run's caller withdrew it (a barge-in): not an outcome
     RUN_INTERRUPTED = "run_interrupted"  # a killed run, closed when its process restarted (`loop.run.settle`)
+    PREFETCH_STARTED = "prefetch_started"  # speculation on the caller's words so far (`loop.prefetch`): not a run
+    PREFETCH_FINISHED = "prefetch_finished"  # what it read and spent, or why it stopped short
 
 
 #: The kinds that close a run; a run with none of them is still going (or was killed and not yet settled).
-RUN_ENDS = frozenset({EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED, EventKind.RUN_INTERRUPTED})
+RUN_ENDS = frozenset({EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED, EventKind.RUN_INTERRUPTED,
+                      EventKind.PREFETCH_FINISHED})
 
 #: How `voiceloop report` names a run closed by `loop.run.settle` after its process was killed (not a RunOutcome:
 #: the run did not end for a reason of its own).

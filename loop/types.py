@@ -92,6 +92,10 @@ class Usage:
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cached_input_tokens + other.cached_input_tokens, self.cost_usd + other.cost_usd)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -1,7 +1,8 @@
 """`voiceloop report runs.db` (or `--db postgresql://...`): what a journal says about how runs end.
 
-Reads only five event kinds — run_started, model_response, run_finished, run_cancelled, run_interrupted — read-only
-(SQLite opened `mode=ro`; PostgreSQL only SELECTs), so it can run against a journal live agents still append to.
+Reads only the kinds that start and end runs and prefetches, and model responses — read-only (SQLite opened
+`mode=ro`; PostgreSQL only SELECTs), so it can run against a journal live agents still append to. Speculation
+(`loop.prefetch`) is no run: its spend is reported on its own, apart from the outcomes.
 A run its caller cut off (a barge-in) is counted as cancelled, and a killed run closed on restart (`loop.run.settle`) as
 interrupted, apart from the outcomes: neither ended for a reason of its own. Each interrupted run is listed with
 its reason (what became of its writes).
@@ -28,7 +29,7 @@ CANCELLED = "cancelled by the caller (barge-in)"
 INTERRUPTED = "interrupted (settled on restart)"
 LOW_HEADROOM = 0.05  # a completion with less than this fraction left of a resource counts as "close"
 _KINDS = (EventKind.RUN_STARTED, EventKind.MODEL_RESPONSE, EventKind.RUN_FINISHED, EventKind.RUN_CANCELLED,
-          EventKind.RUN_INTERRUPTED)
+          EventKind.RUN_INTERRUPTED, EventKind.PREFETCH_STARTED, EventKind.PREFETCH_FINISHED)
 
 
 @dataclass
@@ -40,6 +41,7 @@ class _Run:
     finished_meta: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
     interrupted: dict[str, Any] | None = None  # run_interrupted payload
+    prefetch: dict[str, Any] | None = None  # speculation, not a run (`loop.prefetch`): its prefetch_finished payload
 
 
 def _read_runs(journal_url: str | Path) -> list[_Run]:
@@ -54,6 +56,8 @@ def _read_runs(journal_url: str | Path) -> list[_Run]:
         run, kind, data = runs[event.run_id], event.kind, event.payload
         if kind == EventKind.RUN_STARTED:
             run.profile = data.get("profile")
+        elif kind in (EventKind.PREFETCH_STARTED, EventKind.PREFETCH_FINISHED):
+            run.prefetch = data if kind == EventKind.PREFETCH_FINISHED else run.prefetch or {}
         elif kind == EventKind.MODEL_RESPONSE:
             run.calls += [ToolCall.from_dict(c) for c in data.get("response", {}).get("tool_calls", [])]
         elif kind == EventKind.RUN_CANCELLED:
@@ -63,6 +67,16 @@ def _read_runs(journal_url: str | Path) -> list[_Run]:
         else:
             run.finished, run.finished_meta = data, event.meta
     return list(runs.values())
+
+
+def _speculation(prefetches: list[_Run]) -> dict[str, Any]:
+    """What speculation spent: it is paid for like a run, but ends in no outcome of its own."""
+    done = [r.prefetch or {} for r in prefetches]
+    return {"prefetches": len(done), "reads": sum(len(d.get("reads", [])) for d in done),
+            "tokens": sum(int(d.get("tokens", 0)) for d in done),
+            "cost_usd": round(sum(float(d.get("cost_usd", 0.0)) for d in done), 6),
+            "refused": sum(bool(d.get("refused")) and d.get("refused") != "cancelled" for d in done),
+            "cancelled": sum(d.get("refused") == "cancelled" for d in done)}
 
 
 def _outcomes(runs: list[_Run]) -> dict[str, dict[str, float]]:
@@ -99,7 +113,8 @@ def _headroom(completed: list[_Run]) -> dict[str, dict[str, Any]]:
 def build_report(journal_path: str | Path) -> dict[str, Any]:
     """Outcome histogram, turns to completion, repeated-intent depth and budget headroom of a journal: a SQLite
     file or a `postgresql://` URL (every server's runs, when several share it)."""
-    runs = _read_runs(journal_path)
+    everything = _read_runs(journal_path)
+    runs = [r for r in everything if r.prefetch is None]
     completed = [r for r in runs if r.finished and r.finished.get("outcome") == RunOutcome.COMPLETED.value]
     turns = [int(r.finished["turns"]) for r in completed if r.finished and "turns" in r.finished]
     return {
@@ -112,6 +127,7 @@ def build_report(journal_path: str | Path) -> dict[str, Any]:
         "turns_to_completion": {"runs": len(turns), "p50": percentile(turns, 50), "p95": percentile(turns, 95)},
         "repeated_intent_depth": _depths(runs),
         "headroom_at_completion": _headroom(completed),
+        "speculation": _speculation([r for r in everything if r.prefetch is not None]),
     }
 
 
@@ -161,4 +177,9 @@ def format_report(report: dict[str, Any]) -> str:
     lines += _table(["resource", "runs", "p50", "p5", "< 5% left"],
                     [[dim, str(v["runs"]), _pct(v["p50"]), _pct(v["p5"]), str(v["under_5pct"])]
                      for dim, v in h.items()])
+    s = report.get("speculation")
+    if s and s["prefetches"]:
+        lines += ["", "Speculative spend (reads prefetched while callers spoke; not runs, paid for all the same)",
+                  f"  prefetches {s['prefetches']}   reads {s['reads']}   tokens {s['tokens']}   "
+                  f"cost ${s['cost_usd']:.4f}   refused by the budget {s['refused']}   cancelled {s['cancelled']}"]
     return "\n".join(lines)

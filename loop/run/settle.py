@@ -98,7 +98,8 @@ async def settle_unfinished(journal: Journal, tools: Mapping[str, Tool], *,
 
 async def _settle(journal: Journal, run_id: str, tools: Mapping[str, Tool],
                   resume: Callable[[str], Agent | None] | None, reason: str) -> Settlement:
-    agent = resume(run_id) if resume is not None else None
+    speculation = journal.events(run_id)[0].kind == EventKind.PREFETCH_STARTED  # reads only: nothing to resume
+    agent = resume(run_id) if resume is not None and not speculation else None
     if agent is None:
         return close_run(journal, run_id, tools, reason)
     try:

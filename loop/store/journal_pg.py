@@ -52,7 +52,7 @@ class PgJournal(Journal):
     def append(self, event: Event) -> Event:
         # Claimed before the run is visible as open. Not got only when the run is being resumed while a
         # settler (in this process, on another connection) holds it: the settler's claim covers the run then.
-        if event.kind == EventKind.RUN_STARTED:
+        if event.kind in (EventKind.RUN_STARTED, EventKind.PREFETCH_STARTED):
             self.claim_run(event.run_id)
         super().append(event)
         if event.kind in RUN_ENDS:

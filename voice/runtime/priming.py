@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop.types import Model, ModelEvent, ModelRequest
+from loop.types import Model, ModelEvent, ModelRequest, ModelResponse, Usage
 
 MAX_PRIMED = 4  # calls kept at once; older ones are cancelled
 
@@ -33,6 +33,7 @@ class PrimedCall:
     error: BaseException | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
+    paid: bool = False  # its spend is settled by the speculation that started it (`loop.prefetch`)
 
 
 class PrimedModel:
@@ -86,7 +87,10 @@ class PrimedModel:
         while True:
             while seen < len(call.events):
                 seen += 1
-                yield call.events[seen - 1]
+                event = call.events[seen - 1]
+                if call.paid and isinstance(event, ModelResponse):  # paid for once, by the speculation
+                    event = replace(event, usage=Usage())
+                yield event
             if call.done:
                 break
             call.changed.clear()
