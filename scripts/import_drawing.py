@@ -35,7 +35,8 @@ PACKAGES = (
     "voice",             # audio format and trace kinds
     "loop.run",          # report, settle, tenancy, the loop's subcommands
     "loop.bench",        # bench loop, bench brain
-    "loop",              # the turn loop: agent, act, vet, prompt, budget, replay
+    "loop",              # the turn loop: agent, act, vet, prompt, budget, replay, prefetch
+    "loop.toolsets",     # tools from elsewhere: MCP servers
     "loop.policy",       # rules, policy as data, guardrails
     "loop.models",       # model backends
     "loop.grounding",    # arguments and replies grounded in what was said

@@ -5,6 +5,7 @@
       You answer the phone for a dental practice. One or two short sentences.
     greeting: Hello, Smile Dental, how can I help?
     toolset: dental_book:open_book        # optional: called once with data_dir, gives Tools or an object with .tools()
+    mcp: [{command: [python, stock_server.py], reads: [check_stock]}]  # or {url: http://host/mcp}: MCP tools
     tools:                                # import paths: a loop.Tool, a list of Tools, or a plain function
       - dental_book:free_slots
       - {use: dental_book:book, mutates: true, confirm: "book {day} at {time}"}
@@ -68,6 +69,34 @@ class ToolEntry(BaseModel):
         return found | ({"cues": tuple(self.cues)} if self.cues else {})
 
 
+class MCPEntry(BaseModel):
+    """One MCP server: `command` (stdio, started as a subprocess from the agent file's folder) or `url`
+    (streamable HTTP)."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    command: list[str] = Field(default_factory=list)
+    url: str = ""
+    env: dict[str, str] = Field(default_factory=dict)
+    reads: list[str] = Field(default_factory=list)
+    """Its tools that change nothing (run without asking, and speculatively); every other one is a write."""
+    only: list[str] | None = None
+    """Use just these of its tools."""
+    timeout_s: float = Field(15.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> MCPEntry:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("an mcp entry is a command (stdio) or a url (streamable HTTP): give exactly one")
+        return self
+
+    def toolset(self, base_dir: Path) -> Any:
+        from loop.toolsets.mcp import MCPToolset
+
+        return MCPToolset(command=self.command or None, url=self.url or None, env=self.env or None,
+                          cwd=str(base_dir), reads=self.reads, only=self.only, timeout_s=self.timeout_s)
+
+
 class AgentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -84,6 +113,9 @@ class AgentSpec(BaseModel):
     """`module:callable` built once per server (or scripted call) with the keyword arguments it takes of
     `data_dir`; returns a list of Tools or an object whose `.tools()` does (its state: e.g. a database)."""
     tools: list[str | ToolEntry] = Field(default_factory=list)
+    mcp: list[MCPEntry] = Field(default_factory=list)
+    """MCP servers whose tools the agent uses (`loop.toolsets.mcp`): writes that need a yes unless listed in
+    `reads`."""
     vocabulary: list[str] = Field(default_factory=list)
     """Words and names the agent's callers say (dishes, products, streets, staff): speech-to-text is biased towards
     them, and towards the string values of its tools' enums, which are added without being listed here."""
@@ -149,6 +181,11 @@ class AgentSpec(BaseModel):
         for entry in self.tools:
             entry = entry if isinstance(entry, ToolEntry) else ToolEntry(use=entry)
             tools.extend(_as_tools(resolve_ref(entry.use, self.base_dir), entry.use, entry.overrides()))
+        for server in self.mcp:
+            try:
+                tools.extend(server.toolset(self.base_dir).tools())
+            except Exception as exc:  # a server that is down, or not MCP: the agent file names it
+                raise AgentConfigError(f"agent {self.name}: {exc}") from exc
         names = [t.name for t in tools]
         if dupes := sorted({n for n in names if names.count(n) > 1}):
             raise AgentConfigError(f"agent {self.name}: two tools are named {', '.join(dupes)}")
