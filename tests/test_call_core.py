@@ -298,3 +298,35 @@ def test_words_without_punctuation_that_do_not_trail_off_end_the_turn_before_the
     trailing.say("I would like to check my order and", 1.0)
     trailing.frames(0.9, speech=False)
     assert not any(isinstance(c, StartRun) for c in trailing.log)
+
+
+def test_an_escalation_hands_the_call_over_once_its_hand_over_line_has_been_heard() -> None:
+    from loop import RunOutcome, RunResult
+    from voice.call.events import HandOver
+
+    h = Harness()
+    run_started(h, "Can I speak to a person?")
+    h.feed(RunEnded(RunResult("r", RunOutcome.ESCALATED, "the caller asked for a person", "", [], {}, [])))
+    line = [c for c in h.log if isinstance(c, Synthesize)]
+    assert "".join(c.text for c in line).startswith("Let me get a person")
+    h.feed(ClockTick(h.t))
+    assert not any(isinstance(c, HandOver) for c in h.log)  # not while the line is still to be synthesised
+    for clause in line:
+        h.agent_speaks(clause.text)
+    h.feed(ClockTick(h.t))
+    assert not any(isinstance(c, HandOver) for c in h.log)  # nor while it plays
+    h.feed(AudioPlayed(16000 * 30))  # the caller has heard all of it
+    assert [c for c in h.log if isinstance(c, HandOver)] == [HandOver("the caller asked for a person")]
+    h.feed(ClockTick(h.t + 1))
+    assert sum(isinstance(c, HandOver) for c in h.log) == 1 and "hand_over" in h.kinds()
+
+
+def test_a_hand_over_line_that_never_ends_still_hands_the_call_over() -> None:
+    from loop import RunOutcome, RunResult
+    from voice.call.events import HandOver
+
+    h = Harness()
+    run_started(h, "Can I speak to a person?")
+    h.feed(RunEnded(RunResult("r", RunOutcome.ESCALATED, "asked for a person", "", [], {}, [])))
+    h.feed(ClockTick(h.t + 20))  # never synthesised, never played
+    assert any(isinstance(c, HandOver) for c in h.log)

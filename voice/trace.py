@@ -38,6 +38,7 @@ class TraceKind(StrEnum):
     CALLER_KEY = "caller_key"  # a key pressed on the phone's keypad
     CALLER_KEYED = "caller_keyed"  # keyed digits ended by '#' or a pause: the caller's turn
     OPERATOR_DECISION = "operator_decision"
+    HAND_OVER = "hand_over"  # an escalation's hand-over line was heard: the call goes to a person if it can
     # speculative reads on the partial transcript
     SPECULATIVE_READ = "speculative_read"
     SPECULATION_FAILED = "speculation_failed"

@@ -20,6 +20,7 @@ from voice.call.write_truth import WriteOutcomes
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 
 QUESTION_GRACE_S = 0.5  # a yes that overlaps only this much of the question's end still heard all of it
+HAND_OVER_WAIT_S = 15.0  # a hand-over line that never ends still gets the caller a person
 
 
 class AgentSide:
@@ -40,6 +41,7 @@ class AgentSide:
     decline_line: str  # what the caller hears when the run ends on a declined approval ("" for a change)
     keys: str  # digits keyed in so far, not yet a turn
     keys_at: float  # call time of the last key
+    hand_over: tuple[str, float] | None  # an escalation's reason and when it was decided, until it is handed over
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -152,6 +154,7 @@ class AgentSide:
                 last.content = truth
         if result.outcome is RunOutcome.ESCALATED:
             self._say_clauses("Let me get a person to help you with that. Please hold.")
+            self.hand_over = (result.reason, self.now)  # once it has been heard: `_check_hand_over`
         elif result.outcome is RunOutcome.APPROVAL_DENIED and not self.writes.override:
             self._say_declined(rec)
         elif result.outcome is not RunOutcome.COMPLETED:
@@ -173,6 +176,16 @@ class AgentSide:
         self.reply.mark("first_token", self.clock())  # the session's own words: nothing to wait for
         for clause in [*self.reply.chunker.push(text), *self.reply.chunker.flush()]:
             self._say(clause, SpeechKind.REPLY)
+
+    def _check_hand_over(self) -> None:
+        """The escalation's words have been heard (nothing left to synthesise or play): hand the call over."""
+        if self.hand_over is None:
+            return
+        reason, since = self.hand_over
+        if (not self.reply.busy and not self.run_active) or self.now - since > HAND_OVER_WAIT_S:
+            self.hand_over = None
+            self._trace(TraceKind.HAND_OVER, reason=reason)
+            self._out.append(ce.HandOver(reason))
 
     def _may_speculate(self) -> bool:
         return self.cfg.speculate and not self.approval and not self.run_active and not self.barge

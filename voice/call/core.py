@@ -69,6 +69,7 @@ class CallCore(AgentSide):
         self.writes = WriteOutcomes()
         self.decline_line = ""
         self.keys, self.keys_at = "", 0.0
+        self.hand_over: tuple[str, float] | None = None
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -95,6 +96,7 @@ class CallCore(AgentSide):
                 self._on_speech(event)
             case ce.AudioPlayed(samples=samples):
                 self.reply.playout.advance(samples)
+                self._check_hand_over()
             case ce.RunEvent(event=ev):
                 self._on_run_event(ev.kind, ev.payload)
             case ce.RunEnded():
@@ -108,6 +110,7 @@ class CallCore(AgentSide):
                 self.now = max(self.now, t)
                 self._check_approval_timeout()
                 self._check_keys()
+                self._check_hand_over()
             case ce.KeyPressed(digit=digit):
                 self._on_key(digit)
             case ce.Note(kind=kind, data=data):

@@ -225,6 +225,14 @@ class ClearAudio:
 
 
 @dataclass(frozen=True)
+class HandOver:
+    """A run escalated and its hand-over line has been heard (or waited for too long): put the caller through to a
+    person, if the transport can (a phone call to the configured number, `voice.hosting.transfer`)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Traced:
     """A trace entry was recorded; drivers hand it to live observers."""
 
@@ -232,4 +240,4 @@ class Traced:
 
 
 CallCommand = (Transcribe | Synthesize | StartRun | CancelRun | SettleApproval | Speculate | StopSpeculating
-               | ClearAudio | Traced)
+               | ClearAudio | HandOver | Traced)

@@ -4,8 +4,6 @@ phone: `TransferOnEscalation` hands the call to the configured number (`voice/ho
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from typing import Any
 
@@ -53,28 +51,19 @@ def escalated_calls(registry: CallRegistry) -> list[dict[str, Any]]:
 
 
 class TransferOnEscalation:
-    """A phone call's trace observer: when a run ends ESCALATED, let the agent finish saying it is handing over,
-    then have Twilio dial the configured number. Traced as `transport.transfer` (or `transport.transfer_failed`:
-    the call then stays with the agent)."""
+    """What a hand-over means on the phone: the call core decides when (its `HandOver` command, once the agent
+    has said it is handing over), this has Twilio dial the configured number, once per call. Traced as
+    `transport.transfer` (or `transport.transfer_failed`: the call then stays with the agent)."""
 
-    def __init__(self, call: Call, cfg: TransferConfig, call_sid: str, wait_s: float = 15.0,
+    def __init__(self, call: Call, cfg: TransferConfig, call_sid: str,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
-        self.call, self.cfg, self.call_sid, self.wait_s, self.transport = call, cfg, call_sid, wait_s, transport
-        self.task: asyncio.Task | None = None
+        self.call, self.cfg, self.call_sid, self.transport = call, cfg, call_sid, transport
+        self.done = False
 
-    def observe(self, entry: dict[str, Any]) -> None:
-        if entry["kind"] == TraceKind.LOOP_RUN_FINISHED and entry.get("outcome") == RunOutcome.ESCALATED.value \
-                and self.task is None:
-            self.task = asyncio.get_running_loop().create_task(self._transfer(str(entry.get("reason", ""))))
-
-    async def _transfer(self, reason: str) -> None:
-        session = self.call.session
-        with contextlib.suppress(TimeoutError):  # a hold message that never ends still gets the caller a person
-            async with asyncio.timeout(self.wait_s):
-                while session.run_active or session.core.reply.busy:  # the run lands, then its words are heard
-                    await asyncio.sleep(0.05)
-        if self.call.ended_at is not None:
+    async def hand_over(self, reason: str) -> None:
+        if self.done or self.call.ended_at is not None:
             return
+        self.done = True
         try:
             done = await transfer_call(self.cfg, self.call_sid, self.transport)
         except TransferFailed as exc:
@@ -86,9 +75,9 @@ class TransferOnEscalation:
 
 
 def transfer_escalations(call: Call, cfg: TransferConfig | None, call_sid: str) -> TransferOnEscalation | None:
-    """Watch a phone call for escalations when a transfer number is configured (and Twilio named the call)."""
+    """A phone call's hand-overs go to the configured number (when there is one, and Twilio named the call)."""
     if cfg is None or not call_sid:
         return None
-    watcher = TransferOnEscalation(call, cfg, call_sid)
-    call.session.observers.append(watcher.observe)
-    return watcher
+    transfer = TransferOnEscalation(call, cfg, call_sid)
+    call.session.on_hand_over(transfer.hand_over)
+    return transfer

@@ -16,7 +16,7 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from voice.call.events import (
     CallInput,
     CancelRun,
     ClearAudio,
+    HandOver,
     Hangup,
     Note,
     RunEnded,
@@ -75,6 +76,10 @@ class CallDriver:
         self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
         # the tracing context a run starts in (the caller turn's span, `voice/observe/otel.py`); None: the current one
         self.run_context: Callable[[], otel_context.Context | None] = lambda: None
+        # what putting the caller through to a person means on this call's transport (a phone transfer); none: the
+        # caller stays with the agent, who has said a person will help
+        self.hand_over_to: list[Callable[[str], Awaitable[None]]] = []
+        self.handing_over: set[asyncio.Future[None]] = set()
         agent.approver = self.ask_approval
         agent.listeners.append(self._on_run_event)
         if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
@@ -108,6 +113,11 @@ class CallDriver:
                 self.speculate(command)
             case StopSpeculating():
                 self.stop_speculating()
+            case HandOver(reason=reason):
+                for hand_over in self.hand_over_to:
+                    task = asyncio.ensure_future(hand_over(reason))
+                    self.handing_over.add(task)
+                    task.add_done_callback(self.handing_over.discard)
 
     # ---- the agent ---------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
@@ -68,6 +68,11 @@ class CallSession:
         """Real time: the transport confirms that `samples` more agent audio reached the caller."""
         assert isinstance(self.driver, RealtimeDriver)
         self.driver.played(samples)
+
+    def on_hand_over(self, hand_over: Callable[[str], Awaitable[None]]) -> None:
+        """What putting the caller through to a person means on this call's transport: called with the escalation's
+        reason once the core has said the hand-over line and it has been heard (`voice.call.events.HandOver`)."""
+        self.driver.hand_over_to.append(hand_over)
 
     async def decide(self, approved: bool) -> None:
         """Operator override from the API: settles the pending approval whatever the caller says."""
