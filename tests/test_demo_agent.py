@@ -11,7 +11,7 @@ from voice.agents.source import load_agent
 from voice.demo import AGENT_FILE
 from voice.testing import check_call_script
 
-DEMO_CALL = Path(__file__).resolve().parents[2] / "audio_fixtures" / "refund_approved.yaml"
+DEMO_CALL = Path(__file__).resolve().parents[1] / "audio_fixtures" / "refund_approved.yaml"
 
 
 def test_a_refund_over_the_limit_is_denied_and_nothing_is_paid(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from loop import Decision, ToolCall
 from loop.policy.config import PolicyConfig, load_policy
 from voice.demo.order_desk import OrderDesk
 
-CONFIG = Path(__file__).resolve().parents[1] / "examples" / "order_desk" / "order_support.yaml"
+CONFIG = Path(__file__).resolve().parents[1] / "voice" / "demo" / "order_support.yaml"
 
 
 @pytest.mark.parametrize(("name", "args", "decision", "rule"), [

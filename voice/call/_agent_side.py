@@ -79,7 +79,7 @@ class AgentSide:
         self.generation += 1
         self.reply.generation, self.reply.chunker, self.reply.synthesising = self.generation, self.chunker_cls(), 0
         self.reply.playout.clear()
-        self._out.append(ce.ClearAudio())
+        self._out += [ce.ClearAudio(), ce.DropStaleSpeech(self.generation)]
 
     def _commit_barge(self, barge: Barge, text: str) -> None:
         barge.committed = True
@@ -104,6 +104,7 @@ class AgentSide:
         self.turns.append(rec)
         self.generation += 1
         self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
+        self._out.append(ce.DropStaleSpeech(self.generation))
         self.run_active, self.transcript, self.writes = True, [], WriteOutcomes()
         self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 

@@ -128,8 +128,12 @@ class CallCore(AgentSide):
         rec = self.reply.record
         if chunk is not None and rec is not None and rec.first_audio_s is None:
             rec.first_audio_s = round(t, 3)
-            # the record's own dict: observers see it at the next input, after the driver has added what it
-            # measured on the transport's clock (voice_to_voice_measured)
+            # the whole turn measured directly on the transport's clock, from the caller's last speech frame to the
+            # first agent audio handed over, beside the sum of its parts
+            lat = rec.latency_ms
+            lat["voice_to_voice_measured"] = round((rec.first_audio_s - rec.speech_end_s) * 1000, 1)
+            if "voice_to_voice" in lat:
+                lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
             self._emit_trace(TraceKind.AGENT_AUDIO_STARTED, turn=len(self.turns) - 1, latency_ms=rec.latency_ms)
         return chunk
 

@@ -225,6 +225,14 @@ class ClearAudio:
 
 
 @dataclass(frozen=True)
+class DropStaleSpeech:
+    """Clauses of replies before `generation` that are still waiting to be synthesised are not wanted any more
+    (the caller cut the reply off, or a new one started): skip them."""
+
+    generation: int
+
+
+@dataclass(frozen=True)
 class HandOver:
     """A run escalated and its hand-over line has been heard (or waited for too long): put the caller through to a
     person, if the transport can (a phone call to the configured number, `voice.hosting.transfer`)."""
@@ -240,4 +248,4 @@ class Traced:
 
 
 CallCommand = (Transcribe | Synthesize | StartRun | CancelRun | SettleApproval | Speculate | StopSpeculating
-               | ClearAudio | HandOver | Traced)
+               | ClearAudio | DropStaleSpeech | HandOver | Traced)

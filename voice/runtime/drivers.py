@@ -34,6 +34,7 @@ from voice.call.events import (
     CallInput,
     CancelRun,
     ClearAudio,
+    DropStaleSpeech,
     HandOver,
     Hangup,
     Note,
@@ -80,6 +81,7 @@ class CallDriver:
         # caller stays with the agent, who has said a person will help
         self.hand_over_to: list[Callable[[str], Awaitable[None]]] = []
         self.handing_over: set[asyncio.Future[None]] = set()
+        self.speech_generation = 0  # clauses of older replies are skipped (`DropStaleSpeech`)
         agent.approver = self.ask_approval
         agent.listeners.append(self._on_run_event)
         if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
@@ -113,6 +115,8 @@ class CallDriver:
                 self.speculate(command)
             case StopSpeculating():
                 self.stop_speculating()
+            case DropStaleSpeech(generation=generation):
+                self.speech_generation = max(self.speech_generation, generation)
             case HandOver(reason=reason):
                 for hand_over in self.hand_over_to:
                     task = asyncio.ensure_future(hand_over(reason))
@@ -310,15 +314,8 @@ class RealtimeDriver(CallDriver):
 
     def pump(self) -> None:
         """Hand every ready frame to the transport, which buffers it and acknowledges playback."""
-        rec = self.core.reply.record
-        before = None if rec is None else rec.first_audio_s
         while (chunk := self.core.next_frame(self.now())) is not None:
             self.sink.send(chunk)
-        if rec is not None and before is None and rec.first_audio_s is not None:
-            lat = rec.latency_ms  # the whole turn measured directly, from the caller's last speech frame
-            lat["voice_to_voice_measured"] = round((rec.first_audio_s - rec.speech_end_s) * 1000, 1)
-            if "voice_to_voice" in lat:
-                lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
 
     def after_input(self) -> None:
         self.pump()
@@ -358,8 +355,8 @@ class RealtimeDriver(CallDriver):
                 self.speech_gate.done()
 
     async def _speak(self, command: Synthesize) -> None:
-        if command.generation != self.core.reply.generation:
-            return  # cut off before it was synthesised
+        if command.generation < self.speech_generation:
+            return  # the core dropped it before it was synthesised
         # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
         SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
         try:
