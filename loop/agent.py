@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from loop import locale
 from loop.act import Observation, ToolRunner, not_executed
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
@@ -77,8 +78,10 @@ class Agent:
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
                  name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "",
-                 vocabulary: Iterable[str] = (), scope: str = "") -> None:
+                 vocabulary: Iterable[str] = (), scope: str = "", language: str = locale.DEFAULT) -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
+        locale.get(language)  # a language voiceloop does not speak fails here, naming the ones it does
+        self.language = language  # its fixed sentences and word lists (`loop.locale`)
         # words its callers say (product, street and staff names): plain data; a voice front end biases its
         # speech-to-text towards them (with the tools' enum values, `voice.speech.vocabulary`)
         self.vocabulary: tuple[str, ...] = _vocabulary(vocabulary)
@@ -95,14 +98,14 @@ class Agent:
         # `scope`: what the agent is for, said to a caller who asks about anything else (the embedded model
         # derives one from the tools' names without it: "Sorry, I can only help with orders and refunds here.")
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
-                                         self.config.context_tokens, self.policy.text, scope)
+                                         self.config.context_tokens, self.policy.text, scope, language)
 
     def use_model(self, model: Model) -> None:
         """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
         self.model = model
         a = self.assembler
         self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,
-                                         a.scope)
+                                         a.scope, a.language)
 
     async def warm(self) -> None:
         """Hand the stable prefix to the model once, before the first turn, so its cache is hot."""

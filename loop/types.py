@@ -198,6 +198,7 @@ class ModelRequest:
     # What the agent is for, said to a caller who asks about anything else (`Agent(scope=...)`); empty: a model
     # that needs one derives it from the tools (`loop.grounding._scope.scope_sentence`).
     scope: str = ""
+    language: str = "en"  # the agent's language (`loop.locale`): what the model's fixed sentences are said in
 
 
 @runtime_checkable

@@ -10,12 +10,12 @@ import itertools
 import re
 from collections.abc import Iterable
 
-_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-               "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+from loop.locale import en
+
+_UNIT_WORDS, _TEN_WORDS = en.ONES, en.TENS[2:]  # the language's number words (`loop.locale`)
 UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
 TENS = {w: 10 * (i + 2) for i, w in enumerate(_TEN_WORDS)}
-_DIGITS = {**{w: str(i) for i, w in enumerate(_UNIT_WORDS[:10])}, "oh": "0"}
+_DIGITS = en.DIGIT_WORDS
 _SCALE = {"hundred", "thousand", "dollars", "dollar", "bucks", "cents", "cent", "and", "a"}
 _NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
                      re.IGNORECASE)
@@ -40,9 +40,7 @@ REQUEST_WORDS = frozenset({
 # A span does not start or end on these ("to", "on my"): they only join words
 _JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an", "and", "or", "with", "about", "from",
                       "by", "some", "any", "up", "as", "into", "than"})
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
+WEEKDAYS, MONTHS = en.WEEKDAYS, en.MONTHS
 _WHEN_CORE = frozenset({*WEEKDAYS, *MONTHS, *_UNIT_WORDS[1:], *_TEN_WORDS, "noon", "midday", "midnight", "morning",
                         "afternoon", "evening", "tonight", "today", "tomorrow", "weekend"})
 _TIME_WORDS = _WHEN_CORE | {"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"}

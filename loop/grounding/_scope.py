@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from loop import locale
 from loop.grounding._arg_kinds import name_words
 from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
 from loop.types import Message, ModelRequest
@@ -105,10 +106,11 @@ def scope_sentence(request: ModelRequest) -> str:
     topics = list(dict.fromkeys(t for t in map(_topic, request.tools) if t))
     words = {t: {stem(w) for w in t.split()} for t in topics}  # "rooms" is said in "room availability"
     topics = [t for t in topics if not any(u != t and words[t] <= words[u] for u in topics)]
+    said = locale.get(request.language)
     if not topics:
-        return "Sorry, I can't help with that here."
-    listed = topics[0] if len(topics) == 1 else ", ".join(topics[:-1]) + " and " + topics[-1]
-    return f"Sorry, I can only help with {listed} here."
+        return said.NO_SCOPE
+    listed = topics[0] if len(topics) == 1 else ", ".join(topics[:-1]) + said.AND + topics[-1]
+    return said.SCOPE.format(things=listed)
 
 
 def _stems(text: str) -> set[str]:

@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from loop.locale import en
+
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
 
 _BRACKETS = re.compile(r"[{}\[\]<>`]")
@@ -29,8 +31,7 @@ _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:re
 _QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 _CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
-DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5",
-                "six": "6", "seven": "7", "eight": "8", "nine": "9"}
+DIGIT_WORDS = en.DIGIT_WORDS  # "four" -> "4", "oh" -> "0": the language's (`loop.locale`)
 _SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
                             + r")\b", re.I)
 

@@ -91,7 +91,7 @@ class AgentMaker:
             assert self.model_for is not None
             return Agent(model=self.model_for(call_id), tools=self.tools, policy=spec.policy.to_policy(),
                          config=self.config, system_prompt=self.prompt, vocabulary=spec.vocabulary,
-                         scope=spec.scope)
+                         scope=spec.scope, language=spec.language)
         assert self.source.factory is not None
         agent = call_with_accepted(self.source.factory, call_id=call_id, data_dir=self.data_dir)
         if not isinstance(agent, Agent):

@@ -106,6 +106,8 @@ class AgentSpec(BaseModel):
     """A file holding the system prompt, relative to the YAML file (instead of `system_prompt`)."""
     greeting: str = ""
     """Said when a call starts (the commands' `--greeting` wins)."""
+    language: str = "en"
+    """The language of its fixed sentences and word lists (`loop.locale`; `en` is the one shipped)."""
     scope: str = ""
     """What the agent is for, said to a caller who asks about anything else ("I can help with bookings and opening
     hours here."); empty: built from the tools' names."""
@@ -141,6 +143,9 @@ class AgentSpec(BaseModel):
         if self.prompt_file and not (self.base_dir / self.prompt_file).is_file():
             raise ValueError(f"prompt_file {self.prompt_file} is not a file in {self.base_dir}")
         self.loop_config()  # an unknown profile or a mistyped override fails here, not on the first call
+        from loop import locale
+
+        locale.get(self.language)  # so does a language voiceloop does not speak
         for registry, value in ((LLM_ENGINES, self.model), (STT_ENGINES, self.stt), (TTS_ENGINES, self.tts)):
             if value is not None:
                 registry.spec(value)

@@ -32,12 +32,13 @@ import voice.demo
 from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
 from loop.bench.stats import percentile
 from loop.grounding.speakable import check_reply
+from loop.locale import en
 from loop.types import Model, ModelEvent, ModelRequest, ModelResponse
 from voice.demo.order_desk import OrderDesk, demo_config, order_policy
 
 EVAL_SET = Path(voice.demo.__file__).resolve().with_name("reply_eval.yaml")  # the demo's cases, package data
-HANDOVER = "Let me get a person to help you with that. Please hold."  # what the session says on ESCALATED
-COULD_NOT = "Sorry, I couldn't finish that just now."  # ... and on any other outcome but COMPLETED
+HANDOVER = en.HAND_OVER  # what the session says on ESCALATED
+COULD_NOT = en.COULD_NOT_FINISH  # ... and on any other outcome but COMPLETED
 # the voice profile, with time enough that a busy machine shows up in the timings, not as failed calls
 EVAL_CONFIG = LoopConfig.profile("voice", model_timeout_s=30.0, budget=Budget.of(
     turns=4, tokens=16_000, wall_clock_s=120, cost_usd=0.10, tool_calls=8))

@@ -14,18 +14,14 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from loop.locale import en
+
 _DASHES = re.compile(r"[-\u2010-\u2015\u2212]")
 _NOT_WORD = re.compile(r"[^\w\s']")
 _LONE_APOSTROPHES = re.compile(r"(?<!\w)'+(?!\w)")
 _THOUSANDS_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _NUMBER = re.compile(r"\b(\d{1,6})(st|nd|rd|th)?\b")
-_ONES = [
-    *["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"],
-    *["eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"],
-]
-_TENS = ["", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth"}
-_IRREGULAR_ORDINALS |= {"nine": "ninth", "twelve": "twelfth"}
+_ONES, _TENS, _IRREGULAR_ORDINALS = en.ONES, en.TENS, en.IRREGULAR_ORDINALS  # `loop.locale`
 
 
 def spell_number(number: int) -> str:

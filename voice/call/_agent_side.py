@@ -8,6 +8,7 @@ Like the core, it only records state and appends commands; it never does I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from loop import CANCELLED_BY_CALLER, ApprovalAnswer, Decision, EventKind, Message, RunOutcome, RunResult
@@ -41,6 +42,7 @@ class AgentSide:
     decline_line: str  # what the caller hears when the run ends on a declined approval ("" for a change)
     keys: str  # digits keyed in so far, not yet a turn
     keys_at: float  # call time of the last key
+    words: ModuleType  # the language's fixed sentences (`loop.locale`)
     hand_over: tuple[str, float] | None  # an escalation's reason and when it was decided, until it is handed over
     _out: list[CallCommand]
 
@@ -105,7 +107,7 @@ class AgentSide:
         self.generation += 1
         self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
         self._out.append(ce.DropStaleSpeech(self.generation))
-        self.run_active, self.transcript, self.writes = True, [], WriteOutcomes()
+        self.run_active, self.transcript, self.writes = True, [], WriteOutcomes(words=self.words)
         self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 
     def _on_run_event(self, kind: str, payload: dict[str, Any]) -> None:
@@ -138,7 +140,7 @@ class AgentSide:
             rec.outcome, rec.reason = CANCELLED_BY_CALLER, "cut short by the caller"
             if ev.error:  # the run crashed rather than being withdrawn
                 rec.outcome, rec.reason = RunOutcome.ERROR.value, ev.error
-                self._say("Sorry, I couldn't finish that just now.", SpeechKind.REPLY)
+                self._say(self.words.COULD_NOT_FINISH, SpeechKind.REPLY)
         elif rec is not None and ev.result is not None:
             self._record_result(rec, ev.result)
         if self.waiting_turn is not None:
@@ -154,7 +156,7 @@ class AgentSide:
             if last is not None:
                 last.content = truth
         if result.outcome is RunOutcome.ESCALATED:
-            self._say_clauses("Let me get a person to help you with that. Please hold.")
+            self._say_clauses(self.words.HAND_OVER)
             self.hand_over = (result.reason, self.now)  # once it has been heard: `_check_hand_over`
         elif result.outcome is RunOutcome.APPROVAL_DENIED and not self.writes.override:
             self._say_declined(rec)
@@ -204,7 +206,8 @@ class AgentSide:
         # The model went on to act after a read whose words were being said: the caller asked for this, not the
         # read, so the question follows the clause playing now instead of the rest of the read
         self.reply.playout.drop_unsent(SpeechKind.REPLY.value)
-        dialog = ApprovalDialog(ev.call, ev.tool, keypad=self.cfg.keypad, other_tools=ev.other_tools)
+        dialog = ApprovalDialog(ev.call, ev.tool, keypad=self.cfg.keypad, other_tools=ev.other_tools,
+                                words=self.words)
         self._ask(dialog.question)
         self._ask(dialog.hint, SpeechKind.HINT)  # not part of the question: a yes over it still heard it all
         self.writes.ask(ev.call, ev.tool)

@@ -24,6 +24,7 @@ from enum import StrEnum
 from typing import Any
 
 from loop.grounding.arguments import id_candidates, number_candidates
+from loop.locale import en
 
 
 class Answer(StrEnum):
@@ -45,61 +46,23 @@ def _phrases(*items: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(items) + r")\b")
 
 
-# A clear yes. Said after the whole question, each of these is an answer, not a backchannel.
-_YES = _phrases(
-    r"yes", r"yeah", r"yea", r"yep", r"yup", r"ya", r"yah", r"aye", r"sure", r"certainly", r"absolutely",
-    r"definitely", r"of course", r"correct", r"that'?s right", r"that is right", r"yes,? right", r"exactly",
-    r"affirmative", r"confirm(?:ed)?", r"go ahead", r"go for it", r"do it", r"do that", r"please do",
-    r"proceed", r"ok(?:ay)?", r"alright", r"all right", r"sounds good", r"that works", r"let'?s do it", r"you bet",
-    r"by all means", r"i do", r"will do", r"can do", r"i agree", r"agreed", r"please go ahead", r"make it so")
-# Idioms holding a "no"/"not" that mean yes; replaced by "yes" before the refusals are looked for.
-_YES_IDIOMS = _phrases(r"no problem", r"not a problem", r"no worries", r"why not",
-                       r"(?:i )?(?:don'?t|do not|wouldn'?t) mind", r"no doubt")
-# Backchannels and lukewarm words: the caller is listening, or not quite saying yes. Never a yes on their own.
-_WEAK = _phrases(r"go on", r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great",
-                 r"perfect", r"cool", r"nice", r"lovely", r"right", r"i guess", r"i suppose", r"whatever",
-                 r"if you say so", r"probably", r"i think so", r"please")
-_HESITATION = _phrases(r"hm+", r"um+ ?hm+", r"let me think", r"well+\.\.\.")
-# A yes with a hedge or a condition is not a clear one ("sure, whatever", "yes, if it's free", "yeah right").
-_HEDGE = _phrases(r"whatever", r"i guess", r"i suppose", r"if you say so", r"probably", r"i think so", r"kind of",
-                  r"sort of", r"if", r"unless", r"as long as", r"provided", r"yeah,? right")
-_UNSURE = _phrases(r"not sure", r"(?:i )?(?:don'?t|do not) know", r"dunno", r"no idea", r"maybe", r"perhaps",
-                   r"not certain", r"let me think", r"i'?ll think", r"not really sure", r"possibly")
-# A refusal, or any negation ("didn't", "wont" as Whisper may write it without its apostrophe).
-_NO = _phrases(r"no", r"nope", r"nah", r"not", r"\w+n't", r"(?:do|did|does|is|was|were|are|has|have|had|wo|ca|could)nt",
-               r"(?:would|should|ai)nt", r"do not", r"never", r"stop", r"cancel", r"wait", r"hold on", r"hang on",
-               r"one (?:moment|sec(?:ond)?|minute)", r"negative", r"wrong", r"incorrect", r"changed my mind",
-               r"forget (?:it|that|about it)", r"decline", r"abort", r"leave it", r"rather not", r"nothing", r"later",
-               r"refuse")
-# Said to change what is asked ("make it thirty", "Friday instead"): back to the model with the caller's words.
-_CHANGE = _phrases(r"make (?:it|that)", r"instead", r"rather than", r"change (?:it|that|the)", r"switch", r"how about",
-                   r"what about", r"different", r"another", r"other one", r"swap", r"except", r"only half",
-                   r"actually,? (?:can|could|make|i want|i'd like|let'?s)", r"(?:can|could) you make", r"half",
-                   r"quarter", r"double", r"twice", r"as well", r"too", r"also")
-# A new request rather than an answer ("I'd like to speak to a person").
-_REQUEST = _phrases(r"i want", r"i'?d like", r"i need", r"i would like", r"let me", r"put me", r"transfer",
-                    r"speak to", r"talk to", r"connect me", r"get me")
-_REPEAT = _phrases(r"say (?:that|it) again", r"repeat", r"come again", r"pardon", r"excuse me", r"what do you mean",
-                   r"(?:didn'?t|did not) (?:catch|hear|get) (?:that|it|you)", r"what was (?:that|it)", r"sorry\?")
-_WH = {"what", "which", "who", "whom", "whose", "when", "where", "why", "how", "huh"}
-_AUX = {"is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should", "shall", "may",
-        "might", "have", "has", "had", "am"}
-_SUBJECTS = {"it", "that", "this", "you", "i", "we", "they", "there", "he", "she", "my", "the", "your", "its", "me"}
+_YES = _phrases(*en.ANSWER_YES)
+_YES_IDIOMS = _phrases(*en.ANSWER_YES_IDIOMS)
+_WEAK = _phrases(*en.ANSWER_WEAK)
+_HESITATION = _phrases(*en.ANSWER_HESITATION)
+_HEDGE = _phrases(*en.ANSWER_HEDGE)
+_UNSURE = _phrases(*en.ANSWER_UNSURE)
+_NO = _phrases(*en.ANSWER_NO)
+_CHANGE = _phrases(*en.ANSWER_CHANGE)
+_REQUEST = _phrases(*en.ANSWER_REQUEST)
+_REPEAT = _phrases(*en.ANSWER_REPEAT)
+_WH = set(en.WH)
+_AUX = set(en.AUX)
+_SUBJECTS = set(en.SUBJECTS)
 _BUT = re.compile(r"\bbut\b(?P<rest>.*)")
-# Words a yes may carry without saying anything more: politeness, fillers, pronouns.
-_FILLERS = {
-    "um", "umm", "uh", "uhh", "er", "erm", "ah", "oh", "well", "so", "then", "now", "just", "and", "please", "thanks",
-    "thank", "you", "very", "much", "sir", "ma'am", "madam", "mate", "love", "dear", "i", "i'd", "i'm", "that",
-    "that's", "thats", "this", "it", "it's", "its", "is", "be", "would", "like", "a", "the", "for", "me", "my", "to",
-    "do", "go", "ahead", "with", "on", "of", "in", "at", "yes", "okay", "ok", "all", "right", "really",
-    "sounds", "good", "great", "fine", "perfect", "lovely", "cheers", "sure", "thing", "we", "can", "let's", "lets",
-    "yeah", "definitely", "absolutely", "course", "wonderful", "excellent", "appreciate", "kind", "kindly", "brilliant",
-}
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
-_TIME_WORDS = _phrases(*_WEEKDAYS, *_MONTHS[:4], *_MONTHS[5:], r"tomorrow", r"today", r"tonight", r"noon",
-                       r"midnight", r"morning", r"afternoon", r"evening", r"next week", r"weekend")
+_FILLERS = set(en.FILLERS)  # what a yes may carry without saying anything more
+_WEEKDAYS, _MONTHS = en.WEEKDAYS, en.MONTHS
+_TIME_WORDS = _phrases(*_WEEKDAYS, *(m for m in _MONTHS if m not in en.AMBIGUOUS_MONTHS), *en.TIME_WORDS)
 _NOT_A_NUMBER = re.compile(r"\b(?:(?:the|that|this|which|no|every|any) one|one (?:moment|sec(?:ond)?|minute|thing))\b")
 
 

@@ -8,9 +8,11 @@ seven?"). It comes from the tool's own `confirm` template, else from its descrip
 from __future__ import annotations
 
 import re
+from types import ModuleType
 from typing import Any
 
 from loop import ToolCall
+from loop.locale import en
 from loop.tools import Tool
 
 # ---- the question --------------------------------------------------------------------------------
@@ -20,15 +22,16 @@ _MONEY_WORDS = re.compile(r"\b(?:(?:some|the|an?)\s+)?(?:money|amount|funds|paym
 _DOLLAR_HINT = re.compile(r"dollar|\$|usd", re.I)
 _PREAMBLE = re.compile(r"^(?:use (?:this|it) to|used to|this tool|tool to|call (?:this|it) to|a tool to)\s+", re.I)
 _FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
-_DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
+_DETERMINERS = en.DETERMINERS
 _ARTICLES = "|".join(d for d in _DETERMINERS if d not in ("money", "all"))
-_SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
+_SETTING_VERBS = en.SETTING_VERBS
 _HIDDEN_KEYS = re.compile(r"^_|idempotency")
 
 
-def confirmation_question(call: ToolCall, tool: Tool | None = None) -> str:
-    """One short question naming the action and what identifies it: "Just to confirm: refund $20 on order 4567?"."""
-    return f"Just to confirm: {action_phrase(call, tool)}?"
+def confirmation_question(call: ToolCall, tool: Tool | None = None, words: ModuleType = en) -> str:
+    """One short question naming the action and what identifies it: "Just to confirm: refund $20 on order 4567?"
+    (`words`: the language's sentences, `loop.locale`)."""
+    return words.CONFIRM.format(action=action_phrase(call, tool))
 
 
 def action_phrase(call: ToolCall, tool: Tool | None = None) -> str:

@@ -17,17 +17,17 @@ Every line the agent says here is free of yes words, so hearing it back can neve
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import ModuleType
 
 from loop import ApprovalAnswer, ToolCall
+from loop.locale import en
 from loop.tools import Tool
 from voice.call.answers import Answer, AnswerContext, Reading, read_answer
 from voice.call.approval import action_phrase, confirmation_question
 from voice.speech.spoken import SpokenForm
 
-SAID_NO = "Okay, I haven't done that."
-NO_YES_HEARD = "I haven't done that: I didn't hear a yes."
-NOT_APPROVED = "I haven't done that: it wasn't approved."
-KEYS_HINT = "Press 1 to confirm, or 2 to cancel."
+# English, for the tests; a dialog says its own language's (`words`)
+SAID_NO, NO_YES_HEARD, NOT_APPROVED, KEYS_HINT = en.SAID_NO, en.NO_YES_HEARD, en.NOT_APPROVED, en.KEYS_HINT
 MAX_UNCLEAR = 2  # the second unclear answer declines
 MAX_QUESTIONS = 3  # questions answered before the agent stops asking
 
@@ -49,16 +49,16 @@ class ApprovalDialog:
     """One pending approval: the question, the answers heard so far, and the rules above."""
 
     def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False,
-                 other_tools: tuple[str, ...] = ()) -> None:
-        self.call, self.tool = call, tool
+                 other_tools: tuple[str, ...] = (), words: ModuleType = en) -> None:
+        self.call, self.tool, self.words = call, tool, words  # `words`: the language's sentences (`loop.locale`)
         self.action = action_phrase(call, tool)
-        self.question = confirmation_question(call, tool)
+        self.question = confirmation_question(call, tool, words)
         verbs = {self.action.split()[0]} if self.action else set()
         self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]),
                                         [name for name in other_tools if name != call.name])
         self.context.said = [SpokenForm().speak(self.question)]  # beside the written form: an echo may be either
         self.unclear = self.questions = 0
-        self.hint = self._said(KEYS_HINT) if keypad else ""  # said after the question, on a phone
+        self.hint = self._said(words.KEYS_HINT) if keypad else ""  # said after the question, on a phone
 
     def _said(self, line: str) -> str:
         self.context.said += [line, SpokenForm().speak(line)]  # an echo comes back in either form
@@ -70,11 +70,11 @@ class ApprovalDialog:
         reading = read_answer(text, self.context)
         match reading.answer:
             case Answer.YES if over_question:
-                return Step(say=self._said(f"Sorry, let me ask that again: shall I {self.action}?"), reading=reading)
+                return Step(say=self._said(self.words.ASK_AGAIN.format(action=self.action)), reading=reading)
             case Answer.YES:
                 return Step(settle=ApprovalAnswer(True, "the caller said yes"), reading=reading)
             case Answer.NO:
-                return Step(settle=ApprovalAnswer(False, "the caller said no", end_run=True), say=SAID_NO,
+                return Step(settle=ApprovalAnswer(False, "the caller said no", end_run=True), say=self.words.SAID_NO,
                             reading=reading)
             case Answer.CHANGE:
                 why = f"the caller asked for a change: {text.strip()!r}"
@@ -91,7 +91,7 @@ class ApprovalDialog:
         self.unclear += 1
         if self.unclear >= MAX_UNCLEAR:
             return self._no_yes(reading, "no clear yes was heard (asked twice)")
-        return Step(say=self._said(f"Sorry, I didn't get that. Shall I {self.action}?"), reading=reading)
+        return Step(say=self._said(self.words.UNCLEAR_ASK_AGAIN.format(action=self.action)), reading=reading)
 
     def key(self, digit: str) -> Step | None:
         """A key pressed on the phone while the approval waits: the two the question offered settle it."""
@@ -99,10 +99,11 @@ class ApprovalDialog:
             return None
         if digit == "1":
             return Step(settle=ApprovalAnswer(True, "the caller pressed 1 to confirm"))
-        return Step(settle=ApprovalAnswer(False, "the caller said no (pressed 2)", end_run=True), say=SAID_NO)
+        return Step(settle=ApprovalAnswer(False, "the caller said no (pressed 2)", end_run=True),
+                    say=self.words.SAID_NO)
 
     def _no_yes(self, reading: Reading | None, why: str) -> Step:
-        return Step(settle=ApprovalAnswer(False, why, end_run=True), say=NO_YES_HEARD, reading=reading)
+        return Step(settle=ApprovalAnswer(False, why, end_run=True), say=self.words.NO_YES_HEARD, reading=reading)
 
     def timed_out(self) -> Step:
         """Nobody answered in time."""
@@ -112,4 +113,4 @@ class ApprovalDialog:
         """An operator's decision over the API, whatever the caller says."""
         if approved:
             return Step(settle=ApprovalAnswer(True, "an operator approved"))
-        return Step(settle=ApprovalAnswer(False, "an operator declined", end_run=True), say=NOT_APPROVED)
+        return Step(settle=ApprovalAnswer(False, "an operator declined", end_run=True), say=self.words.NOT_APPROVED)

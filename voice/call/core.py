@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from loop import Message
+from loop import Message, locale
 from voice.audio import FRAME_S
 from voice.call import events as ce
 from voice.call._agent_side import AgentSide
@@ -39,6 +39,7 @@ class CallCore(AgentSide):
     def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
+        self.words = locale.get(config.language)  # what the agent says in its own words, in the call's language
         self.detector = TurnDetector(config.turns)
         self.generation = 0
         self.reply = Reply(0, chunker_cls())  # the greeting's, until the first caller turn
@@ -66,7 +67,7 @@ class CallCore(AgentSide):
         self.wanted: bool | None = None  # a transcript asked for while one was in flight (True: optional)
         self.next_barge_check = self.next_speculation = 0.0
         self.waiting_turn: tuple[str, dict[str, float], float] | None = None  # starts when the cut-off run has ended
-        self.writes = WriteOutcomes()
+        self.writes = WriteOutcomes(words=self.words)
         self.decline_line = ""
         self.keys, self.keys_at = "", 0.0
         self.hand_over: tuple[str, float] | None = None

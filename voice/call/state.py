@@ -20,6 +20,8 @@ class SessionConfig(BaseModel):
     """Endpointing and barge-in thresholds."""
     greeting: str = ""
     """Said when the call starts; empty for none."""
+    language: str = "en"
+    """The language of the agent's fixed sentences (`loop.locale`); a session takes its agent's."""
     approval_timeout_s: float = 10.0
     """A pending approval with no answer for this long is declined."""
     speculate: bool = True

@@ -9,28 +9,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-BACKCHANNELS = {
-    "uh-huh",
-    "uh",
-    "huh",
-    "mm",
-    "mhm",
-    "mm-hmm",
-    "hmm",
-    "yeah",
-    "yes",
-    "yep",
-    "ok",
-    "okay",
-    "right",
-    "sure",
-    "i",
-    "see",
-    "oh",
-    "ah",
-    "um",
-    "so",
-}
+from loop.locale import en
+
+BACKCHANNELS = en.BACKCHANNELS  # the language's (`loop.locale`)
 
 
 HYSTERESIS = 0.15  # Silero's get_speech_timestamps: speech ends below threshold - 0.15
@@ -107,18 +88,8 @@ def looks_finished(text: str) -> bool:
     return bool(re.search(r"[.?!][\"')\]]*$", text.strip()))
 
 
-# Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
-# for what follows ("I want"), possessives and fillers.
-TRAILING = frozenset({
-    "a", "an", "the", "and", "or", "but", "so", "because", "if", "then", "than", "that", "which", "who", "whose",
-    "to", "of", "for", "from", "with", "without", "about", "into", "onto", "at", "in", "on", "by", "as", "like",
-    "my", "your", "our", "their", "his", "her", "its", "this", "these", "those", "some", "any", "no", "not", "is",
-    "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do", "does", "did", "can", "could",
-    "will", "would", "should", "shall", "may", "might", "must", "i", "we", "you", "he", "she", "they", "it's",
-    "i'm", "want", "wanted", "need", "needed", "wanna", "gonna", "going", "trying", "try", "tried", "mean",
-    "meant", "think", "wondering", "hoping", "hope", "said", "um", "uh", "er", "erm", "hmm", "well", "also",
-    "just", "really", "actually", "maybe",
-})
+# Words a finished request does not end on ("I want", "the", "um"): the language's (`loop.locale`)
+TRAILING = en.TRAILING
 
 
 _TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end

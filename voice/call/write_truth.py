@@ -10,10 +10,12 @@ call's history. When a write did take effect but the run then failed, the caller
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from loop import ToolCall
 from loop.events import ObservationStatus as Status
+from loop.locale import en
 from loop.tools import Tool
 from voice.call.approval import action_phrase
 
@@ -26,6 +28,7 @@ class WriteOutcomes:
     failed: list[str] = field(default_factory=list)  # what to say instead of the model's reply
     made: list[str] = field(default_factory=list)  # action phrases of writes that took effect
     told: bool = False  # the override has been said (once per run)
+    words: ModuleType = en  # the language's sentences (`loop.locale`)
 
     def ask(self, call: ToolCall, tool: Tool | None) -> None:
         self.asked[call.id] = (call, tool)
@@ -42,10 +45,9 @@ class WriteOutcomes:
         elif status not in (Status.TIMEOUT, Status.ERROR, Status.INTERRUPTED):
             return  # never run (declined, denied, ...): the model was told so, and says so
         elif not executed or "nothing was changed" in content:
-            self.failed.append(f"I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed.")
+            self.failed.append(self.words.WRITE_FAILED.format(action=action))
         else:  # a timeout or crash whose effect nobody knows yet
-            self.failed.append(f"I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask "
-                               "again until we've checked, so it isn't done twice.")
+            self.failed.append(self.words.WRITE_UNKNOWN.format(action=action))
 
     @property
     def override(self) -> str:
@@ -55,5 +57,5 @@ class WriteOutcomes:
     def after_failure(self) -> str:
         """What to say when the run failed after writes took effect (never deny a change that was made)."""
         if not self.made:
-            return "Sorry, I couldn't finish that just now."
-        return f"I did {' and '.join(self.made)}, but I couldn't finish the rest just now."
+            return self.words.COULD_NOT_FINISH
+        return self.words.DID_BUT_NOT_THE_REST.format(made=self.words.AND.join(self.made))

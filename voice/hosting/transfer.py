@@ -16,6 +16,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 import httpx
 
+from loop.locale import en
+
 TWILIO_API = "https://api.twilio.com"
 _E164 = re.compile(r"^\+[1-9]\d{6,14}$")
 _SID = re.compile(r"^AC[0-9a-fA-F]{32}$")
@@ -41,7 +43,7 @@ class TransferConfig:
     """How long the REST request may take."""
     ring_s: int = 30
     """How long `<Dial>` rings before giving up (then `unanswered` is said)."""
-    unanswered: str = "Sorry, nobody could take your call right now. Please call again later."
+    unanswered: str = en.NOBODY_ANSWERED
 
     def __post_init__(self) -> None:
         if not _E164.match(self.to):

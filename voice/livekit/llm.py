@@ -25,6 +25,9 @@ import contextlib
 import uuid
 from typing import Any
 
+from loop import locale
+from loop.locale import en
+
 try:
     from livekit.agents import APIConnectOptions, llm, utils
     from livekit.agents.types import DEFAULT_API_CONNECT_OPTIONS, NOT_GIVEN, NotGivenOr
@@ -47,7 +50,7 @@ from voice.call.approval_dialog import ApprovalDialog
 from voice.call.state import complete_pairs
 from voice.call.write_truth import WriteOutcomes
 
-ESCALATED_SAY = "Let me get a person to help you with that. Please hold."
+ESCALATED_SAY = en.HAND_OVER  # English; a stream says its agent's language's (`self.words`)
 
 
 class VoiceloopLLM(llm.LLM):
@@ -68,7 +71,9 @@ class VoiceloopLLM(llm.LLM):
         self._dialog: ApprovalDialog | None = None
         self._out: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._answered: str | None = None  # the user message the latest run answers
-        self.writes = WriteOutcomes()  # the run's approved writes and how they ended: what the caller may hear
+        self.words = locale.get(agent.language)  # the agent's language's fixed sentences (`loop.locale`)
+        # the run's approved writes and how they ended: what the caller may hear
+        self.writes = WriteOutcomes(words=self.words)
         self.declined_say = ""  # what the caller hears when the run ends on a declined approval
         self.rerun = ""  # a change the caller asked for: their words start the next run
 
@@ -110,7 +115,7 @@ class VoiceloopLLM(llm.LLM):
         if verdict.decision is not Decision.ASK:
             return ApprovalAnswer(False, f"not an ASK verdict ({verdict.rule})")
         tool = self.agent.tools.get(call.name)
-        self._dialog = ApprovalDialog(call, tool, other_tools=tuple(self.agent.tools))
+        self._dialog = ApprovalDialog(call, tool, other_tools=tuple(self.agent.tools), words=self.words)
         self.writes.ask(call, tool)
         self._pending = asyncio.get_running_loop().create_future()
         self._out.put_nowait(("ask", self._dialog.question))
@@ -148,7 +153,7 @@ class VoiceloopLLM(llm.LLM):
             return queue
         if self._run is not None and not self._run.done():
             self._run.cancel("a new user turn")  # LiveKit moved on without closing the old stream
-        self._answered, self._transcript, self.writes = message_id, [], WriteOutcomes()
+        self._answered, self._transcript, self.writes = message_id, [], WriteOutcomes(words=self.words)
         self._run = asyncio.create_task(self.agent.run(text, history=list(self.history), transcript=self._transcript))
         self._run.add_done_callback(self._run_done)
         return queue
@@ -174,7 +179,7 @@ class VoiceloopLLM(llm.LLM):
         if not isinstance(result, RunResult):
             return self.writes.after_failure() if result is not None else ""
         if result.outcome is RunOutcome.ESCALATED:
-            return ESCALATED_SAY
+            return self.words.HAND_OVER
         if result.outcome is RunOutcome.APPROVAL_DENIED and not self.writes.override:
             said, self.declined_say = self.declined_say, ""
             if said:

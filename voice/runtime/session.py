@@ -33,6 +33,8 @@ class CallSession:
                  config: SessionConfig | None = None, sink: AudioSink | None = None, realtime: bool = False,
                  clock: Callable[[], float] = time.perf_counter, call_id: str = "", transport: str = "") -> None:
         config = config or SessionConfig()
+        if config.language != agent.language:  # the agent's fixed sentences are said in its own language
+            config = config.model_copy(update={"language": agent.language})
         self.agent = agent
         # one id for the whole call: every run's gen_ai.conversation.id, the telemetry's and the timeline's
         self.call_id = call_id or uuid.uuid4().hex[:12]

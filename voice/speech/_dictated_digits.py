@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from loop.grounding.speakable import DIGIT_WORDS
+from loop.locale import en
 from voice.audio import SAMPLE_RATE
 from voice.speech.caller_digits import join_spoken_digits
 
@@ -36,10 +37,10 @@ _ZERO_WORDS = (" oh", " Oh", " O", "O", "oh", "Oh")
 _NUMERISH = re.compile(r"\d|\b(?:" + "|".join(DIGIT_WORDS) + r")\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,.-]")
 _AN_ID = re.compile(r"\d{3,}")  # an id, once dictated pieces are joined (not "20th", "2 pizzas", "12 Oak Lane")
-_NUMBER_WORDS = ("(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
-                 "fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|"
-                 "ninety|hundred|thousand|first|second|third|fifth|eighth|ninth|twelfth|(?:twent|thirt|fort|fift|sixt|sevent|"
-                 "eight|ninet)ieth)(?:th|s)?")
+# every number word of the language (`loop.locale`), "oh" and the ordinals ("twentieth") with them
+_NUMBER_WORDS = "(?:" + "|".join([en.ONES[0], *(w for w in en.DIGIT_WORDS if w not in en.ONES), *en.ONES[1:],
+                                  *en.TENS[2:], en.HUNDRED, en.SCALES[-1][1], *en.IRREGULAR_ORDINALS.values(),
+                                  "(?:" + "|".join(t[:-1] for t in en.TENS[2:]) + ")ieth"]) + ")(?:th|s)?"
 # a word that may stand for part of a number: digits, a number word, a lone letter ("L" for "oh", "A" for "eight")
 _DIGITLIKE = re.compile(rf"[\d,.-]*(?:st|nd|rd|th)?[,.]?|[a-z][,.]?|(?:{_NUMBER_WORDS}[-,.]?)+", re.IGNORECASE)
 

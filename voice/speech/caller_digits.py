@@ -12,10 +12,11 @@ import itertools
 import re
 
 from loop.grounding.speakable import DIGIT_WORDS, join_digit_words
+from loop.locale import en
 
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0"); read as digits only inside a
 # run of four or more that holds at least two real digits and never two of these in a row
-_SOUNDS_LIKE = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
+_SOUNDS_LIKE = en.DIGIT_HOMOPHONES
 _DIGITISH = "(?:" + "|".join([r"\d", *DIGIT_WORDS, *_SOUNDS_LIKE]) + ")"
 _DICTATED = re.compile(rf"(?<![\w$.]){_DIGITISH}(?:[\s,-]+{_DIGITISH}){{3,}}(?![\w.]?\d)", re.IGNORECASE)
 

@@ -5,17 +5,13 @@ Pure functions over ints and digit strings; `voice.speech.spoken_en` decides whi
 
 from __future__ import annotations
 
-_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-         "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
-_TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand"))
-_IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
-                       "nine": "ninth", "twelve": "twelfth"}
+from loop.locale import en
+
+_ONES, _TENS, _SCALES, _IRREGULAR_ORDINALS = en.ONES, en.TENS, en.SCALES, en.IRREGULAR_ORDINALS
 # Past this a number is not a quantity anyone says aloud; it is read digit by digit instead.
 MAX_CARDINAL = 10**15 - 1
 
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
+MONTHS = tuple(m.title() for m in en.MONTHS)
 
 
 def cardinal(n: int) -> str:

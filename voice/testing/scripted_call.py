@@ -20,6 +20,7 @@ import yaml
 
 from loop import ScriptedModel, ScriptedTurn, TenantBudget, ToolCall
 from loop.grounding.arguments import words_to_number
+from loop.locale import en
 from voice.agents.source import AgentSource, load_agent
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.call.turns import TurnConfig
@@ -223,11 +224,8 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
     return fails
 
 
-_UNIT_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
-_TEEN_WORDS = ("ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-               "nineteen")
-_TEN_WORDS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-_SCALE_WORDS = ("hundred", "thousand")
+_UNIT_WORDS, _TEEN_WORDS, _TEN_WORDS = en.ONES[:10], en.ONES[10:], en.TENS[2:]  # `loop.locale`
+_SCALE_WORDS = (en.HUNDRED, en.SCALES[-1][1])
 _NUMBER_WORDS = frozenset(_UNIT_WORDS + _TEEN_WORDS + _TEN_WORDS + _SCALE_WORDS)
 
 

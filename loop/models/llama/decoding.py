@@ -34,11 +34,12 @@ from loop.grounding.arguments import (
     unnamed_id_writes,
 )
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
 from loop.types import ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
-REPEAT_PLEASE = "Sorry, could you say that again?"
+REPEAT_PLEASE = en.REPEAT_PLEASE
 Emit = Callable[[tuple[str, Any]], None]
 
 

@@ -1,0 +1,23 @@
+"""Languages: one module per language holds its word lists and fixed sentences (`en` is the one shipped).
+
+    from loop import locale
+    words = locale.get("en")          # an agent file's `language:`, `Agent(language=...)`
+    words.HAND_OVER, words.DIGIT_WORDS
+
+Adding a language is one module here with the names `en` has, plus its tests; `LANGUAGES` lists them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+LANGUAGES = ("en",)
+DEFAULT = "en"
+
+
+def get(language: str = DEFAULT) -> ModuleType:
+    """The module of one language; a clear error naming the ones there are for any other."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}: voiceloop speaks {', '.join(LANGUAGES)}")
+    return importlib.import_module(f"loop.locale.{language}")

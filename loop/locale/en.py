@@ -1,0 +1,127 @@
+"""English: the words a caller's meaning is read from, and every fixed sentence the agent says.
+
+voiceloop's one language module (`loop.locale.get("en")`). A language is a module like this one with the same
+names, plus its tests: the number words (defined here once: the spoken form, grounding, dictated digits, word
+error rate and the tests' transcript matching all read them), the words of turn taking, of a yes or a no, the
+digit homophones speech-to-text writes, and the sentences said on a hand-over, a failure or a declined action.
+Fragments under ANSWER_ are regular expressions matched between word boundaries (`voice.call.answers`).
+"""
+
+from __future__ import annotations
+
+LANGUAGE = "en"
+
+# ---- numbers --------------------------------------------------------------------------------------------
+ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+        "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
+TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand"))
+HUNDRED = "hundred"
+IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
+                      "nine": "ninth", "twelve": "twelfth"}
+# A digit said alone, as a caller dictates an id ("four oh two one")
+DIGIT_WORDS = {**{w: str(i) for i, w in enumerate(ONES[:10])}, "oh": "0"}
+# Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0")
+DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
+
+# ---- the calendar ---------------------------------------------------------------------------------------
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+TIME_WORDS = ("tomorrow", "today", "tonight", "noon", "midnight", "morning", "afternoon", "evening", "next week",
+              "weekend")
+AMBIGUOUS_MONTHS = frozenset({"may"})  # a month that is also a common word: no date on its own
+
+# ---- turn taking ----------------------------------------------------------------------------------------
+# Said over the agent while listening: never an interruption on their own
+BACKCHANNELS = frozenset({"uh-huh", "uh", "huh", "mm", "mhm", "mm-hmm", "hmm", "yeah", "yes", "yep", "ok", "okay",
+    "right", "sure", "i", "see", "oh", "ah", "um", "so"})
+# Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
+# for what follows ("I want"), possessives and fillers
+TRAILING = frozenset({
+    "a", "an", "the", "and", "or", "but", "so", "because", "if", "then", "than", "that", "which", "who", "whose",
+    "to", "of", "for", "from", "with", "without", "about", "into", "onto", "at", "in", "on", "by", "as", "like",
+    "my", "your", "our", "their", "his", "her", "its", "this", "these", "those", "some", "any", "no", "not", "is",
+    "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do", "does", "did", "can", "could",
+    "will", "would", "should", "shall", "may", "might", "must", "i", "we", "you", "he", "she", "they", "it's",
+    "i'm", "want", "wanted", "need", "needed", "wanna", "gonna", "going", "trying", "try", "tried", "mean",
+    "meant", "think", "wondering", "hoping", "hope", "said", "um", "uh", "er", "erm", "hmm", "well", "also",
+    "just", "really", "actually", "maybe"
+})
+
+# ---- answers to a confirmation question -----------------------------------------------------------------
+# A clear yes. Said after the whole question, each of these is an answer, not a backchannel.
+ANSWER_YES = (r"yes", r"yeah", r"yea", r"yep", r"yup", r"ya", r"yah", r"aye", r"sure", r"certainly", r"absolutely",
+    r"definitely", r"of course", r"correct", r"that'?s right", r"that is right", r"yes,? right", r"exactly",
+    r"affirmative", r"confirm(?:ed)?", r"go ahead", r"go for it", r"do it", r"do that", r"please do", r"proceed",
+    r"ok(?:ay)?", r"alright", r"all right", r"sounds good", r"that works", r"let'?s do it", r"you bet",
+    r"by all means", r"i do", r"will do", r"can do", r"i agree", r"agreed", r"please go ahead", r"make it so")
+# Idioms holding a "no"/"not" that mean yes; read as "yes" before the refusals are looked for.
+ANSWER_YES_IDIOMS = (r"no problem", r"not a problem", r"no worries", r"why not",
+    r"(?:i )?(?:don'?t|do not|wouldn'?t) mind", r"no doubt")
+# Backchannels and lukewarm words: the caller is listening, or not quite saying yes. Never a yes on their own.
+ANSWER_WEAK = (r"go on", r"m+h?m+", r"mm+ ?hm+", r"uh[- ]?huh", r"uh[- ]?hum", r"hm+", r"fine", r"good", r"great",
+    r"perfect", r"cool", r"nice", r"lovely", r"right", r"i guess", r"i suppose", r"whatever", r"if you say so",
+    r"probably", r"i think so", r"please")
+# Thinking aloud.
+ANSWER_HESITATION = (r"hm+", r"um+ ?hm+", r"let me think", r"well+\.\.\.")
+# A yes with a hedge or a condition is not a clear one ("sure, whatever", "yes, if it's free", "yeah right").
+ANSWER_HEDGE = (r"whatever", r"i guess", r"i suppose", r"if you say so", r"probably", r"i think so", r"kind of",
+    r"sort of", r"if", r"unless", r"as long as", r"provided", r"yeah,? right")
+# Not knowing.
+ANSWER_UNSURE = (r"not sure", r"(?:i )?(?:don'?t|do not) know", r"dunno", r"no idea", r"maybe", r"perhaps",
+    r"not certain", r"let me think", r"i'?ll think", r"not really sure", r"possibly")
+# A refusal, or any negation ("didn't", "wont" as Whisper may write it without its apostrophe).
+ANSWER_NO = (r"no", r"nope", r"nah", r"not", r"\w+n't", r"(?:do|did|does|is|was|were|are|has|have|had|wo|ca|could)nt",
+    r"(?:would|should|ai)nt", r"do not", r"never", r"stop", r"cancel", r"wait", r"hold on", r"hang on",
+    r"one (?:moment|sec(?:ond)?|minute)", r"negative", r"wrong", r"incorrect", r"changed my mind",
+    r"forget (?:it|that|about it)", r"decline", r"abort", r"leave it", r"rather not", r"nothing", r"later", r"refuse")
+# Said to change what is asked ("make it thirty", "Friday instead"): back to the model with the caller's words.
+ANSWER_CHANGE = (r"make (?:it|that)", r"instead", r"rather than", r"change (?:it|that|the)", r"switch", r"how about",
+    r"what about", r"different", r"another", r"other one", r"swap", r"except", r"only half",
+    r"actually,? (?:can|could|make|i want|i'd like|let'?s)", r"(?:can|could) you make", r"half", r"quarter",
+    r"double", r"twice", r"as well", r"too", r"also")
+# A new request rather than an answer ("I'd like to speak to a person").
+ANSWER_REQUEST = (r"i want", r"i'?d like", r"i need", r"i would like", r"let me", r"put me", r"transfer", r"speak to",
+    r"talk to", r"connect me", r"get me")
+# Asking to hear the question again.
+ANSWER_REPEAT = (r"say (?:that|it) again", r"repeat", r"come again", r"pardon", r"excuse me", r"what do you mean",
+    r"(?:didn'?t|did not) (?:catch|hear|get) (?:that|it|you)", r"what was (?:that|it)", r"sorry\?")
+# Question words, auxiliaries that open a question, and the subjects that follow them ("is it...", "can you...").
+WH = ("how", "huh", "what", "when", "where", "which", "who", "whom", "whose", "why")
+AUX = ("am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "shall",
+    "should", "was", "were", "will", "would")
+SUBJECTS = ("he", "i", "it", "its", "me", "my", "she", "that", "the", "there", "they", "this", "we", "you", "your")
+# Words a yes may carry without saying anything more: politeness, fillers, pronouns.
+FILLERS = ("a", "absolutely", "ah", "ahead", "all", "and", "appreciate", "at", "be", "brilliant", "can", "cheers",
+    "course", "dear", "definitely", "do", "er", "erm", "excellent", "fine", "for", "go", "good", "great", "i", "i'd",
+    "i'm", "in", "is", "it", "it's", "its", "just", "kind", "kindly", "let's", "lets", "like", "love", "lovely",
+    "ma'am", "madam", "mate", "me", "much", "my", "now", "of", "oh", "ok", "okay", "on", "perfect", "please",
+    "really", "right", "sir", "so", "sounds", "sure", "thank", "thanks", "that", "that's", "thats", "the", "then",
+    "thing", "this", "to", "uh", "uhh", "um", "umm", "very", "we", "well", "with", "wonderful", "would", "yeah",
+    "yes", "you")
+
+# ---- naming an action to confirm it ("refund $20 on order 4567") -----------------------------------------
+DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
+SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
+
+# ---- what the agent says --------------------------------------------------------------------------------
+HAND_OVER = "Let me get a person to help you with that. Please hold."
+REPEAT_PLEASE = "Sorry, could you say that again?"
+COULD_NOT_FINISH = "Sorry, I couldn't finish that just now."
+DID_BUT_NOT_THE_REST = "I did {made}, but I couldn't finish the rest just now."
+AND = " and "  # joins things done: "I did refund $20 and change the address"
+CONFIRM = "Just to confirm: {action}?"
+SAID_NO = "Okay, I haven't done that."
+NO_YES_HEARD = "I haven't done that: I didn't hear a yes."
+NOT_APPROVED = "I haven't done that: it wasn't approved."
+KEYS_HINT = "Press 1 to confirm, or 2 to cancel."
+ASK_AGAIN = "Sorry, let me ask that again: shall I {action}?"
+UNCLEAR_ASK_AGAIN = "Sorry, I didn't get that. Shall I {action}?"
+SCOPE = "Sorry, I can only help with {things} here."
+NO_SCOPE = "Sorry, I can't help with that here."
+CANNOT_DO = "Sorry, I can't do that: {reason}."
+WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."
+WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask again until we've "
+                 "checked, so it isn't done twice.")
+NOBODY_ANSWERED = "Sorry, nobody could take your call right now. Please call again later."

@@ -1,0 +1,64 @@
+"""One language seam (loop/locale/): every word list a caller's meaning is read from and every fixed sentence the
+agent says lives in one module per language, chosen by the agent's `language` (default `en`); English number
+words are defined once; a language voiceloop does not speak is a clear error."""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from loop import Agent, ScriptedModel, locale
+from loop.locale import en
+from tests.test_call_core import Harness, run_started
+from voice.agents.spec import AgentConfigError, AgentSpec
+from voice.call.events import RunEnded, Synthesize
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_english_number_words_are_defined_once() -> None:
+    """Outside loop/locale/, no module spells out the number words (a list of them, a regex of them)."""
+    spelled = re.compile(r'"seventeen"|\bseventeen\|eighteen\b')
+    offenders = [str(p.relative_to(ROOT)) for p in [*ROOT.glob("voice/**/*.py"), *ROOT.glob("loop/**/*.py")]
+                 if "locale" not in p.parts and spelled.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
+    assert en.ONES[17] == "seventeen" and en.DIGIT_WORDS["oh"] == "0" and en.TENS[9] == "ninety"
+
+
+def test_a_language_voiceloop_does_not_speak_is_named_with_the_ones_it_does(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no language 'fr': voiceloop speaks en"):
+        locale.get("fr")
+    with pytest.raises(ValueError, match="no language 'fr'"):
+        Agent(ScriptedModel(["Bonjour."]), language="fr")
+    spec = tmp_path / "agent.yaml"
+    spec.write_text("name: shop\nlanguage: fr\n")
+    with pytest.raises(AgentConfigError, match="no language 'fr'"):
+        AgentSpec.load(spec)
+
+
+def test_a_new_language_is_one_module_with_the_names_english_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the call core says in its own words comes from the call's language: a test language, one module."""
+    test_language = types.ModuleType("loop.locale.xx")
+    test_language.__dict__.update({k: v for k, v in vars(en).items() if k.isupper()})
+    test_language.HAND_OVER = "Un momento, le paso con una persona."
+    monkeypatch.setitem(sys.modules, "loop.locale.xx", test_language)
+    monkeypatch.setattr(locale, "LANGUAGES", (*locale.LANGUAGES, "xx"))
+    from loop import RunOutcome, RunResult
+
+    h = Harness(language="xx")
+    run_started(h, "Can I speak to a person?")
+    h.feed(RunEnded(RunResult("r", RunOutcome.ESCALATED, "asked for a person", "", [], {}, [])))
+    said = " ".join(c.text for c in h.log if isinstance(c, Synthesize))
+    assert said.startswith("Un momento") and "Let me get a person" not in said
+    assert Agent(ScriptedModel(["Hola."]), language="xx").assembler.build([], 0, 10)[0].language == "xx"
+
+
+def test_every_language_has_every_name_english_has() -> None:
+    names = {k for k in vars(en) if k.isupper()}
+    for language in locale.LANGUAGES:
+        missing = names - {k for k in vars(locale.get(language)) if k.isupper()}
+        assert not missing, f"loop/locale/{language}.py lacks {sorted(missing)}"
