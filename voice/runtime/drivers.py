@@ -1,13 +1,12 @@
 """The two drivers of a call core: they carry out its commands with the real models, the agent and the
 transport, and feed the results back as inputs.
 
-- `VirtualDriver` (fixtures, `voiceloop call`): a tick per 32 ms frame; compute takes no call time, so
-  a transcription, a synthesis or a whole run finishes before the next frame. Deterministic.
-- `RealtimeDriver` (transports): caller audio is taken in at once and never waits; STT and TTS run in
-  worker threads, runs and speculation in tasks; agent audio goes to the transport as soon as it exists.
+- `VirtualDriver` (fixtures, `voiceloop call`): a tick per 32 ms frame; compute takes no call time, so a
+  transcription, a synthesis or a whole run finishes before the next frame. Deterministic.
+- `RealtimeDriver` (transports): caller audio is taken in at once and never waits; STT and TTS run in worker
+  threads, runs and speculation in tasks; agent audio goes to the transport as soon as it exists.
 
-The driver is the agent's approver and one of its listeners for the length of the call: the core decides,
-the driver acts.
+The driver is the agent's approver and one of its listeners for the call: the core decides, the driver acts.
 """
 
 from __future__ import annotations
@@ -77,8 +76,7 @@ class CallDriver:
         self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
         # the tracing context a run starts in (the caller turn's span, `voice/observe/otel.py`); None: the current one
         self.run_context: Callable[[], otel_context.Context | None] = lambda: None
-        # what putting the caller through to a person means on this call's transport (a phone transfer); none: the
-        # caller stays with the agent, who has said a person will help
+        # what a hand-over means on this call's transport (a phone transfer); none: the caller stays with the agent
         self.hand_over_to: list[Callable[[str], Awaitable[None]]] = []
         self.handing_over: set[asyncio.Future[None]] = set()
         self.speech_generation = 0  # clauses of older replies are skipped (`DropStaleSpeech`)
@@ -118,10 +116,7 @@ class CallDriver:
             case DropStaleSpeech(generation=generation):
                 self.speech_generation = max(self.speech_generation, generation)
             case HandOver(reason=reason):
-                for hand_over in self.hand_over_to:
-                    task = asyncio.ensure_future(hand_over(reason))
-                    self.handing_over.add(task)
-                    task.add_done_callback(self.handing_over.discard)
+                self.handing_over |= {asyncio.ensure_future(hand_over(reason)) for hand_over in self.hand_over_to}
 
     # ---- the agent ---------------------------------------------------------------------------------------
 

