@@ -61,6 +61,18 @@ class BudgetLedger:
             "tool_calls": min(float(tool_calls), left),
         }, shared)
 
+    def check_speculation(self, input_tokens: int, max_output: int, pricing: Pricing, *,
+                          model_timeout_s: float) -> None:
+        """Admit one speculative model call (`loop.prefetch`): its tokens, cost and time, but no turn of a run."""
+        self._admit("speculative model call", {"tokens": input_tokens + max_output, "wall_clock_s": model_timeout_s,
+                                               "cost_usd": pricing.cost(input_tokens, max_output)}, True)
+
+    def settle_speculation(self, usage: Usage) -> None:
+        self.consumed["tokens"] += usage.total_tokens
+        self.consumed["cost_usd"] += usage.cost_usd
+        self._settle_shared({"tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
+        self._clear()
+
     def check_batch(self, n_calls: int, max_cost: float, max_seconds: float, shared: bool = True) -> None:
         """Replace the per-turn tool allowance with what the approved batch may actually spend."""
         self._admit(f"batch of {n_calls} tool call(s)", {

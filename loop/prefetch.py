@@ -2,11 +2,11 @@
 the words so far are run early, so the real turn finds their results ready (`Agent.speculative`).
 
 It is the run's path with the run's rules, only smaller: the request is assembled as a turn's would be; the model
-call and the reads are admitted by a `BudgetLedger` over the agent's budget and its tenant's shared ledger
-before anything is paid for, and settled after; the calls pass the same `BatchVetter` with nobody to approve,
-so only what policy ALLOWs outright runs, and a write never does. Everything is journaled under its own id
-(`prefetch_started` ... `prefetch_finished`, with the verdicts and reads between), which `voiceloop report`
-counts as speculative spend, apart from the runs.
+call (its tokens, cost and time: it is no turn of a run) and the reads are admitted by a `BudgetLedger` over the
+agent's budget and its tenant's shared ledger before anything is paid for, and settled after; the calls pass the
+same `BatchVetter` with nobody to approve, so only what policy ALLOWs outright runs, and a write never does.
+Everything is journaled under its own id (`prefetch-...`: `prefetch_started` ... `prefetch_finished`, with the
+verdicts and reads between), which `voiceloop report` counts as speculative spend, apart from the runs.
 
 A model that can keep a call for the run that later asks the same (`prime` / `wait`, as a voice session's
 `PrimedModel` does) has the decision primed instead of streamed; its handle is marked `paid`, so the run that
@@ -80,9 +80,9 @@ class Prefetcher:
     def _request(self, messages: list[Message]) -> ModelRequest:
         cfg = self.agent.config
         request = self.agent.assembler.build(messages, 0, cfg.max_output_tokens, cfg.model_timeout_s)[0]
-        self.ledger.check_turn(self.agent.assembler.input_tokens(messages, cfg.max_output_tokens),
-                               cfg.max_output_tokens, self.agent.model.pricing, model_timeout_s=cfg.model_timeout_s,
-                               tool_calls=0, tool_cost=0.0)
+        self.ledger.check_speculation(self.agent.assembler.input_tokens(messages, cfg.max_output_tokens),
+                                      cfg.max_output_tokens, self.agent.model.pricing,
+                                      model_timeout_s=cfg.model_timeout_s)
         return request
 
     async def _decide(self, request: ModelRequest, exclusive: bool) -> ModelResponse | None:
@@ -95,7 +95,7 @@ class Prefetcher:
             events = [ev async for ev in model.stream(request)]
         response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
         usage = response.usage if response is not None else Usage()
-        self.ledger.settle_model(usage)
+        self.ledger.settle_speculation(usage)
         self.result.usage = usage
         if response is not None:
             self.log.emit(EventKind.MODEL_RESPONSE, turn=0, response=response.to_dict())
@@ -158,7 +158,7 @@ class Prefetcher:
             raise
         response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
         usage = response.usage if response is not None else Usage()
-        self.ledger.settle_model(usage)
+        self.ledger.settle_speculation(usage)
         self.result.usage = self.result.usage + usage
         self._finish()
 

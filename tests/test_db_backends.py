@@ -205,4 +205,5 @@ def test_two_calls_on_one_database_draw_on_one_tenant_budget(pg_url: str, tmp_pa
     assert open_ledger(pg_url).balance("acme")["turns"] == {"limit": 3.0, "committed": 3.0, "reserved": 0.0,
                                                              "available": 0.0}
     assert not (tmp_path / "call0" / "journal.db").exists()  # both calls journaled into PostgreSQL
-    assert len(open_journal(pg_url).run_ids()) == 2
+    # two runs, beside the speculation (`prefetch-` ids) while each caller spoke
+    assert len([r for r in open_journal(pg_url).run_ids() if not r.startswith("prefetch-")]) == 2

@@ -128,7 +128,8 @@ async def test_simultaneous_phone_calls_all_complete(tmp_path: Path, n: int,
     db = sqlite3.connect(tmp_path / "data" / "journal.db")
     last = db.execute("SELECT kind FROM events e WHERE seq = (SELECT max(seq) FROM events WHERE run_id = e.run_id)")
     ends = [k for (k,) in last]
-    assert len(ends) >= n and set(ends) <= {"run_finished", "run_cancelled"}  # no run left open
+    # no run (nor speculation) left open
+    assert len(ends) >= n and set(ends) <= {"run_finished", "run_cancelled", "prefetch_finished"}
     assert code == 0
     stdout = (await proc.stdout.read()).decode()
     for secret in (token, operator):

@@ -163,16 +163,18 @@ def latency_parts(server_log: str) -> dict[str, list[float]]:
 
 
 def journal_runs(db_path: Path) -> tuple[int, list[str]]:
-    """(runs, last event kind of every run that neither finished nor was cancelled)."""
+    """(runs, last event kind of every run that neither finished nor was cancelled). Speculation (`prefetch-` ids,
+    `loop.prefetch`) is not a run: a prefetch still open is counted open all the same."""
     if not db_path.is_file():
         return 0, []
     db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        last = [k for (k,) in db.execute(
-            "SELECT kind FROM events e WHERE seq = (SELECT max(seq) FROM events WHERE run_id = e.run_id)")]
+        last = db.execute("SELECT run_id, kind FROM events e WHERE seq = "
+                          "(SELECT max(seq) FROM events WHERE run_id = e.run_id)").fetchall()
     finally:
         db.close()
-    return len(last), [k for k in last if k not in ("run_finished", "run_cancelled")]
+    runs = sum(not run_id.startswith("prefetch-") for run_id, _ in last)
+    return runs, [k for _, k in last if k not in ("run_finished", "run_cancelled", "prefetch_finished")]
 
 
 async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Utterance],
