@@ -330,3 +330,17 @@ def test_a_hand_over_line_that_never_ends_still_hands_the_call_over() -> None:
     h.feed(RunEnded(RunResult("r", RunOutcome.ESCALATED, "asked for a person", "", [], {}, [])))
     h.feed(ClockTick(h.t + 20))  # never synthesised, never played
     assert any(isinstance(c, HandOver) for c in h.log)
+
+
+def test_speculation_waits_while_a_shared_speech_to_text_is_busy_and_the_turn_is_still_transcribed() -> None:
+    """The driver reports the engine's load with each frame; the core decides to skip the optional partials."""
+    h = Harness()
+    for _ in range(round(3.0 / FRAME_S)):  # three seconds of speech while Whisper is busy with other calls
+        h.feed(CallerFrame(LOUD, h.t, 1.0, 0.0, stt_busy=True))
+        h.t += FRAME_S
+    assert not any(isinstance(c, Transcribe) and c.optional for c in h.log)
+    assert "speculation_skipped" in h.kinds()
+    h.stt_text = "Where is my order?"
+    h.frames(0.6, speech=False)  # the turn's own transcription is never skipped
+    assert any(isinstance(c, Transcribe) and not c.optional for c in h.log)
+    assert any(isinstance(c, StartRun) for c in h.log)

@@ -71,6 +71,7 @@ class CallCore(AgentSide):
         self.decline_line = ""
         self.keys, self.keys_at = "", 0.0
         self.hand_over: tuple[str, float] | None = None
+        self.stt_busy = False  # as the newest frame said
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -90,9 +91,6 @@ class CallCore(AgentSide):
                 if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
                     event = replace(event, text=join_spoken_digits(event.text))
                 self._on_transcript(event)
-            case ce.TranscriptSkipped(key=key):
-                self.asked.pop(key, None)
-                self._ask_again()
             case ce.SpeechReady():
                 self._on_speech(event)
             case ce.AudioPlayed(samples=samples):
@@ -164,7 +162,7 @@ class CallCore(AgentSide):
     # ---- caller audio ------------------------------------------------------------------------------------
 
     def _on_frame(self, frame: ce.CallerFrame) -> None:
-        self.now = frame.t
+        self.now, self.stt_busy = frame.t, frame.stt_busy
         self.arrivals.append((frame.t, frame.wall))
         self._check_approval_timeout()
         self._check_keys()
@@ -220,6 +218,9 @@ class CallCore(AgentSide):
     def _want_transcript(self, optional: bool = False) -> None:
         key = self.detector.last_speech_s
         if key in self.partials or key in self.asked:
+            return
+        if optional and self.stt_busy:  # a shared Whisper busy with other calls: speculation waits for it
+            self._trace(TraceKind.SPECULATION_SKIPPED, why="speech-to-text busy")
             return
         if self.asked:  # one transcription at a time (Whisper is shared): ask again when this one is back
             self.wanted = False if not optional else (self.wanted is not False)

@@ -59,12 +59,14 @@ class NullSink:
 
 @dataclass(frozen=True)
 class CallerFrame:
-    """32 ms of caller audio starting at call time `t`, with its VAD probability and arrival time (`wall`)."""
+    """32 ms of caller audio starting at call time `t`, with its VAD probability and arrival time (`wall`), and
+    whether the speech-to-text this call shares with others is busy (back-pressure the core weighs)."""
 
     pcm: np.ndarray
     t: float
     prob: float
     wall: float
+    stt_busy: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,6 @@ class TranscriptReady:
     key: float
     text: str
     took_ms: float
-
-
-@dataclass(frozen=True)
-class TranscriptSkipped:
-    """The driver declined an optional transcription (a shared Whisper busy with other calls)."""
-
-    key: float
 
 
 @dataclass(frozen=True)
@@ -152,7 +147,7 @@ class Hangup:
     reason: str
 
 
-CallInput = (CallerFrame | TranscriptReady | TranscriptSkipped | SpeechReady | AudioPlayed | RunEvent | RunEnded
+CallInput = (CallerFrame | TranscriptReady | SpeechReady | AudioPlayed | RunEvent | RunEnded
              | ApprovalRequested | OperatorDecision | ClockTick | Note | KeyPressed | Hangup)
 
 

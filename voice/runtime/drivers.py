@@ -49,7 +49,6 @@ from voice.call.events import (
     Traced,
     Transcribe,
     TranscriptReady,
-    TranscriptSkipped,
 )
 from voice.runtime import speech_first
 from voice.runtime.priming import PrimedModel
@@ -296,7 +295,7 @@ class RealtimeDriver(CallDriver):
         for frame in self.assembler.push(pcm):
             t, self.stream_s = self.stream_s, self.stream_s + FRAME_S
             self.last_wall = wall if wall is not None else time.perf_counter()
-            self.feed(CallerFrame(frame, t, self.vad.prob(frame), self.last_wall))
+            self.feed(CallerFrame(frame, t, self.vad.prob(frame), self.last_wall, self.stt_busy()))
         self.pump()
 
     def played(self, samples: int) -> None:
@@ -316,12 +315,12 @@ class RealtimeDriver(CallDriver):
         self.pump()
 
     def transcribe(self, command: Transcribe) -> None:
-        busy = getattr(self.stt, "busy", None)  # a shared Whisper busy with other calls: back-pressure
-        if command.optional and callable(busy) and busy():
-            self.trace(TraceKind.SPECULATION_SKIPPED, why="speech-to-text busy")
-            self.feed(TranscriptSkipped(command.key))
-            return
         self._spawn(self._transcribe(command))
+
+    def stt_busy(self) -> bool:
+        """A shared Whisper busy with other calls (`voice.speech.shared_models`), told the core with each frame."""
+        busy = getattr(self.stt, "busy", None)
+        return bool(callable(busy) and busy())
 
     async def _transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
