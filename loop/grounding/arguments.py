@@ -33,6 +33,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
@@ -49,6 +50,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     words_to_number,
 )
 from loop.grounding.speakable import join_digit_words
+from loop.locale import en
 from loop.tools import tool_name
 from loop.types import Message, ToolCall
 
@@ -335,23 +337,21 @@ def closing_remark(text: str) -> bool:
 _FAREWELLS = {"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"}
 
 
-def closing_reply(text: str) -> str:
+def closing_reply(text: str, words: ModuleType = en) -> str:
     """What is said to a closing remark ("Thank you, goodbye." -> "You're welcome. Goodbye!"): fixed words, said at
     once; a small model only took a second to say much the same."""
-    words = set(re.findall(r"[a-z'-]+", text.lower()))
-    if words & _FAREWELLS:
-        return "You're welcome. Goodbye!"
-    return "You're welcome. Is there anything else I can help with?"
+    if set(re.findall(r"[a-z'-]+", text.lower())) & _FAREWELLS:
+        return words.YOURE_WELCOME_BYE
+    return words.YOURE_WELCOME
 
 
-def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None) -> str:
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en) -> str:
     """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
     with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
-    names = [label(a, props.get(a)) for a in arguments]
-    listed = " and ".join(f"the {n}" for n in names) if len(names) < 3 else (
-        ", ".join(f"the {n}" for n in names[:-1]) + f" and the {names[-1]}")
-    return f"Sure, I can help with that. Could you tell me {listed}?"
+    names = [words.THE.format(name=label(a, props.get(a))) for a in arguments]
+    listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
+    return words.ASK_FOR.format(things=listed)
 
 
 def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]

@@ -124,4 +124,13 @@ CANNOT_DO = "Sorry, I can't do that: {reason}."
 WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."
 WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask again until we've "
                  "checked, so it isn't done twice.")
+ASK_FOR = "Sure, I can help with that. Could you tell me {things}?"
+THE = "the {name}"  # one thing asked for: "the order number"
+SEPARATOR = ", "
+YOURE_WELCOME_BYE = "You're welcome. Goodbye!"
+YOURE_WELCOME = "You're welcome. Is there anything else I can help with?"
+GREETING = "Hello, how can I help?"
+# What the model is shown for an action not done (it copies these to the caller)
+NOT_DONE_SAID_NO = "Okay, I have not done that, as you said no."
+NOT_DONE_NO_YES = "I have not done that: I did not hear a yes."
 NOBODY_ANSWERED = "Sorry, nobody could take your call right now. Please call again later."

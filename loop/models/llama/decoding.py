@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from loop import locale
 from loop.errors import ModelRequestError
 from loop.grounding._facts import FactCheck
 from loop.grounding._scope import (
@@ -125,7 +126,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
     last = request.messages[-1] if request.messages else None
     if last is not None and last.role == "user" and closing_remark(last.content):
-        return Plan(None, say=closing_reply(last.content))  # thanks and goodbye: never a tool, never a transfer
+        # thanks and goodbye: never a tool, never a transfer
+        return Plan(None, say=closing_reply(last.content, locale.get(request.language)))
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return Plan(None, say=scope_sentence(every))
     if answer := prompt_answer(every):  # "What time is check-out?": the prompt's own words for it, at once
@@ -184,12 +186,12 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
     for name in [n for n, lacks in missing.items() if lacks]:
         if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
             read = next(t for t in about_reads if tool_name(t) in closest)
-            asks[name] = ask_for(missing[tool_name(read)], read)
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
         elif name in asked or about_tool(by_name[name], request.messages):
-            asks[name] = ask_for(missing[name], by_name[name])
+            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language))
         elif lacking_reads:
             read = lacking_reads[0]
-            asks[name] = ask_for(missing[tool_name(read)], read)
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
         else:
             asks[name] = scope
     return asks
@@ -248,7 +250,7 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
-            return ask_for(lacks, tool)
+            return ask_for(lacks, tool, locale.get(request.language))
     return otherwise or scope_sentence(request)
 
 

@@ -30,6 +30,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from loop import locale
+
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before llama_cpp loads its OpenMP runtime
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -230,7 +232,7 @@ class LlamaModel:
         return prompt, lead, answer
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        request = replace(request, messages=present(request.messages))
+        request = replace(request, messages=present(request.messages, locale.get(request.language)))
         prompt, lead, answer = self._prompt(request)
         room = self.n_ctx - len(prompt)
         loop = asyncio.get_running_loop()

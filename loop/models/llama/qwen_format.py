@@ -13,9 +13,11 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import replace
+from types import ModuleType
 from typing import Any
 
 from loop.grounding._scope import spoken_data
+from loop.locale import en
 from loop.tools import tool_name
 from loop.types import Message, ModelEvent, ModelRequest, TextDelta, ToolCall, ToolCallDelta
 
@@ -316,7 +318,7 @@ _NOT_APPROVED = re.compile(r"^\w+ was not approved \((?P<reason>.*)\)\. It was n
 _DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
 
 
-def present(messages: Sequence[Message]) -> list[Message]:
+def present(messages: Sequence[Message], words: ModuleType = en) -> list[Message]:
     """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
     tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
     0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
@@ -327,13 +329,12 @@ def present(messages: Sequence[Message]) -> list[Message]:
                 said := spoken_data(msg.content, known=arguments.get(msg.tool_call_id or "", []))):
             msg = replace(msg, content=said)  # plain data as words: the 0.5B otherwise reads JSON as a task
         if msg.role == "tool" and _DECLINED.match(msg.content):
-            msg = replace(msg, content="Okay, I have not done that, as you said no.")
+            msg = replace(msg, content=words.NOT_DONE_SAID_NO)
         elif msg.role == "tool" and (m := _NOT_APPROVED.match(msg.content)):  # say no only when it was said
             said_no = "said no" in m.group("reason")
-            msg = replace(msg, content="Okay, I have not done that, as you said no." if said_no
-                          else "I have not done that: I did not hear a yes.")
+            msg = replace(msg, content=words.NOT_DONE_SAID_NO if said_no else words.NOT_DONE_NO_YES)
         elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
             reason = m.group("reason").strip()
-            msg = replace(msg, content=f"Sorry, I can't do that: {reason}.")
+            msg = replace(msg, content=words.CANNOT_DO.format(reason=reason))
         out.append(msg)
     return out
