@@ -44,8 +44,8 @@ class EchoSTT:
 
 
 def test_the_registered_names_are_the_command_line_choices() -> None:
-    assert STT_ENGINES.names() == ["tiny.en", "base"] and STT_ENGINES.default == "tiny.en"
-    assert TTS_ENGINES.names() == ["auto", "piper", "espeak"] and TTS_ENGINES.default == "auto"
+    assert STT_ENGINES.names() == ["tiny.en", "base", "openai"] and STT_ENGINES.default == "tiny.en"
+    assert TTS_ENGINES.names() == ["auto", "piper", "espeak", "openai"] and TTS_ENGINES.default == "auto"
     assert LLM_ENGINES.names() == [SCRIPTED, "local", "local-1.5b", "openai"] and LLM_ENGINES.default == SCRIPTED
     assert VAD_ENGINES.names() == ["silero"]
 
@@ -71,7 +71,7 @@ def test_a_new_engine_is_one_registry_line() -> None:
 
 
 def test_unknown_and_unavailable_engines_are_clear_errors() -> None:
-    with pytest.raises(ValueError, match=r"unknown --tts 'kokoro': use 'auto', 'piper' or 'espeak'"):
+    with pytest.raises(ValueError, match=r"unknown --tts 'kokoro': use 'auto', 'piper', 'espeak' or 'openai'"):
         TTS_ENGINES.load("kokoro")
     with pytest.raises(ValueError, match="unknown --llm 'bogus'"):
         load_llm("bogus")

@@ -72,6 +72,7 @@ class CallCore(AgentSide):
         self.keys, self.keys_at = "", 0.0
         self.hand_over: tuple[str, float] | None = None
         self.stt_busy = False  # as the newest frame said
+        self.stt_failed = False  # a transcript of this turn failed: if it ends heard as nothing, ask again
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -229,6 +230,7 @@ class CallCore(AgentSide):
         self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
 
     def _on_transcript(self, ev: ce.TranscriptReady) -> None:
+        self.stt_failed = self.stt_failed or ev.failed
         if self.closed is not None and ev.key == self.closed.speech_end:
             self._finish_closed(ev)
             return
@@ -325,7 +327,11 @@ class CallCore(AgentSide):
                 self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
                 return
             self._commit_barge(barge, text)
-        if not text:
+        failed, self.stt_failed = self.stt_failed, False
+        if not text and failed:  # the words were lost, not absent: say so rather than go quiet
+            self.history = [*self.history, Message("assistant", self.words.REPEAT_PLEASE)]
+            self._say(self.words.REPEAT_PLEASE, SpeechKind.REPLY)
+        elif not text:
             self._trace(TraceKind.IGNORED_NOISE)
         else:
             self._start_run(text, latency, speech_end)

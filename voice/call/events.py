@@ -77,6 +77,7 @@ class TranscriptReady:
     key: float
     text: str
     took_ms: float
+    failed: bool = False  # the speech-to-text failed (a remote server down): the agent asks to hear it again
 
 
 @dataclass(frozen=True)

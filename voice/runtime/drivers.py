@@ -3,8 +3,8 @@ transport, and feed the results back as inputs.
 
 - `VirtualDriver` (fixtures, `voiceloop call`): a tick per 32 ms frame; compute takes no call time, so a
   transcription, a synthesis or a whole run finishes before the next frame. Deterministic.
-- `RealtimeDriver` (transports): caller audio is taken in at once and never waits; STT and TTS run in worker
-  threads, runs and speculation in tasks; agent audio goes to the transport as soon as it exists.
+- `RealtimeDriver` (transports, `voice/runtime/realtime.py`): caller audio is taken in at once and never waits;
+  STT and TTS run in worker threads, runs and speculation in tasks; agent audio goes to the transport at once.
 
 The driver is the agent's approver and one of its listeners for the call: the core decides, the driver acts.
 """
@@ -15,14 +15,14 @@ import asyncio
 import contextvars
 import logging
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
 from opentelemetry import context as otel_context
 
 from loop import Agent, ApprovalAnswer, Event, ToolCall, Verdict
-from voice.audio import FRAME_S, FRAME_SAMPLES, SAMPLE_RATE, FrameAssembler
+from voice.audio import FRAME_S, FRAME_SAMPLES
 from voice.call.core import CallCore
 from voice.call.events import (
     ApprovalRequested,
@@ -41,7 +41,6 @@ from voice.call.events import (
     RunEvent,
     SettleApproval,
     Speculate,
-    SpeechKind,
     SpeechReady,
     StartRun,
     StopSpeculating,
@@ -50,11 +49,8 @@ from voice.call.events import (
     Transcribe,
     TranscriptReady,
 )
-from voice.runtime import speech_first
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
-from voice.speech.engines import QUICK_PASS
-from voice.speech.shared_models import SPEECH_AHEAD_S
 from voice.speech.spoken import SpokenTTS
 from voice.speech.vocabulary import agent_vocabulary
 from voice.trace import TraceKind
@@ -250,8 +246,10 @@ class VirtualDriver(CallDriver):
 
     def transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
-        text = command.text(self.stt, self.vocabulary)
-        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
+        text, error = transcript_of(command, self.stt, self.vocabulary)
+        if error:
+            self.trace(TraceKind.STT_FAILED, error=error)
+        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000, bool(error)))
 
     def synthesize(self, command: Synthesize) -> None:
         audio = self.tts.synthesize(command.text)
@@ -271,129 +269,10 @@ class VirtualDriver(CallDriver):
         self.settle_due = True
 
 
-class RealtimeDriver(CallDriver):
-    """Transports: `hear` takes caller audio in and returns at once; everything slow runs beside it."""
-
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        self.assembler = FrameAssembler()
-        self.stream_s = 0.0  # call time at the end of the caller audio taken in so far
-        self.last_wall = time.perf_counter()
-        self.speech_queue: asyncio.Queue[Synthesize] = asyncio.Queue()
-        self.tasks: set[asyncio.Task] = set()
-        self.speculation: asyncio.Task | None = None
-        self.speculation_in_pause = False
-        self.speech_gate = speech_first.SpeechGate()  # the voice goes first (voice/runtime/speech_first.py)
-        speech_first.install(self.agent, self.speech_gate)
-
-    async def start(self) -> None:
-        self._spawn(self._speak_forever())
-        await super().start()
-
-    def hear(self, pcm: np.ndarray, wall: float | None = None) -> None:
-        """Any amount of 16 kHz caller audio; `wall` is when it arrived (perf_counter), if the transport knows."""
-        for frame in self.assembler.push(pcm):
-            t, self.stream_s = self.stream_s, self.stream_s + FRAME_S
-            self.last_wall = wall if wall is not None else time.perf_counter()
-            self.feed(CallerFrame(frame, t, self.vad.prob(frame), self.last_wall, self.stt_busy()))
-        self.pump()
-
-    def played(self, samples: int) -> None:
-        self.feed(AudioPlayed(samples))
-        self.pump()
-
-    def now(self) -> float:
-        """Call time on the transport's clock: the caller audio taken in, plus the time since it arrived."""
-        return self.stream_s + (time.perf_counter() - self.last_wall)
-
-    def pump(self) -> None:
-        """Hand every ready frame to the transport, which buffers it and acknowledges playback."""
-        while (chunk := self.core.next_frame(self.now())) is not None:
-            self.sink.send(chunk)
-
-    def after_input(self) -> None:
-        self.pump()
-
-    def transcribe(self, command: Transcribe) -> None:
-        self._spawn(self._transcribe(command))
-
-    def stt_busy(self) -> bool:
-        """A shared Whisper busy with other calls (`voice.speech.shared_models`), told the core with each frame."""
-        busy = getattr(self.stt, "busy", None)
-        return bool(callable(busy) and busy())
-
-    async def _transcribe(self, command: Transcribe) -> None:
-        started = time.perf_counter()
-        quick = QUICK_PASS.set(command.optional)  # the thread runs in a copy of this context
-        try:
-            text = await asyncio.to_thread(command.text, self.stt, self.vocabulary)
-        except Exception as exc:  # a failed transcription is a turn heard as nothing, not a dead call
-            log.error("speech-to-text failed: %r", exc)
-            self.trace(TraceKind.STT_FAILED, error=str(exc)[:200])
-            text = ""
-        finally:
-            QUICK_PASS.reset(quick)
-        self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000))
-        self.pump()
-
-    def synthesize(self, command: Synthesize) -> None:
-        self.speech_gate.queued()
-        self.speech_queue.put_nowait(command)
-
-    async def _speak_forever(self) -> None:
-        while True:
-            command = await self.speech_queue.get()
-            try:
-                await self._speak(command)
-            finally:
-                self.speech_gate.done()
-
-    async def _speak(self, command: Synthesize) -> None:
-        if command.generation < self.speech_generation:
-            return  # the core dropped it before it was synthesised
-        # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
-        SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
-        try:
-            fixed = getattr(self.tts, "synthesize_fixed", None) if command.kind == SpeechKind.GREETING else None
-            audio = await asyncio.to_thread(fixed or self.tts.synthesize, command.text)
-        except Exception as exc:  # the clause is lost, not the call
-            log.error("text-to-speech failed: %r", exc)
-            self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
-            audio = np.zeros(0, np.int16)
-        self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
-        self.pump()
-
-    def speculate(self, command: Speculate) -> None:
-        if self.speculation is not None and not self.speculation.done():
-            if not command.in_pause:
-                return  # one at a time; the next partial will come
-            self.speculation.cancel()  # the caller paused: these words matter more than the older ones
-        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
-                                      answer_too=command.in_pause))
-        self.speculation_in_pause = command.in_pause
-
-    def _cancel_older_speculation(self) -> None:
-        """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""
-        if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
-            self.speculation.cancel()
-
-    def stop_speculating(self) -> None:
-        self._cancel_older_speculation()
-        if isinstance(self.agent.model, PrimedModel):
-            self.agent.model.forget()  # a primed call runs on without its speculation task: stop it too
-
-    def start_run(self, command: StartRun) -> None:
-        self._cancel_older_speculation()  # older words: the real turn needs the model now
-        # a decision started in the pause goes on: it is this turn's, and it primes the answer after its reads
-        super().start_run(command)
-
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task:
-        task = asyncio.create_task(coro)
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return task
-
-    async def close(self, reason: str = "call ended", wait_s: float = 5.0) -> None:
-        await super().close(reason, wait_s)
-        for task in list(self.tasks):
-            task.cancel()
+def transcript_of(command: Transcribe, stt: Any, vocabulary: Sequence[str]) -> tuple[str, str]:
+    """(text, error): a failed transcription is a turn the agent asks to hear again, not a dead call."""
+    try:
+        return command.text(stt, vocabulary), ""
+    except Exception as exc:
+        log.error("speech-to-text failed: %r", exc)
+        return "", str(exc)[:200]

@@ -21,7 +21,8 @@ from voice.call.events import AudioSink, CallState, KeyPressed, NullSink, Operat
 from voice.call.playout import PlayoutCursor
 from voice.call.state import PendingApproval, SessionConfig, TurnRecord
 from voice.observe.otel import CallTelemetry
-from voice.runtime.drivers import Observer, RealtimeDriver, VirtualDriver
+from voice.runtime.drivers import Observer, VirtualDriver
+from voice.runtime.realtime import RealtimeDriver
 from voice.speech.engines import STT, TTS, VAD, Chunker
 from voice.trace import transport_trace_kind
 

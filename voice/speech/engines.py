@@ -172,11 +172,15 @@ STT_ENGINES: Registry[STT] = Registry("stt")
 STT_ENGINES.add("tiny.en", "voice.speech.stt:WhisperSTT", "Whisper tiny.en on CTranslate2 (fast)", model="tiny.en",
                 beam_size=3)
 STT_ENGINES.add("base", "voice.speech.stt:WhisperSTT", "Whisper base on CTranslate2 (more accurate)", model="base")
+STT_ENGINES.add("openai", "voice.speech.remote:OpenAISTT",
+                "an OpenAI-compatible /v1/audio/transcriptions server: VOICELOOP_STT_URL, VOICELOOP_STT_MODEL")
 
 TTS_ENGINES: Registry[TTS] = Registry("tts")
 TTS_ENGINES.add("auto", "voice.speech.tts:piper_or_espeak", "Piper when its voice is installed, else espeak-ng")
 TTS_ENGINES.add("piper", "voice.speech.tts:PiperTTS", "Piper, en_US joe medium (neural; GPL-3.0 through espeak-ng)")
 TTS_ENGINES.add("espeak", "voice.speech.tts:EspeakTTS", "espeak-ng (robotic, tiny)")
+TTS_ENGINES.add("openai", "voice.speech.remote:OpenAITTS",
+                "an OpenAI-compatible /v1/audio/speech server: VOICELOOP_TTS_URL, _MODEL, _VOICE")
 
 SCRIPTED = "script"
 LLM_ENGINES: Registry[Model | None] = Registry("llm")
