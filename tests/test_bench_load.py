@@ -112,3 +112,18 @@ def test_bad_steps_are_a_usage_error(steps: str) -> None:
     run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", steps], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "--steps" in run.stderr
+
+
+def test_with_speech_off_the_box_a_call_runs_through_the_speech_stand_in(tmp_path: Path) -> None:
+    """`bench load --stt openai --tts openai`: the server's speech is the canned audio stand-in (no models, a fixed
+    latency), so what is measured is voiceloop's own work; one call, one turn, answered."""
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "1", "--call-turns", "1",
+                          "--spread-s", "0", "--stt", "openai", "--tts", "openai", "--speech-latency-ms", "100",
+                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode in (0, 1), run.stderr[-3000:]
+    assert "speech stand-in at http://127.0.0.1:" in run.stderr and "no models, 100 ms a request" in run.stderr
+    with (out / "load.csv").open() as f:
+        (row,) = list(csv.DictReader(f))
+    # the server loaded no Whisper of its own: the turn was heard through the stand-in
+    assert row["answered"] == "1" and row["unanswered"] == "0" and row["dropped"] == "0", row

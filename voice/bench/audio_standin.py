@@ -2,11 +2,14 @@
 `--stt openai` / `--tts openai` can be tested and measured without a network.
 
     python -m voice.bench.audio_standin [--port 0] [--stt tiny.en] [--tts espeak] [--latency-ms 0] [--fail 0]
+    python -m voice.bench.audio_standin --canned --latency-ms 150    # no models: for voiceloop's own cost
 
 `POST /v1/audio/transcriptions` (multipart `file`, a WAV; `prompt` biases Whisper like a call's vocabulary) answers
 `{"text": ...}`; `POST /v1/audio/speech` (JSON `input`) answers WAV audio, streamed in pieces. `--latency-ms`
 adds a fixed wait to every answer (a server elsewhere); `--fail 503` answers every request with that status (a
-server that is down or overloaded). It prints `listening on http://127.0.0.1:PORT/v1` once it accepts connections.
+server that is down or overloaded). `--canned` runs no model at all: every transcription is one fixed request and
+every clause is quiet noise of the length the text would take to say, so a load figure counts voiceloop's own
+work and not the speech models'. It prints `listening on http://127.0.0.1:PORT/v1` once it accepts connections.
 """
 
 from __future__ import annotations
@@ -20,6 +23,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from voice.audio import SAMPLE_RATE, parse_wav_bytes, to_internal, wav_bytes
+
+CANNED_TEXT = "Where is my order 4567?"
+
+
+class CannedSpeech:
+    """Speech engines that cost nothing: a fixed transcript, and quiet noise ~65 ms a character for a clause."""
+
+    def transcribe(self, audio: Any) -> str:
+        return CANNED_TEXT if len(audio) else ""
+
+    def synthesize(self, text: str) -> Any:
+        import numpy as np
+
+        rng = np.random.default_rng(len(text))
+        return (rng.standard_normal(int(SAMPLE_RATE * 0.065 * len(text))) * 300).astype(np.int16)
 
 
 @dataclass
@@ -98,10 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tts", default="espeak", help="the local text-to-speech it runs (default espeak)")
     p.add_argument("--latency-ms", type=float, default=0.0, help="a fixed wait before every answer")
     p.add_argument("--fail", type=int, default=0, help="answer every request with this HTTP status (e.g. 503)")
+    p.add_argument("--canned", action="store_true", help="no models: a fixed transcript, noise for speech")
     args = p.parse_args(argv)
     if args.stt == "openai" or args.tts == "openai":
         p.error("the stand-in runs local engines: --stt and --tts name this machine's")
-    cfg = AudioStandin(STT_ENGINES.load(args.stt), TTS_ENGINES.load(args.tts), args.latency_ms / 1000, args.fail)
+    engines = (CannedSpeech(), CannedSpeech()) if args.canned else (STT_ENGINES.load(args.stt),
+                                                                    TTS_ENGINES.load(args.tts))
+    cfg = AudioStandin(*engines, args.latency_ms / 1000, args.fail)
     sock = socket.socket()
     sock.bind((args.host, args.port))
     sock.listen(128)

@@ -68,6 +68,9 @@ class LoadConfig:
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the server
     out: Path = DEFAULT_OUT
     recordings: Path = RECORDINGS
+    remote_stt: bool = False  # --stt openai: the server's speech-to-text is the audio stand-in (no models)
+    remote_tts: bool = False  # --tts openai: likewise its text-to-speech; both: voiceloop's own cost per call
+    speech_latency_ms: float = 150.0  # the audio stand-in's fixed latency per request
 
 
 def _drain(stream: TextIO, sink: list[str]) -> None:
@@ -109,12 +112,21 @@ def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str]
     return proc, m.group(1)
 
 
+def start_audio_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    cmd = [sys.executable, "-m", "voice.bench.audio_standin", "--port", "0", "--canned",
+           "--latency-ms", f"{cfg.speech_latency_ms:g}"]
+    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": IMPORT_PATH}, r"listening on (http://\S+)",
+                      workdir / "audio_standin.log", 60)
+    return proc, m.group(1)
+
+
 def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": IMPORT_PATH, "VOICELOOP_TOKEN": "bench-load-caller-token",
            "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "VOICELOOP_LLM_URL": llm_url, "VOICELOOP_LLM_MODEL": "standin",
            **cfg.env}
     env.pop("TWILIO_AUTH_TOKEN", None)
-    cmd = [sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--llm", "openai", "--tts", "piper",
+    speech = ["--stt", "openai" if cfg.remote_stt else "tiny.en", "--tts", "openai" if cfg.remote_tts else "piper"]
+    cmd = [sys.executable, "-m", "voice.cli", "serve", "--port", "0", "--llm", "openai", *speech,
            "--data-dir", str(data), "--max-calls", str(n), "--max-calls-per-source", str(n),
            "--max-pending-per-source", str(n),
            "--no-twilio-key", *cfg.serve_args]  # the callers come straight to the stream, not through our TwiML
@@ -227,6 +239,11 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[Ste
     results = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-load-") as tmp:
         standin, url = start_standin(cfg, Path(tmp))
+        audio = None
+        if cfg.remote_stt or cfg.remote_tts:
+            audio, audio_url = start_audio_standin(cfg, Path(tmp))
+            cfg.env.update(VOICELOOP_STT_URL=audio_url, VOICELOOP_TTS_URL=audio_url)
+            progress(f"speech stand-in at {audio_url}: no models, {cfg.speech_latency_ms:g} ms a request")
         try:
             progress(f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
             for n in cfg.steps:
@@ -239,6 +256,8 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[Ste
                 results.append((row, calls))
         finally:
             _stop(standin, 5)
+            if audio is not None:
+                _stop(audio, 5)
     return results
 
 
@@ -274,6 +293,9 @@ def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--serve-arg", action="append", default=[], metavar="FLAG",
                         help="load: pass this flag to `voiceloop serve` (repeat; e.g. --serve-arg=--no-speculate)")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"load: folder for the CSVs and plot ({DEFAULT_OUT})")
+    parser.add_argument("--speech-latency-ms", type=float, default=150.0,
+                        help="load: with --stt/--tts openai, the speech stand-in's latency per request (it runs no "
+                             "model: voiceloop's own cost per call)")
 
 
 def load_config(args: argparse.Namespace) -> LoadConfig:
@@ -283,7 +305,10 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
     if turns < 1 or args.ttft_ms < 0 or args.spread_s < 0:
         raise ValueError("--turns must be >= 1, --ttft-ms and --spread-s >= 0")
     return LoadConfig(steps=steps, turns=turns, ttft_ms=args.ttft_ms, spread_s=args.spread_s * (0.2 if quick else 1),
-                      target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out))
+                      target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out),
+                      remote_stt=getattr(args, "stt", None) == "openai",
+                      remote_tts=getattr(args, "tts", None) == "openai",
+                      speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)))
 
 
 def _interrupted(signum: int, frame: Any) -> None:

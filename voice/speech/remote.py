@@ -95,6 +95,7 @@ class OpenAITTS:
 
     name = "openai"
     sample_rate = 16000
+    concurrency = 16  # clauses of different calls asked at once: the work is the server's, not this machine's
 
     def __init__(self, url: str | None = None, model: str | None = None, voice: str | None = None,
                  api_key: str | None = None, timeout_s: float = 10.0, retries: int = 2,

@@ -24,6 +24,8 @@ class SpeechStack:
         """`count` copies of the voice on one thread each, for a server's pool (`voice.speech.shared_models.PooledTTS`),
         and the stack's own voice when it runs on more threads (used for a clause alone on an idle machine)."""
         name = self.names.get("tts")
+        if (at_once := getattr(self.tts, "concurrency", 1)) > 1:  # a server elsewhere: one client, many requests
+            return [self.tts] * max(count, at_once), None
         if name is None:  # an engine built by hand, not by name: there is no second copy to load
             return [self.tts], None
         if self.tts_threads <= 1:
