@@ -152,10 +152,14 @@ class Prefetcher:
         """The primed answer's spend, once it is known; a call cut off is settled at what was held for it."""
         try:
             events = await self.agent.model.wait(handle)
-        except BaseException:
+        except BaseException as exc:  # dropped (newer words came) or failed: what it held is committed
             self.ledger.close()
+            self.result.refused = "cancelled" if "cancelled" in str(exc) or isinstance(exc, asyncio.CancelledError) \
+                else f"{type(exc).__name__}: {exc}"[:300]
             self._finish()
-            raise
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
         response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
         usage = response.usage if response is not None else Usage()
         self.ledger.settle_speculation(usage)

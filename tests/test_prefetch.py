@@ -164,3 +164,19 @@ def test_a_prefetch_cut_off_by_a_kill_is_closed_on_restart_not_resumed(tmp_path:
     assert "nothing had been changed" in settled[0].reason
     report = build_report(str(tmp_path / "runs.db"))
     assert report["runs"] == 0 and report["speculation"]["prefetches"] == 1
+
+
+def test_a_primed_answer_dropped_for_newer_words_is_settled_and_journaled_quietly(tmp_path: Path) -> None:
+    agent, _ = make_agent(tmp_path, model=PrimedModel(PaidModel()))
+
+    async def call() -> tuple:
+        done = await agent.prefetch_reads("Where is order 4567", [], answer_too=True)
+        agent.model.forget()  # the caller said more: the primed answer is dropped  # type: ignore[attr-defined]
+        results = await asyncio.gather(*agent.pending_prefetches, return_exceptions=True)
+        return done, results
+
+    done, results = asyncio.run(call())
+    assert results == [None]  # no exception left for nobody to retrieve
+    assert agent.journal is not None
+    finished = [e for e in agent.journal.events(done.id) if e.kind == EventKind.PREFETCH_FINISHED]
+    assert len(finished) == 1 and finished[0].payload["refused"] == "cancelled"

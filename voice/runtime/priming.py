@@ -106,6 +106,9 @@ class PrimedModel:
         call = self.primed.pop(key)
         if call.task is not None and not call.task.done():
             call.task.cancel()
+        if not call.done:  # a task cancelled before it ever ran never reaches its `finally`: nobody may wait forever
+            call.error, call.done = call.error or RuntimeError("primed call cancelled"), True
+            call.changed.set()
 
     async def _consume(self, request: ModelRequest, call: PrimedCall) -> None:
         try:
