@@ -241,7 +241,7 @@ class Agent:
             raise
         runner = ToolRunner(cfg.max_parallel_reads, cfg.parallel_reads, cfg.default_tool_timeout_s,
                             cfg.max_observation_chars, tape.results, tape.interrupted, self.speculative,
-                            on_start=partial(_log_start, log), on_finish=partial(_log_finish, log),
+                            on_start=log.tool_started, on_finish=partial(_log_finish, log),
                             unsettled=self.unsettled_writes)
         results = {o.call.id: o for o in await runner.run_batch(approved)}
         ledger.settle_tools(sum(o.executed for o in results.values()), sum(o.cost_usd for o in results.values()))
@@ -341,10 +341,6 @@ class Agent:
 
     def _append(self, s: RunState, msg: Message) -> None:
         s.messages.append(msg)
-
-
-def _log_start(log: EventLog, call: ToolCall) -> None:
-    log.emit(EventKind.TOOL_STARTED, call=call.to_dict())
 
 
 def _log_finish(log: EventLog, obs: Observation) -> None:

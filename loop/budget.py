@@ -68,10 +68,7 @@ class BudgetLedger:
                                                "cost_usd": pricing.cost(input_tokens, max_output)}, True)
 
     def settle_speculation(self, usage: Usage) -> None:
-        self.consumed["tokens"] += usage.total_tokens
-        self.consumed["cost_usd"] += usage.cost_usd
-        self._settle_shared({"tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
-        self._clear()
+        self._settle({"tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
 
     def check_batch(self, n_calls: int, max_cost: float, max_seconds: float, shared: bool = True) -> None:
         """Replace the per-turn tool allowance with what the approved batch may actually spend."""
@@ -80,16 +77,16 @@ class BudgetLedger:
         }, shared)
 
     def settle_model(self, usage: Usage) -> None:
-        self.consumed["turns"] += 1
-        self.consumed["tokens"] += usage.total_tokens
-        self.consumed["cost_usd"] += usage.cost_usd
-        self._settle_shared({"turns": 1, "tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
-        self._clear()
+        self._settle({"turns": 1, "tokens": usage.total_tokens, "cost_usd": usage.cost_usd})
 
     def settle_tools(self, n_calls: int, cost_usd: float) -> None:
-        self.consumed["tool_calls"] += n_calls
-        self.consumed["cost_usd"] += cost_usd
-        self._settle_shared({"tool_calls": n_calls, "cost_usd": cost_usd})
+        self._settle({"tool_calls": n_calls, "cost_usd": cost_usd})
+
+    def _settle(self, actual: dict[str, float]) -> None:
+        """What was actually spent: consumed here, settled in the shared ledger, the reservation cleared."""
+        for dim, amount in actual.items():
+            self.consumed[dim] += amount
+        self._settle_shared(actual)
         self._clear()
 
     def close(self) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import uuid
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from loop.act import Observation, ToolRunner
@@ -93,8 +92,7 @@ class Prefetcher:
             handle.paid = True  # settled here: the run that reuses this call pays nothing again
         else:
             events = [ev async for ev in model.stream(request)]
-        response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
-        usage = response.usage if response is not None else Usage()
+        response, usage = _response_of(events)
         self.ledger.settle_speculation(usage)
         self.result.usage = usage
         if response is not None:
@@ -118,7 +116,7 @@ class Prefetcher:
         self.ledger.check_batch(len(vetted.approved), sum(t.max_cost_usd for _, t in vetted.approved),
                                 max(t.timeout_s or cfg.default_tool_timeout_s for _, t in vetted.approved))
         runner = ToolRunner(cfg.max_parallel_reads, cfg.parallel_reads, cfg.default_tool_timeout_s,
-                            cfg.max_observation_chars, on_start=partial(_started, self.log))
+                            cfg.max_observation_chars, on_start=self.log.tool_started)
         done = await runner.run_batch(vetted.approved)
         self.ledger.settle_tools(sum(o.executed for o in done), sum(o.cost_usd for o in done))
         for obs in done:
@@ -160,8 +158,7 @@ class Prefetcher:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return
-        response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
-        usage = response.usage if response is not None else Usage()
+        _, usage = _response_of(events)
         self.ledger.settle_speculation(usage)
         self.result.usage = self.result.usage + usage
         self._finish()
@@ -173,5 +170,7 @@ class Prefetcher:
                       tokens=r.usage.total_tokens, cost_usd=r.usage.cost_usd)
 
 
-def _started(log: EventLog, call: ToolCall) -> None:
-    log.emit(EventKind.TOOL_STARTED, call=call.to_dict())
+def _response_of(events: list[Any]) -> tuple[ModelResponse | None, Usage]:
+    """The finished response among a call's events, and what it consumed."""
+    response = next((ev for ev in events if isinstance(ev, ModelResponse)), None)
+    return response, response.usage if response is not None else Usage()

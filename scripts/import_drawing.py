@@ -12,6 +12,7 @@ inside or below, so its imports are not arrows of the design. `tests/test_layeri
 from __future__ import annotations
 
 import ast
+import functools
 from collections import defaultdict
 from pathlib import Path
 
@@ -54,6 +55,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@functools.cache  # asked for every arrow; the files do not change while it runs
 def is_face(module: str) -> bool:
     """A package's `__init__.py` that defines nothing of its own (a lazy `__getattr__` aside): it hands names on."""
     init = ROOT / module.replace(".", "/") / "__init__.py"

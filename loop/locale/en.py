@@ -15,8 +15,8 @@ LANGUAGE = "en"
 ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, "thousand"))
-HUNDRED = "hundred"
+HUNDRED, THOUSAND = "hundred", "thousand"
+SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, THOUSAND))
 IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
                       "nine": "ninth", "twelve": "twelfth"}
 # A digit said alone, as a caller dictates an id ("four oh two one")

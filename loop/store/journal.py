@@ -147,6 +147,10 @@ class EventLog:
         self.elapsed, self.on_replayed = elapsed, on_replayed
         self.seq = 0
 
+    def tool_started(self, call: Any) -> None:
+        """`ToolRunner.on_start` for a journaled batch: the vetted call is about to run."""
+        self.emit(EventKind.TOOL_STARTED, call=call.to_dict())
+
     def emit(self, kind: EventKind, meta: dict[str, Any] | None = None, **payload: Any) -> Event:
         meta = dict(meta or {})
         if self.elapsed is not None:

@@ -117,9 +117,7 @@ class MCPToolset:
             conn = self._connections[loop] = _Connection(self)
         try:
             result = await conn.call(name, arguments)
-        except MCPUnavailable:
-            raise
-        except (TimeoutError, asyncio.CancelledError):
+        except (MCPUnavailable, TimeoutError):
             raise
         except Exception as exc:
             conn.close()  # the next call opens a new connection

@@ -104,20 +104,22 @@ def _stop(proc: subprocess.Popen[str], timeout_s: float = 30.0) -> int:
         return proc.wait()
 
 
-def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "voice.bench.llm_standin", "--port", "0", "--ttft-ms", f"{cfg.ttft_ms:g}",
-           "--tokens-per-s", f"{cfg.tokens_per_s:g}"]
-    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": IMPORT_PATH}, r"listening on (http://\S+)",
-                      workdir / "standin.log", 60)
+def _start_standin(module: str, args: list[str], log: Path) -> tuple[subprocess.Popen[str], str]:
+    """A stand-in server (`voice.bench.llm_standin`, `voice.bench.audio_standin`) on a free port, and its URL."""
+    cmd = [sys.executable, "-m", module, "--port", "0", *args]
+    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": IMPORT_PATH}, r"listening on (http://\S+)", log, 60)
     return proc, m.group(1)
+
+
+def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
+    return _start_standin("voice.bench.llm_standin", ["--ttft-ms", f"{cfg.ttft_ms:g}",
+                                                      "--tokens-per-s", f"{cfg.tokens_per_s:g}"],
+                          workdir / "standin.log")
 
 
 def start_audio_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "voice.bench.audio_standin", "--port", "0", "--canned",
-           "--latency-ms", f"{cfg.speech_latency_ms:g}"]
-    proc, m = _launch(cmd, {**os.environ, "PYTHONPATH": IMPORT_PATH}, r"listening on (http://\S+)",
-                      workdir / "audio_standin.log", 60)
-    return proc, m.group(1)
+    return _start_standin("voice.bench.audio_standin", ["--canned", "--latency-ms", f"{cfg.speech_latency_ms:g}"],
+                          workdir / "audio_standin.log")
 
 
 def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:

@@ -78,10 +78,16 @@ class AgentSide:
 
     def _cut_off(self) -> None:
         """Forget the reply in flight (queued clauses included) and flush the transport; keep what was heard."""
-        self.generation += 1
-        self.reply.generation, self.reply.chunker, self.reply.synthesising = self.generation, self.chunker_cls(), 0
         self.reply.playout.clear()
-        self._out += [ce.ClearAudio(), ce.DropStaleSpeech(self.generation)]
+        self._out.append(ce.ClearAudio())
+        self.reply.generation = self._new_generation()
+        self.reply.chunker, self.reply.synthesising = self.chunker_cls(), 0
+
+    def _new_generation(self) -> int:
+        """A new reply supersedes the one before: clauses of older ones still queued are skipped."""
+        self.generation += 1
+        self._out.append(ce.DropStaleSpeech(self.generation))
+        return self.generation
 
     def _commit_barge(self, barge: Barge, text: str) -> None:
         barge.committed = True
@@ -104,9 +110,7 @@ class AgentSide:
             return
         rec = TurnRecord(user_text=text, started_s=self.now, latency_ms=latency, speech_end_s=speech_end)
         self.turns.append(rec)
-        self.generation += 1
-        self.reply = Reply.start(self.generation, self.chunker_cls, rec, self.clock())
-        self._out.append(ce.DropStaleSpeech(self.generation))
+        self.reply = Reply.start(self._new_generation(), self.chunker_cls, rec, self.clock())
         self.run_active, self.transcript, self.writes = True, [], WriteOutcomes(words=self.words)
         self._out.append(ce.StartRun(text, list(self.history), self.transcript))
 

@@ -57,7 +57,8 @@ class CallCore(AgentSide):
         self.barge: Barge | None = None
         self.approval: PendingApproval | None = None
         self.run_active = False
-        self.partials: dict[float, tuple[str, float]] = {}  # speech end -> (transcript, call time it was ready)
+        # speech end -> (transcript, call time it was ready, whether the transcription failed)
+        self.partials: dict[float, tuple[str, float, bool]] = {}
         self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
         self.barge_seen = -1.0  # the newest transcript already weighed as a possible interruption
         self.speculation_key: float | None = None
@@ -72,7 +73,6 @@ class CallCore(AgentSide):
         self.keys, self.keys_at = "", 0.0
         self.hand_over: tuple[str, float] | None = None
         self.stt_busy = False  # as the newest frame said
-        self.stt_failed = False  # a transcript of this turn failed: if it ends heard as nothing, ask again
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -230,14 +230,13 @@ class CallCore(AgentSide):
         self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
 
     def _on_transcript(self, ev: ce.TranscriptReady) -> None:
-        self.stt_failed = self.stt_failed or ev.failed
         if self.closed is not None and ev.key == self.closed.speech_end:
             self._finish_closed(ev)
             return
         asked = self.asked.pop(ev.key, None)
         if asked is None or not self.detector.in_turn:
             return  # the turn it belonged to is over
-        self.partials[ev.key] = (ev.text, asked + ev.took_ms / 1000)
+        self.partials[ev.key] = (ev.text, asked + ev.took_ms / 1000, ev.failed)
         self._trace(TraceKind.CALLER_PARTIAL, text=ev.text)
         self._decide()
         self._ask_again()
@@ -263,20 +262,20 @@ class CallCore(AgentSide):
                 self._out.append(ce.Speculate(self.partials[fresh][0], list(self.history)))
         if key not in self.partials:
             return
-        text, ready_at = self.partials[key]
+        text, ready_at, failed = self.partials[key]
         needed = needed_silence(text, turns)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
-            self._end_of_turn(text, needed, ready_at)
+            self._end_of_turn(text, needed, ready_at, failed)
         elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \
                 and self._may_speculate():
             self.preempted = key  # the caller paused: start the decision now, kept if these are their last words
             self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
 
-    def _end_of_turn(self, text: str, needed: float, ready_at: float) -> None:
+    def _end_of_turn(self, text: str, needed: float, ready_at: float, failed: bool) -> None:
         turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
         self._forget_turn()
-        self._turn_over(turn, text, needed, ready_at)
+        self._turn_over(turn, text, needed, ready_at, failed)
 
     def _forget_turn(self) -> None:
         self.detector.end_turn()
@@ -301,11 +300,12 @@ class CallCore(AgentSide):
         assert turn is not None
         asked = self.asked.pop(ev.key, self.now)
         waited = 0.0 if turn.capped else self.cfg.turns.hold_silence_s  # a capped turn waited for no silence
-        self._turn_over(turn, ev.text, waited, asked + ev.took_ms / 1000)
+        self._turn_over(turn, ev.text, waited, asked + ev.took_ms / 1000, ev.failed)
         if self.detector.in_turn and self.barge is None and self.run_active:
             self.barge = Barge(self.detector.onset_s)  # the caller is already talking over the thinking agent
 
-    def _turn_over(self, turn: ClosedTurn, text: str, needed: float, ready_at: float) -> None:
+    def _turn_over(self, turn: ClosedTurn, text: str, needed: float, ready_at: float, failed: bool = False) -> None:
+        """`failed`: the turn's transcript failed (not silence): heard as nothing, it is asked again."""
         speech_end, duration = turn.speech_end, turn.duration
         silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
         latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
@@ -327,7 +327,6 @@ class CallCore(AgentSide):
                 self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
                 return
             self._commit_barge(barge, text)
-        failed, self.stt_failed = self.stt_failed, False
         if not text and failed:  # the words were lost, not absent: say so rather than go quiet
             self.history = [*self.history, Message("assistant", self.words.REPEAT_PLEASE)]
             self._say(self.words.REPEAT_PLEASE, SpeechKind.REPLY)

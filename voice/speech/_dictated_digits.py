@@ -39,7 +39,7 @@ _SEPARATOR = re.compile(r"[,.-]")
 _AN_ID = re.compile(r"\d{3,}")  # an id, once dictated pieces are joined (not "20th", "2 pizzas", "12 Oak Lane")
 # every number word of the language (`loop.locale`), "oh" and the ordinals ("twentieth") with them
 _NUMBER_WORDS = "(?:" + "|".join([en.ONES[0], *(w for w in en.DIGIT_WORDS if w not in en.ONES), *en.ONES[1:],
-                                  *en.TENS[2:], en.HUNDRED, en.SCALES[-1][1], *en.IRREGULAR_ORDINALS.values(),
+                                  *en.TENS[2:], en.HUNDRED, en.THOUSAND, *en.IRREGULAR_ORDINALS.values(),
                                   "(?:" + "|".join(t[:-1] for t in en.TENS[2:]) + ")ieth"]) + ")(?:th|s)?"
 # a word that may stand for part of a number: digits, a number word, a lone letter ("L" for "oh", "A" for "eight")
 _DIGITLIKE = re.compile(rf"[\d,.-]*(?:st|nd|rd|th)?[,.]?|[a-z][,.]?|(?:{_NUMBER_WORDS}[-,.]?)+", re.IGNORECASE)

@@ -42,7 +42,11 @@ class RemoteSpeechError(RuntimeError):
 class _Server:
     """One OpenAI-compatible endpoint, with retries and clear errors."""
 
-    def __init__(self, url: str, api_key: str, timeout_s: float, retries: int, what: str) -> None:
+    def __init__(self, url: str | None, url_variable: str, api_key: str | None, timeout_s: float, retries: int,
+                 what: str) -> None:
+        """`url` and `api_key` as given, else from the environment (`url_variable`, OPENAI_API_KEY)."""
+        url = url or os.environ.get(url_variable, DEFAULT_URL)
+        api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
         self.url, self.retries, self.what = url.rstrip("/"), retries, what
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 3.0)), headers=headers)
@@ -75,9 +79,7 @@ class OpenAISTT:
                  language: str = "en", timeout_s: float = 10.0, retries: int = 2) -> None:
         self.model = model or os.environ.get("VOICELOOP_STT_MODEL", "whisper-1")
         self.language = language
-        self.server = _Server(url or os.environ.get("VOICELOOP_STT_URL", DEFAULT_URL),
-                              api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", ""),
-                              timeout_s, retries, "the speech-to-text server")
+        self.server = _Server(url, "VOICELOOP_STT_URL", api_key, timeout_s, retries, "the speech-to-text server")
 
     def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         if len(audio) == 0:
@@ -102,9 +104,7 @@ class OpenAITTS:
                  fallback: str | None = "espeak") -> None:
         self.model = model or os.environ.get("VOICELOOP_TTS_MODEL", "tts-1")
         self.voice = voice or os.environ.get("VOICELOOP_TTS_VOICE", "alloy")
-        self.server = _Server(url or os.environ.get("VOICELOOP_TTS_URL", DEFAULT_URL),
-                              api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", ""),
-                              timeout_s, retries, "the text-to-speech server")
+        self.server = _Server(url, "VOICELOOP_TTS_URL", api_key, timeout_s, retries, "the text-to-speech server")
         self.fallback = _local_voice() if fallback == "espeak" else None
         self.fallbacks = 0  # clauses said by the local voice because the server could not
 

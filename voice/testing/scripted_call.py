@@ -225,7 +225,7 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
 
 
 _UNIT_WORDS, _TEEN_WORDS, _TEN_WORDS = en.ONES[:10], en.ONES[10:], en.TENS[2:]  # `loop.locale`
-_SCALE_WORDS = (en.HUNDRED, en.SCALES[-1][1])
+_SCALE_WORDS = (en.HUNDRED, en.THOUSAND)
 _NUMBER_WORDS = frozenset(_UNIT_WORDS + _TEEN_WORDS + _TEN_WORDS + _SCALE_WORDS)
 
 
