@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool, ToolCall
 from loop.run.settle import settle_unfinished
 from loop.run.tenancy import TenantConfigError, open_tenant, parse_allowances, storage_from_args
 from loop.store.db import DatabaseUnavailable, database_url, open_journal, open_ledger, redact, sqlite_path
-from loop.store.journal import Event
+from loop.store.journal import Event, Journal
 from loop.store.journal_pg import PgJournal
 from loop.store.ledger import SharedLedger
 from tests.helpers import ORDER_SCHEMA
@@ -207,3 +208,21 @@ def test_two_calls_on_one_database_draw_on_one_tenant_budget(pg_url: str, tmp_pa
     assert not (tmp_path / "call0" / "journal.db").exists()  # both calls journaled into PostgreSQL
     # two runs, beside the speculation (`prefetch-` ids) while each caller spoke
     assert len([r for r in open_journal(pg_url).run_ids() if not r.startswith("prefetch-")]) == 2
+
+
+def _open_at_once(path: str, barrier: Any) -> None:
+    barrier.wait()  # every process creates the same new files at the same moment
+    Journal(path)
+    SharedLedger(path + ".ledger")
+
+
+def test_processes_creating_one_journal_and_ledger_at_once_all_open_them(tmp_path: Path) -> None:
+    """Switching a new file to WAL answered "database is locked" at once to one of two processes (seen in CI)."""
+    for round_ in range(4):
+        path, barrier = str(tmp_path / f"at-once-{round_}.db"), SPAWN.Barrier(6)
+        workers = [SPAWN.Process(target=_open_at_once, args=(path, barrier)) for _ in range(6)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=60)
+        assert [w.exitcode for w in workers] == [0] * 6

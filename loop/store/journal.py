@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from loop.events import RUN_ENDS, EventKind
+from loop.store._sqlite import connect_shared
 from loop.types import canonical_json
 
 log = logging.getLogger(__name__)
@@ -68,11 +69,8 @@ class Journal:
             self._db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True,
                                        check_same_thread=False, isolation_level=None)
             return
-        # timeout first: two processes creating one journal at once queue on switching it to WAL
-        self._db = sqlite3.connect(path, timeout=30.0, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db = connect_shared(path)  # several processes may create and share one journal
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
-        self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -28,6 +28,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
+from loop.store._sqlite import connect_shared
+
 log = logging.getLogger(__name__)
 MICRO = 1_000_000
 
@@ -111,10 +113,7 @@ class SharedLedger:
         self._lock = threading.Lock()  # threads share one connection, and its transactions must not nest
         # isolation_level=None: we issue BEGIN ourselves; Python's implicit BEGIN is DEFERRED, whose read
         # snapshot another writer can invalidate between our check and our write.
-        self._db = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")  # readers (balance) never block the writer
+        self._db = connect_shared(self.path, busy_timeout_s)  # WAL: readers (balance) never block the writer
         with self._tx() as db:
             for statement in SCHEMA.split(";"):
                 db.execute(statement)
