@@ -70,6 +70,7 @@ class Heard:
     texts: list[str] = field(default_factory=list)
     starts: int = 0
     speech_end: float | None = None  # the end of the last turn's last speech frame
+    endpointing_ms: list[float] = field(default_factory=list)  # per finished turn: the silence that ended it
 
 
 class CachedSTT:
@@ -98,8 +99,10 @@ def setup(name: str) -> Setup:
     return Setup(turns, f"v{vad}" if vad else FASTER_WHISPER)
 
 
-def hear(audio: np.ndarray, probs: np.ndarray, turns: TurnConfig, stt: CachedSTT) -> Heard:
-    """Play `audio` through a call core with these VAD probabilities; the agent never answers."""
+def hear(audio: np.ndarray, probs: np.ndarray, turns: TurnConfig, stt: CachedSTT,
+         turn_model: object | None = None) -> Heard:
+    """Play `audio` through a call core with these VAD probabilities; the agent never answers. `turn_model`: an
+    end-of-turn model (`voice.speech.engines.EndOfTurn`) for the core's `ScoreTurnEnd`; None: the words alone."""
     core = CallCore(SessionConfig(turns=turns, speculate=False, preempt=False), ClauseChunker)
     heard, asked = Heard(), {}  # asked: transcript key -> (start, end) of the audio transcribed for it
 
@@ -109,6 +112,9 @@ def hear(audio: np.ndarray, probs: np.ndarray, turns: TurnConfig, stt: CachedSTT
                 end = core.now + FRAME_S
                 asked[command.key] = (end - len(command.audio) / SAMPLE_RATE, end)
                 carry_out(core.handle(ce.TranscriptReady(command.key, command.text(stt), 0.0)))
+            elif isinstance(command, ce.ScoreTurnEnd) and turn_model is not None:
+                complete = turn_model.complete(command.audio)  # type: ignore[attr-defined]
+                carry_out(core.handle(ce.TurnEndScored(command.key, complete, 0.0)))
             elif isinstance(command, ce.StartRun):
                 carry_out(core.handle(ce.RunEnded(None)))
             elif isinstance(command, ce.Traced):
@@ -120,6 +126,7 @@ def hear(audio: np.ndarray, probs: np.ndarray, turns: TurnConfig, stt: CachedSTT
                     heard.spans.append(asked[key])
                     heard.texts.append(entry["text"])
                     heard.speech_end = entry["speech_end_s"]
+                    heard.endpointing_ms.append(entry["latency_ms"]["endpointing"])
 
     for i, frame in enumerate(frames(audio)):
         carry_out(core.handle(ce.CallerFrame(frame, i * FRAME_S, float(probs[i]), 0.0)))

@@ -40,6 +40,7 @@ import numpy as np
 
 from voice.audio import FRAME_S, load_audio
 from voice.audio import FRAME_SAMPLES as FRAME
+from voice.bench.counted_model import CountedModel
 from voice.bench.voice_report import (  # noqa: F401 (COLUMNS is re-exported for the tests)
     COLUMNS,
     DEFAULT_CSV,
@@ -279,7 +280,8 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
     source = agent or fixture.agent_source()
     caller = Caller(fixture, stack.vad)
     sink = BenchSink()
-    session, desk = new_session(fixture, stack, workdir, model, sink=sink, realtime=True, agent=source)
+    counted = CountedModel(model) if model is not None else None
+    session, desk = new_session(fixture, stack, workdir, counted, sink=sink, realtime=True, agent=source)
     fed = await feed(session, sink, caller, speed)
     if trace_dir is not None:
         write_wall_trace(trace_dir / f"{label}.jsonl", fed)
@@ -296,7 +298,19 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
     stops = [e.get("stop_latency_wall_ms", e.get("stop_latency_ms")) for e in result.trace
              if e["kind"] == "agent_paused"]
     return CallOutcome(label, rows, not problems, problems, said, [s for s in stops if s is not None],
-                       time.perf_counter() - t0, agent=source.name)
+                       time.perf_counter() - t0, agent=source.name, model_calls=counted.calls if counted else 0,
+                       replies=len(session.turns), **cut_offs(fed, caller))
+
+
+def cut_offs(fed: Fed, caller: Caller) -> dict[str, int]:
+    """Turns that ended inside one of the caller's lines (a pause taken for the end), and how many of those the
+    session withdrew because the caller went on before hearing the answer (`caller_went_on`): the rest were
+    answered early, the caller talking over the answer."""
+    lines = [(ln.start, ln.start + max(b for _, b in ln.spans)) for ln in caller.lines
+             if ln.start is not None and ln.spans]
+    ends = [e["speech_end_s"] for _, _, e in fed.events if e["kind"] == "caller_turn_ended" and e.get("text")]
+    inside = sum(any(start <= end < stop - 0.1 for start, stop in lines) for end in ends)
+    return {"cut_offs": inside, "went_on": sum(e["kind"] == "caller_went_on" for _, _, e in fed.events)}
 
 
 def write_wall_trace(path: Path, fed: Fed) -> None:
@@ -352,7 +366,8 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
         print(f"voiceloop bench voice: {exc}", file=sys.stderr)
         return 2
     print(f"loading the speech stack (tiny.en, piper) for {len(paths)} calls...", file=sys.stderr)
-    stack = load_stack(getattr(args, "stt", None) or "tiny.en", tts=getattr(args, "tts", None) or "piper")
+    stack = load_stack(getattr(args, "stt", None) or "tiny.en", tts=getattr(args, "tts", None) or "piper",
+                       turn=getattr(args, "turn", None))
     factory = None
     if llm != "script":
         from voice.speech.engines import load_llm

@@ -31,6 +31,10 @@ class CallOutcome:
     barge_in_stop_ms: list[float]
     seconds: float
     agent: str = ""  # the name of the agent that answered it
+    model_calls: int = 0  # calls made to the model (speculation and withdrawn answers included); 0: scripted
+    replies: int = 0  # caller turns the agent answered (turn records)
+    cut_offs: int = 0  # turns that ended inside a caller's line: a pause taken for the end of the turn
+    went_on: int = 0  # of those, withdrawn before the caller heard anything (answered once, whole)
 
 
 def _stats(values: Sequence[Any]) -> dict[str, Any]:
@@ -70,6 +74,8 @@ def summarise(calls: Sequence[CallOutcome]) -> dict[str, Any]:
         "quality": {"passed": passed, "calls": len(calls), "rate": passed / len(calls) if calls else None,
                     "failed": {c.name: {"problems": c.problems, "said": c.said} for c in calls if not c.passed}},
         "agents": per_agent(calls),
+        "model_calls": {"calls": sum(c.model_calls for c in calls), "replies": sum(c.replies for c in calls)},
+        "cut_offs": {"turns": sum(c.cut_offs for c in calls), "withdrawn": sum(c.went_on for c in calls)},
     }
 
 
@@ -93,6 +99,12 @@ def format_summary(s: dict[str, Any], llm: str, speed: float) -> str:
     out += [line(f"  {k}", s["breakdown_ms"][k]) for k in BREAKDOWN]
     out += [line("  session's sum of the parts", s["session_voice_to_voice_ms"]),
             line("barge-in stop", s["barge_in_stop_ms"])]
+    m, cut = s["model_calls"], s["cut_offs"]
+    if m["calls"]:
+        out.append(f"model calls: {m['calls']} for {m['replies']} replies ({m['calls'] / max(m['replies'], 1):.2f} "
+                   "per reply, speculation and withdrawn answers included)")
+    out.append(f"endpointing cut-offs: {cut['turns']} turns ended inside a caller's line; {cut['withdrawn']} withdrawn "
+               f"before any answer was heard, {cut['turns'] - cut['withdrawn']} answered early")
     q = s["quality"]
     rate = f"{100 * q['rate']:.1f} %" if q["rate"] is not None else "-"
     out.append(f"quality: {q['passed']}/{q['calls']} calls pass ({rate})")

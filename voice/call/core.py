@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 
 from loop import Message, locale
-from voice.audio import FRAME_S
+from voice.audio import FRAME_S, SAMPLE_RATE
 from voice.call import events as ce
 from voice.call._agent_side import AgentSide
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
-from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord
+from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
 from voice.call.turns import TurnDetector, is_interruption, needed_silence
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.caller_digits import join_spoken_digits
@@ -60,6 +60,8 @@ class CallCore(AgentSide):
         # speech end -> (transcript, call time it was ready, whether the transcription failed)
         self.partials: dict[float, tuple[str, float, bool]] = {}
         self.asked: dict[float, float] = {}  # transcriptions in flight: speech end -> call time asked
+        # the end-of-turn model: speech end -> (probability complete, call time it was ready), or (None, time asked)
+        self.turn_ends: dict[float, tuple[float | None, float]] = {}
         self.barge_seen = -1.0  # the newest transcript already weighed as a possible interruption
         self.speculation_key: float | None = None
         self.closed: ClosedTurn | None = None  # ended by silence, waiting for its transcript
@@ -72,6 +74,10 @@ class CallCore(AgentSide):
         self.decline_line = ""
         self.keys, self.keys_at = "", 0.0
         self.hand_over: tuple[str, float] | None = None
+        self.went_on: TurnRecord | None = None
+        self.last_turn: tuple[float, np.ndarray] | None = None  # the last closed turn: (speech end, its audio)
+        self.prefix = ""  # the words of the turn this one may go on with: its audio is in front of this one's
+        self.history_before: list[Message] = []
         self.stt_busy = False  # as the newest frame said
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
@@ -92,6 +98,8 @@ class CallCore(AgentSide):
                 if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
                     event = replace(event, text=join_spoken_digits(event.text))
                 self._on_transcript(event)
+            case ce.TurnEndScored():
+                self._on_turn_scored(event)
             case ce.SpeechReady():
                 self._on_speech(event)
             case ce.AudioPlayed(samples=samples):
@@ -124,8 +132,10 @@ class CallCore(AgentSide):
 
     def next_frame(self, t: float) -> np.ndarray | None:
         """The next 32 ms of agent audio for the transport at call time `t`, or None."""
-        chunk = self.reply.playout.next_frame()
         rec = self.reply.record
+        if rec is not None and rec.first_audio_s is None and t < rec.speech_end_s + self.cfg.turns.answer_gap_s:
+            return None  # the caller may only have paused (`TurnConfig.answer_gap_s`)
+        chunk = self.reply.playout.next_frame()
         if chunk is not None and rec is not None and rec.first_audio_s is None:
             rec.first_audio_s = round(t, 3)
             # the whole turn measured directly on the transport's clock, from the caller's last speech frame to the
@@ -170,6 +180,7 @@ class CallCore(AgentSide):
         if self.detector.update(frame.prob, frame.t, FRAME_S):
             self.turn_audio = [*self.recent, frame.pcm]
             self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)
+            self._join_last_turn()
             self._on_speech_start(frame.t)
         elif self.detector.in_turn:
             self.turn_audio.append(frame.pcm)
@@ -177,8 +188,24 @@ class CallCore(AgentSide):
         if self.detector.in_turn:
             self._during_speech(frame.t)
 
+    def _join_last_turn(self) -> None:
+        """If this speech can only be the caller going on with their last turn, transcribe the two as one: Whisper
+        hears the words either side of the pause in context, and the whole is one turn's text if it goes on."""
+        if self.last_turn is None or not self.turns or self.last_turn[0] != self.turns[-1].speech_end_s \
+                or self.approval is not None or not self._may_go_on(self.detector.onset_s):
+            return  # over a confirmation question the answer is read alone: no earlier words may leak into it
+        end, audio = self.last_turn
+        gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), 0.5) * SAMPLE_RATE), np.int16)
+        self.turn_audio = [audio, gap, *self.turn_audio]
+        self.prefix = self.turns[-1].user_text
+
+    def _fresh(self, text: str) -> str:
+        """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""
+        return fresh_words(self.prefix, text)
+
     def _on_speech_start(self, t: float) -> None:
         self.partials.clear()
+        self.turn_ends.clear()
         onset = self.detector.onset_s
         self._trace(TraceKind.CALLER_SPEECH_STARTED, onset_s=round(onset, 3))
         if self.approval is not None:  # an answer begun over the question never approves (it is asked again)
@@ -210,6 +237,7 @@ class CallCore(AgentSide):
                 self.paused_at = key
                 self._out.append(ce.StopSpeculating())
             self._want_transcript()
+            self._want_turn_score()
         elif silence == 0 and t >= self.next_speculation and self._may_speculate():
             self.next_speculation = t + turns.speculate_every_s
             self.speculation_key = key if self.speculation_key is None else self.speculation_key
@@ -228,6 +256,19 @@ class CallCore(AgentSide):
             return
         self.asked[key] = self.now
         self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
+
+    def _want_turn_score(self) -> None:
+        key = self.detector.last_speech_s
+        if self.cfg.turns.semantic_silence_s is not None and key not in self.turn_ends:
+            self.turn_ends[key] = (None, self.now)
+            self._out.append(ce.ScoreTurnEnd(key, np.concatenate(self.turn_audio)))
+
+    def _on_turn_scored(self, ev: ce.TurnEndScored) -> None:
+        if ev.key not in self.turn_ends or not self.detector.in_turn:
+            return  # the turn, or the pause, it was asked for is over
+        self.turn_ends[ev.key] = (ev.complete, self.turn_ends[ev.key][1] + ev.took_ms / 1000)
+        self._trace(TraceKind.TURN_END_SCORED, complete=round(ev.complete, 3), took_ms=round(ev.took_ms, 1))
+        self._decide()
 
     def _on_transcript(self, ev: ce.TranscriptReady) -> None:
         if self.closed is not None and ev.key == self.closed.speech_end:
@@ -254,7 +295,9 @@ class CallCore(AgentSide):
         if self.barge and not self.barge.committed and fresh is not None and fresh > self.barge_seen:
             self.barge_seen = fresh  # every new transcript of speech over the agent is weighed once
             text = self.partials[fresh][0]
-            if is_interruption(text, self.detector.speech_s(), turns):
+            fresh_text = self._fresh(text)
+            if is_interruption(fresh_text, self.detector.speech_s(), turns) \
+                    or self._goes_on(fresh_text, self.barge.onset_s):
                 self._commit_barge(self.barge, text)
         if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
             self.speculation_key = None
@@ -263,9 +306,13 @@ class CallCore(AgentSide):
         if key not in self.partials:
             return
         text, ready_at, failed = self.partials[key]
-        needed = needed_silence(text, turns)
+        # an answer to an approval question ends by the words alone: a "yes" cut from its "but ..." would approve
+        complete, scored_at = self.turn_ends.get(key, (None, 0.0)) if self.approval is None else (None, 0.0)
+        needed = needed_silence(text, turns, complete)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
+            if needed < needed_silence(text, turns):  # the turn ended on the model's word: it waited for that too
+                ready_at = max(ready_at, scored_at)
             self._end_of_turn(text, needed, ready_at, failed)
         elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \
                 and self._may_speculate():
@@ -273,22 +320,24 @@ class CallCore(AgentSide):
             self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
 
     def _end_of_turn(self, text: str, needed: float, ready_at: float, failed: bool) -> None:
-        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge)
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge, prefix=self.prefix)
+        self.last_turn = (turn.speech_end, np.concatenate(self.turn_audio))
         self._forget_turn()
         self._turn_over(turn, text, needed, ready_at, failed)
 
     def _forget_turn(self) -> None:
         self.detector.end_turn()
         self.recent.clear()  # a turn capped mid-speech: the next one must not start with this one's last words
-        self.turn_audio, self.partials, self.asked, self.wanted = [], {}, {}, None
-        self.speculation_key, self.barge_seen = None, -1.0
+        self.turn_audio, self.partials, self.asked, self.wanted, self.turn_ends = [], {}, {}, None, {}
+        self.speculation_key, self.barge_seen, self.prefix = None, -1.0, ""
         self.barge = None
 
     def _close_by_silence(self, capped: bool = False) -> None:
         """Silence alone (or the turn's length) has ended the turn, but its transcript is not back (a busy
         Whisper): take new speech as a new turn from here, and act on this one when its text arrives."""
-        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge, capped)
+        turn = ClosedTurn(self.detector.last_speech_s, self.detector.speech_s(), self.barge, capped, self.prefix)
         asked, audio, heard = self.asked.get(turn.speech_end), np.concatenate(self.turn_audio), self.heard
+        self.last_turn = None if capped else (turn.speech_end, audio)  # the next turn of a capped one is its own
         self._forget_turn()
         self.closed = turn
         self.asked[turn.speech_end] = self.now if asked is None else asked
@@ -313,6 +362,12 @@ class CallCore(AgentSide):
         self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
                     speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
         barge = turn.barge
+        if barge and not barge.committed and self._goes_on(fresh_words(turn.prefix, text), barge.onset_s):
+            self._withdraw(barge, fresh_words(turn.prefix, text))
+        if barge and barge.went_on:  # one turn with a pause in it, answered whole
+            text = text if turn.prefix else f"{barge.went_on} {text}".strip()
+        elif turn.prefix:
+            text = fresh_words(turn.prefix, text)  # not going on after all: only its own words are a turn
         if text and self.approval is not None:
             step = self._approval_reply(text, (latency, speech_end))
             if step.resume:

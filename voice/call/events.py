@@ -81,6 +81,16 @@ class TranscriptReady:
 
 
 @dataclass(frozen=True)
+class TurnEndScored:
+    """How sure the end-of-turn model (`voice.speech.end_of_turn`) is that the caller's turn up to `key` is
+    complete, from the audio alone; `took_ms` after it was asked for."""
+
+    key: float
+    complete: float
+    took_ms: float
+
+
+@dataclass(frozen=True)
 class SpeechReady:
     text: str
     kind: SpeechKind
@@ -148,7 +158,7 @@ class Hangup:
     reason: str
 
 
-CallInput = (CallerFrame | TranscriptReady | SpeechReady | AudioPlayed | RunEvent | RunEnded
+CallInput = (CallerFrame | TranscriptReady | TurnEndScored | SpeechReady | AudioPlayed | RunEvent | RunEnded
              | ApprovalRequested | OperatorDecision | ClockTick | Note | KeyPressed | Hangup)
 
 
@@ -170,6 +180,15 @@ class Transcribe:
         if self.turn is not None:
             return self.turn.transcribe(stt, self.audio, vocabulary).strip()
         return transcribe_with(stt, self.audio, vocabulary).strip()
+
+
+@dataclass(frozen=True)
+class ScoreTurnEnd:
+    """Ask the end-of-turn model whether the caller's turn so far sounds finished. A driver without one ignores
+    it, and the turn ends by the transcript rules alone."""
+
+    key: float
+    audio: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -243,5 +262,5 @@ class Traced:
     entry: dict[str, Any]
 
 
-CallCommand = (Transcribe | Synthesize | StartRun | CancelRun | SettleApproval | Speculate | StopSpeculating
-               | ClearAudio | DropStaleSpeech | HandOver | Traced)
+CallCommand = (Transcribe | ScoreTurnEnd | Synthesize | StartRun | CancelRun | SettleApproval | Speculate
+               | StopSpeculating | ClearAudio | DropStaleSpeech | HandOver | Traced)

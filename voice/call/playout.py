@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from voice.audio import FRAME_SAMPLES as FRAME  # 32 ms at 16 kHz
+from voice.audio import SAMPLE_RATE
 
 
 @dataclass
@@ -86,6 +87,10 @@ class PlayoutCursor:
         self.done.extend(s for s in self.queue if s.heard)
         self.queue.clear()
         self.paused = False
+
+    def heard_s(self, kind: str = "reply") -> float:
+        """Seconds of speech of this kind the transport confirmed as played."""
+        return sum(s.heard for s in self.done + list(self.queue) if s.kind == kind) / SAMPLE_RATE
 
     def heard_text(self, kind: str = "reply") -> str:
         return " ".join(w for s in self.done + list(self.queue) if s.kind == kind for w in s.heard_words())

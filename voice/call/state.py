@@ -75,6 +75,7 @@ class PendingApproval:
 class Barge:
     onset_s: float
     committed: bool = False
+    went_on: str | None = None  # the words of the turn the caller went on with (its answer was withdrawn)
 
 
 @dataclass
@@ -85,6 +86,12 @@ class ClosedTurn:
     duration: float
     barge: Barge | None
     capped: bool = False  # closed at max_turn_s while the caller was still talking, not by silence
+    prefix: str = ""  # the words of the turn before, transcribed with it (the caller may be going on with it)
+
+
+def fresh_words(prefix: str, text: str) -> str:
+    """The words of a transcript that are not those of the turn transcribed in front of it (`prefix`)."""
+    return " ".join(text.split()[len(prefix.split()):]) if prefix else text
 
 
 def complete_pairs(messages: list[Message]) -> list[Message]:

@@ -36,6 +36,11 @@ class TurnConfig(BaseModel):
     repeat short utterances ("ten of clubs ten of clubs") more often (`scripts/measure_vad.py`)."""
     endpoint_silence_s: float = 0.45
     """Silence after speech that ends the caller's turn when their words look finished."""
+    semantic_silence_s: float | None = 0.2
+    """Silence that ends a turn whose words look finished when the end-of-turn model (Smart Turn, from the audio)
+    also calls it complete; None: the transcript rules alone. The model is asked at `early_stt_s`."""
+    semantic_threshold: float = Field(0.5, gt=0.0, lt=1.0)
+    """The end-of-turn model's probability at or above which it calls a turn complete."""
     early_stt_s: float = 0.15
     """Real time: silence after which transcription starts, so it is ready when the turn ends."""
     hold_silence_s: float = 1.2
@@ -43,6 +48,15 @@ class TurnConfig(BaseModel):
     open_silence_s: float = 0.75
     """Silence needed when the words have no closing punctuation but end on something a request can end on ("my
     order number is 4567", "order 7788 been delivered"): Whisper often leaves a short request unpunctuated."""
+    answer_gap_s: float = Field(0.35, ge=0.0)
+    """The answer to a turn never starts sooner than this after the caller's last speech, however quickly it is
+    ready: a caller who only paused and goes on within it is heard whole (the answer withdrawn unheard) instead of
+    being talked over. Below what the speech-to-text, the model and the voice take together on the wall clock,
+    so there it costs nothing; on the virtual clock, where they take no time, it is the answer's latency."""
+    continue_within_s: float = Field(0.3, ge=0.0)
+    """A caller who speaks again having heard at most this much of the answer to their turn has not reacted to it:
+    they are going on with that turn (they had only paused), so the answer is withdrawn and the whole turn is
+    answered once. 0: only when none of the answer was heard."""
     min_interrupt_s: float = 0.45
     """Speech over the agent shorter than this never interrupts (coughs, clicks)."""
     min_interrupt_words: int = 2
@@ -104,9 +118,13 @@ def trails_off(text: str) -> bool:
     return not last or last[-1] in TRAILING
 
 
-def needed_silence(text: str, cfg: TurnConfig) -> float:
-    """How long a silence ends the turn after these words."""
+def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None) -> float:
+    """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
+    audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
+    on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open."""
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
+        if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
+            return min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
         return cfg.endpoint_silence_s
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 

@@ -41,7 +41,7 @@ def cmd_call(args: argparse.Namespace) -> int:
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts})...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts)
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
     print(f"running {fixture.path.name} with the agent {agent.name} on the virtual clock...", file=sys.stderr)
     try:
         model = _model_for(args.llm, has_script=bool(fixture.script()))

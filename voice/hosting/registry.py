@@ -215,7 +215,8 @@ class CallFactory:
         # a phone caller has a keypad: approvals offer keys 1 and 2, and digits keyed in are heard
         config = self.session_config.model_copy(update={"keypad": bool(meta.pop("keypad", False))})
         session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, config,
-                              sink, realtime=True, call_id=call_id, transport=transport)
+                              sink, realtime=True, call_id=call_id, transport=transport,
+                              turn_model=getattr(self.stack, "turn", None))
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
         agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)

@@ -39,6 +39,7 @@ from voice.call.events import (
     Note,
     RunEnded,
     RunEvent,
+    ScoreTurnEnd,
     SettleApproval,
     Speculate,
     SpeechReady,
@@ -48,9 +49,11 @@ from voice.call.events import (
     Traced,
     Transcribe,
     TranscriptReady,
+    TurnEndScored,
 )
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
+from voice.speech.engines import EndOfTurn
 from voice.speech.spoken import SpokenTTS
 from voice.speech.vocabulary import agent_vocabulary
 from voice.trace import TraceKind
@@ -62,7 +65,9 @@ Observer = Callable[[dict[str, Any]], None]
 class CallDriver:
     """What both drivers share: the agent's wiring, the run task, and carrying out commands."""
 
-    def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink) -> None:
+    def __init__(self, core: CallCore, agent: Agent, vad: Any, stt: Any, tts: Any, sink: AudioSink,
+                 turn_model: EndOfTurn | None = None) -> None:
+        self.turn_model = turn_model  # None: turns end by the transcript rules alone
         # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
         self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
         self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
@@ -93,6 +98,9 @@ class CallDriver:
                 self.sink.clear()
             case Transcribe():
                 self.transcribe(command)
+            case ScoreTurnEnd():
+                if self.turn_model is not None:
+                    self.score_turn_end(command)
             case Synthesize():
                 self.synthesize(command)
             case StartRun():
@@ -177,6 +185,9 @@ class CallDriver:
     def transcribe(self, command: Transcribe) -> None:
         raise NotImplementedError
 
+    def score_turn_end(self, command: ScoreTurnEnd) -> None:
+        raise NotImplementedError
+
     def synthesize(self, command: Synthesize) -> None:
         raise NotImplementedError
 
@@ -251,6 +262,11 @@ class VirtualDriver(CallDriver):
             self.trace(TraceKind.STT_FAILED, error=error)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000, bool(error)))
 
+    def score_turn_end(self, command: ScoreTurnEnd) -> None:
+        assert self.turn_model is not None
+        if (scored := turn_verdict(command, self.turn_model)) is not None:
+            self.feed(scored)
+
     def synthesize(self, command: Synthesize) -> None:
         audio = self.tts.synthesize(command.text)
         self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
@@ -276,3 +292,14 @@ def transcript_of(command: Transcribe, stt: Any, vocabulary: Sequence[str]) -> t
     except Exception as exc:
         log.error("speech-to-text failed: %r", exc)
         return "", str(exc)[:200]
+
+
+def turn_verdict(command: ScoreTurnEnd, model: EndOfTurn) -> TurnEndScored | None:
+    """The end-of-turn model's verdict; None if it failed (the turn then ends by the transcript rules)."""
+    started = time.perf_counter()
+    try:
+        complete = model.complete(command.audio)
+    except Exception as exc:
+        log.error("the end-of-turn model failed: %r", exc)
+        return None
+    return TurnEndScored(command.key, complete, (time.perf_counter() - started) * 1000)

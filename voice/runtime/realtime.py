@@ -16,6 +16,7 @@ from voice.audio import FRAME_S, SAMPLE_RATE, FrameAssembler
 from voice.call.events import (
     AudioPlayed,
     CallerFrame,
+    ScoreTurnEnd,
     Speculate,
     SpeechKind,
     SpeechReady,
@@ -25,7 +26,7 @@ from voice.call.events import (
     TranscriptReady,
 )
 from voice.runtime import speech_first
-from voice.runtime.drivers import CallDriver, transcript_of
+from voice.runtime.drivers import CallDriver, transcript_of, turn_verdict
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
 from voice.speech.engines import QUICK_PASS
@@ -97,6 +98,15 @@ class RealtimeDriver(CallDriver):
             self.trace(TraceKind.STT_FAILED, error=error)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000, bool(error)))
         self.pump()
+
+    def score_turn_end(self, command: ScoreTurnEnd) -> None:
+        self._spawn(self._score_turn_end(command))
+
+    async def _score_turn_end(self, command: ScoreTurnEnd) -> None:
+        assert self.turn_model is not None
+        if (scored := await asyncio.to_thread(turn_verdict, command, self.turn_model)) is not None:
+            self.feed(scored)
+            self.pump()
 
     def synthesize(self, command: Synthesize) -> None:
         self.speech_gate.queued()

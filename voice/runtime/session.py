@@ -23,7 +23,7 @@ from voice.call.state import PendingApproval, SessionConfig, TurnRecord
 from voice.observe.otel import CallTelemetry
 from voice.runtime.drivers import Observer, VirtualDriver
 from voice.runtime.realtime import RealtimeDriver
-from voice.speech.engines import STT, TTS, VAD, Chunker
+from voice.speech.engines import STT, TTS, VAD, Chunker, EndOfTurn
 from voice.trace import transport_trace_kind
 
 __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
@@ -32,7 +32,9 @@ __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
 class CallSession:
     def __init__(self, agent: Agent, vad: VAD, stt: STT, tts: TTS, chunker: Callable[[], Chunker],
                  config: SessionConfig | None = None, sink: AudioSink | None = None, realtime: bool = False,
-                 clock: Callable[[], float] = time.perf_counter, call_id: str = "", transport: str = "") -> None:
+                 clock: Callable[[], float] = time.perf_counter, call_id: str = "", transport: str = "",
+                 turn_model: EndOfTurn | None = None) -> None:
+        """`turn_model`: the end-of-turn model (`SpeechStack.turn`); None: turns end by the transcript rules."""
         config = config or SessionConfig()
         if config.language != agent.language:  # the agent's fixed sentences are said in its own language
             config = config.model_copy(update={"language": agent.language})
@@ -41,7 +43,7 @@ class CallSession:
         self.call_id = call_id or uuid.uuid4().hex[:12]
         agent.conversation_id = self.call_id
         self.core = CallCore(config, chunker, clock)
-        args = (self.core, agent, vad, stt, tts, sink or NullSink())
+        args = (self.core, agent, vad, stt, tts, sink or NullSink(), turn_model)
         self.driver: RealtimeDriver | VirtualDriver = (
             RealtimeDriver(*args) if realtime else VirtualDriver(*args, max_tail_s=config.max_tail_s))
         self.telemetry = CallTelemetry(self.call_id, transport or ("realtime" if realtime else "file"))

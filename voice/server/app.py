@@ -341,7 +341,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     if config.allow_unsigned_twilio else "the Twilio webhook is refused (--allow-unsigned-twilio)")
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts)
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, speculate=not args.no_speculate,

@@ -82,6 +82,14 @@ class TTS(Protocol):
 
 
 @runtime_checkable
+class EndOfTurn(Protocol):
+    """Whether the caller's turn so far (16 kHz mono, ending where they went quiet) sounds finished: a
+    probability. Called from worker threads."""
+
+    def complete(self, audio: np.ndarray) -> float: ...
+
+
+@runtime_checkable
 class Chunker(Protocol):
     """Streamed text deltas in, speakable clauses out (`voice.speech.tts.ClauseChunker`); one per reply."""
 
@@ -136,7 +144,7 @@ class Registry(Generic[E]):
         """Build the engine `name`; `settings` (e.g. threads=1) go to factories that take them."""
         spec = self.spec(name)
         if spec.target is None:
-            return None  # type: ignore[return-value]  # only the LLM registry has such an entry
+            return None  # type: ignore[return-value]  # the scripted model; no end-of-turn model
         try:
             factory = _resolve(spec.target)
             return factory(**spec.options, **_accepted(factory, settings))
@@ -181,6 +189,12 @@ TTS_ENGINES.add("piper", "voice.speech.tts:PiperTTS", "Piper, en_US joe medium (
 TTS_ENGINES.add("espeak", "voice.speech.tts:EspeakTTS", "espeak-ng (robotic, tiny)")
 TTS_ENGINES.add("openai", "voice.speech.remote:OpenAITTS",
                 "an OpenAI-compatible /v1/audio/speech server: VOICELOOP_TTS_URL, _MODEL, _VOICE")
+
+TURN_ENGINES: Registry[EndOfTurn | None] = Registry("turn")
+TURN_ENGINES.add("smart-turn", "voice.speech.end_of_turn:SmartTurn",
+                 "Smart Turn v3.2 on onnxruntime: ends a finished-sounding turn after 0.2 s of silence (the file "
+                 "ships in the pipecat-ai wheel)")
+TURN_ENGINES.add("none", None, "the transcript rules alone: a finished sentence waits 0.45 s of silence")
 
 SCRIPTED = "script"
 LLM_ENGINES: Registry[Model | None] = Registry("llm")
@@ -232,6 +246,10 @@ def add_engine_options(parser: argparse.ArgumentParser, *, stt: bool = True, tts
     if stt and model_alias:
         parser.add_argument("--model", dest="stt", choices=STT_ENGINES.names(), default=argparse.SUPPRESS,
                             action=_DeprecatedAlias, new="--stt", help=argparse.SUPPRESS)
+    if stt:
+        parser.add_argument("--turn", default=None, choices=TURN_ENGINES.names(),
+                            help="end of turn from the audio (default smart-turn where it is installed, else none): "
+                                 f"{TURN_ENGINES.help()}")
     if tts:
         parser.add_argument("--tts", default=default(TTS_ENGINES, tts_default), choices=TTS_ENGINES.names(),
                             help=f"text to speech (default {tts_default or TTS_ENGINES.default}): {TTS_ENGINES.help()}")

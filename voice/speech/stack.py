@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from voice.speech.engines import STT, STT_ENGINES, TTS, TTS_ENGINES, VAD, VAD_ENGINES, Chunker
+from voice.speech.engines import (
+    STT,
+    STT_ENGINES,
+    TTS,
+    TTS_ENGINES,
+    TURN_ENGINES,
+    VAD,
+    VAD_ENGINES,
+    Chunker,
+    EndOfTurn,
+)
+
+log = logging.getLogger("voiceloop.speech")
 
 
 @dataclass
@@ -19,6 +32,7 @@ class SpeechStack:
     names: dict[str, str] = field(default_factory=dict)  # {"vad": "silero", "stt": "tiny.en", "tts": "piper"}
     threads: int = 1
     tts_threads: int = 1
+    turn: EndOfTurn | None = None  # the end-of-turn model, shared by every call (None: the transcript rules alone)
 
     def tts_voices(self, count: int) -> tuple[list[TTS], TTS | None]:
         """`count` copies of the voice on one thread each, for a server's pool (`voice.speech.shared_models.PooledTTS`),
@@ -37,19 +51,35 @@ class SpeechStack:
         return VAD_ENGINES.load(self.names.get("vad", VAD_ENGINES.default), threads=self.threads)
 
 
+def load_turn_model(name: str | None) -> tuple[EndOfTurn | None, str]:
+    """The end-of-turn model `name`, or by default Smart Turn where its file is installed and none where it is not
+    (said once in the log); a model asked for by name and missing is an error that says what to install."""
+    if name is not None:
+        return TURN_ENGINES.load(name), name
+    try:
+        return TURN_ENGINES.load(TURN_ENGINES.default), TURN_ENGINES.default
+    except (FileNotFoundError, ImportError) as exc:
+        log.warning("no end-of-turn model (%s): turns end by the transcript rules alone", exc)
+        return None, "none"
+
+
 def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, threads: int = 1,
-               vad: str = VAD_ENGINES.default, tts_threads: int = 2) -> SpeechStack:
+               vad: str = VAD_ENGINES.default, tts_threads: int = 2, turn: str | None = None) -> SpeechStack:
     """Load the engines registered under these names (`voice.speech.engines`); unknown names raise ValueError.
+    `turn`: the end-of-turn model (`load_turn_model`; None: Smart Turn if installed).
 
     TTS gets both cores (`tts_threads`): a caller hears nothing until the first clause is synthesised, and
     Piper makes it ~40 % sooner on two threads; its idle threads sleep rather than spin (voice/speech/tts.py)."""
     from voice.speech.tts import ClauseChunker
 
-    for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad)):
-        registry.spec(name)  # an unknown name fails before any model is loaded
+    for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad), (TURN_ENGINES, turn)):
+        if name is not None:
+            registry.spec(name)  # an unknown name fails before any model is loaded
     started = time.perf_counter()
+    turn_model, turn = load_turn_model(turn)
     stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads),
                         TTS_ENGINES.load(tts, threads=tts_threads), ClauseChunker,
-                        names={"vad": vad, "stt": stt, "tts": tts}, threads=threads, tts_threads=tts_threads)
+                        names={"vad": vad, "stt": stt, "tts": tts, "turn": turn}, threads=threads,
+                        tts_threads=tts_threads, turn=turn_model)
     stack.load_s = time.perf_counter() - started
     return stack

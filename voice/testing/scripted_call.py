@@ -157,10 +157,12 @@ def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model
     config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}),
                               "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
+    turn_model = getattr(stack, "turn", None)  # a stack built by hand may have none
     if realtime:
         return CallSession(call_agent, stack.vad, stack.stt, stack.tts, stack.chunker, config, sink,
-                           realtime=True), maker.state
-    return CallSession(call_agent, stack.vad, stack.stt, stack.tts, stack.chunker, config), maker.state
+                           realtime=True, turn_model=turn_model), maker.state
+    return CallSession(call_agent, stack.vad, stack.stt, stack.tts, stack.chunker, config,
+                       turn_model=turn_model), maker.state
 
 
 def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np.ndarray],

@@ -176,7 +176,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts)
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
     greeting = args.greeting if args.greeting is not None else agent.greeting or en.GREETING
     factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting), db=db, tenant=tenant,
                           tts_voices=1)  # one call: one voice at a time

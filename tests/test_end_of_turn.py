@@ -1,0 +1,285 @@
+"""Issue 22, item 5: the end of a turn from the audio itself (Smart Turn v3.2) beside the transcript rules, and a
+caller who only paused is answered once, whole.
+
+The rules and the core are tested with the model's verdict given; the model itself on real recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from loop import Event, Message, RunOutcome, RunResult
+from tests.test_call_core import Harness, ask, run_started
+from voice.audio import load_audio
+from voice.call.events import (
+    AudioPlayed,
+    CancelRun,
+    RunEnded,
+    RunEvent,
+    ScoreTurnEnd,
+    SettleApproval,
+    StartRun,
+    TurnEndScored,
+)
+from voice.call.turns import TurnConfig, needed_silence
+from voice.trace import TraceKind
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEECH = ROOT / "audio_fixtures" / "recordings"
+
+
+class ScoredHarness(Harness):
+    """Also answers the core's `ScoreTurnEnd` with `complete` (None: like a driver with no model)."""
+
+    def __init__(self, complete: float | None, **cfg: Any) -> None:
+        super().__init__(**cfg)
+        self.complete = complete
+        self.scored: list[ScoreTurnEnd] = []
+
+    def feed(self, event: Any) -> list[Any]:
+        out = super().feed(event)
+        for cmd in out:
+            if isinstance(cmd, ScoreTurnEnd):
+                self.scored.append(cmd)
+                if self.complete is not None:
+                    self.feed(TurnEndScored(cmd.key, self.complete, 0.0))
+        return out
+
+
+def starts(h: Harness) -> list[StartRun]:
+    return [c for c in h.log if isinstance(c, StartRun)]
+
+
+# ---- the rule --------------------------------------------------------------------------------------------
+
+
+def test_the_model_shortens_the_wait_only_for_words_that_look_finished() -> None:
+    cfg = TurnConfig()
+    assert needed_silence("Where is my order?", cfg, 0.9) == cfg.semantic_silence_s == 0.2
+    assert needed_silence("Where is my order?", cfg, 0.3) == cfg.endpoint_silence_s  # not complete: as before
+    assert needed_silence("Where is my order?", cfg, None) == cfg.endpoint_silence_s  # not asked, or not back
+    assert needed_silence("I want the", cfg, 0.99) == cfg.hold_silence_s  # the words trail off: the model can't
+    assert needed_silence("my order number is 4567", cfg, 0.99) == cfg.open_silence_s  # unpunctuated: as before
+    assert needed_silence("Where is my order?", TurnConfig(semantic_silence_s=None), 0.99) == cfg.endpoint_silence_s
+    assert needed_silence("Where is my order?", TurnConfig(semantic_threshold=0.95), 0.9) == cfg.endpoint_silence_s
+
+
+# ---- the core --------------------------------------------------------------------------------------------
+
+
+def test_a_finished_turn_the_model_calls_complete_ends_after_the_short_silence() -> None:
+    h = ScoredHarness(0.9)
+    h.say("Where is my order?", 1.0)
+    h.frames(0.6, speech=False)
+    assert [s.text for s in starts(h)] == ["Where is my order?"]
+    assert h.core.turns[0].latency_ms["endpointing"] == 224.0  # 0.2 s on the 32 ms frame grid
+    assert len(h.scored) == 1 and len(h.scored[0].audio) > 0  # asked once per pause, with the turn's audio
+    scored = [e for e in h.core.trace if e["kind"] == TraceKind.TURN_END_SCORED]
+    assert scored and scored[0]["complete"] == 0.9
+
+
+@pytest.mark.parametrize("complete", [0.2, None])
+def test_without_a_complete_verdict_the_turn_waits_as_before(complete: float | None) -> None:
+    h = ScoredHarness(complete)
+    h.say("Where is my order?", 1.0)
+    h.frames(0.6, speech=False)
+    assert [s.text for s in starts(h)] == ["Where is my order?"]
+    assert h.core.turns[0].latency_ms["endpointing"] == 480.0
+
+
+def test_no_model_is_asked_when_the_config_turns_it_off() -> None:
+    h = ScoredHarness(0.9, turns=TurnConfig(semantic_silence_s=None))
+    h.say("Where is my order?", 1.0)
+    h.frames(0.6, speech=False)
+    assert h.scored == [] and h.core.turns[0].latency_ms["endpointing"] == 480.0
+
+
+def test_a_verdict_that_comes_back_late_counts_in_the_wait() -> None:
+    """On the wall clock the model takes time: the turn ends when both the words and the verdict are in."""
+    h = ScoredHarness(None)
+    h.say("Where is my order?", 1.0)
+    h.frames(0.192, speech=False)  # past early_stt_s: asked, no verdict yet
+    assert h.scored and not starts(h)
+    h.feed(TurnEndScored(h.scored[0].key, 0.9, 100.0))  # came back 100 ms after it was asked
+    h.frames(0.1, speech=False)
+    assert [s.text for s in starts(h)] == ["Where is my order?"]
+    latency = h.core.turns[0].latency_ms
+    assert latency["endpointing"] == 224.0 and latency["stt"] > 0  # the wait for the verdict is in the figure
+
+
+def test_an_answer_to_an_approval_question_ends_by_the_words_alone() -> None:
+    """"Yes" followed by a pause and "but make it $10" must not be cut after the "yes" and approve."""
+    h = ScoredHarness(0.95)
+    run_started(h, "Refund twenty dollars on order 4567.")
+    ask(h)
+    h.say("Yes.", 0.5)
+    h.frames(0.3, speech=False)  # past 0.2 s: a complete-sounding "yes" still does not settle anything
+    assert not any(isinstance(c, SettleApproval) for c in h.log)
+    h.frames(0.3, speech=False)
+    assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [True]
+
+
+# ---- a caller who only paused ---------------------------------------------------------------------------
+
+
+def test_a_caller_who_goes_on_before_hearing_the_answer_is_answered_once_for_the_whole_turn() -> None:
+    h = ScoredHarness(0.9)
+    h.say("Hi.", 0.5)
+    h.frames(0.3, speech=False)  # ended on the model's word after 0.2 s; the run starts
+    first = starts(h)
+    assert [s.text for s in first] == ["Hi."]
+    h.log.clear()
+    h.say("Hi. I need a room for Friday.", 1.5)  # Whisper hears both turns' audio as one (the caller paused)
+    h.frames(0.6, speech=False)
+    assert [type(c).__name__ for c in h.log if isinstance(c, CancelRun | StartRun)] == ["CancelRun"]
+    h.feed(RunEnded(None))  # the withdrawn run unwinds
+    assert [s.text for s in starts(h)] == ["Hi. I need a room for Friday."]
+    assert starts(h)[0].history == first[0].history  # the withdrawn turn left nothing in the history
+    assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
+    assert TraceKind.CALLER_WENT_ON in h.kinds()
+
+
+def test_a_caller_who_goes_on_before_a_finished_answer_plays_is_answered_once_too() -> None:
+    """A quick model (or the virtual clock) has the answer ready before the caller goes on: none of it was heard,
+    so it goes, and so do the messages of its run."""
+    h = ScoredHarness(0.9)
+    h.say("Hi.", 0.5)
+    h.frames(0.3, speech=False)
+    before = starts(h)[0].history
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "Hello! How can I help? "})))
+    said = [Message("user", "Hi."), Message("assistant", "Hello! How can I help?")]
+    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", "Hello! How can I help?", [], {}, said)))
+    assert h.core.history == said
+    h.agent_speaks("Hello! How can I help?")  # handed to the transport, not played yet
+    h.log.clear()
+    h.say("Hi. I need a room for Friday.", 1.5)
+    h.frames(0.6, speech=False)
+    assert not any(isinstance(c, CancelRun) for c in h.log)  # nothing to cancel
+    assert [s.text for s in starts(h)] == ["Hi. I need a room for Friday."]
+    assert starts(h)[0].history == before and not h.core.reply.speaking
+    assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
+
+
+def test_speech_well_after_the_answer_began_is_a_new_turn_even_if_the_transport_never_acknowledges() -> None:
+    """A transport that sends no playback marks must not make every later turn look like a continuation."""
+    h = ScoredHarness(0.9)
+    h.say("Where is my order?", 1.0)
+    h.frames(0.6, speech=False)
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "It shipped on Monday and arrives soon. "})))
+    h.agent_speaks("It shipped on Monday and arrives soon.")  # handed over, never acknowledged
+    h.frames(1.5, speech=False)
+    h.log.clear()
+    h.say("And when does it arrive exactly?", 1.5)
+    h.frames(0.6, speech=False)
+    assert TraceKind.CALLER_WENT_ON not in h.kinds()
+
+
+def test_speech_after_the_answer_was_heard_is_a_new_turn_not_a_continuation() -> None:
+    h = ScoredHarness(0.9)
+    h.say("Where is my order?", 1.0)
+    h.frames(0.6, speech=False)
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "It shipped. "})))
+    h.agent_speaks("It shipped.")
+    h.feed(AudioPlayed(16000))  # the caller heard the answer
+    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", "It shipped.", [], {}, [])))
+    h.frames(2.0, speech=False)
+    h.log.clear()
+    h.say("Thanks, and when does it arrive?", 1.5)
+    h.frames(0.6, speech=False)
+    assert [s.text for s in starts(h)] == ["Thanks, and when does it arrive?"]
+    assert TraceKind.CALLER_WENT_ON not in h.kinds()
+
+
+# ---- the model -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smart_turn() -> Any:
+    from voice.speech.end_of_turn import SmartTurn
+
+    return SmartTurn()
+
+
+def test_smart_turn_scores_real_speech_and_its_features_are_whispers(smart_turn: Any) -> None:
+    from voice.speech.end_of_turn import last_window, log_mel
+
+    audio = load_audio(SPEECH / "speech" / "cmu_arctic_us_aew_a0001.wav")
+    features = log_mel(last_window(audio))
+    assert features.shape == (80, 800) and features.dtype == np.float32
+    assert float(features.min()) > -1.5 and float(features.max()) < 2.5
+    whole = smart_turn.complete(audio)
+    assert 0.0 <= whole <= 1.0
+    assert smart_turn.complete(np.zeros(0, np.int16)) >= 0.0  # empty audio is scored, not an error
+
+
+def test_smart_turn_hears_a_finished_sentence_as_more_complete_than_its_first_half(smart_turn: Any) -> None:
+    """Recorded sentences scored whole and cut in the middle of a word: the model tells them apart (by a margin
+    wide enough not to depend on the CPU's numerics)."""
+    whole, halves = [], []
+    for name in ("telephone/osr34_001.wav", "telephone/osr34_004.wav", "speech/cmu_arctic_us_aew_a0001.wav"):
+        audio = load_audio(SPEECH / name)
+        whole.append(smart_turn.complete(audio))
+        halves.append(smart_turn.complete(audio[: len(audio) // 2]))
+    assert np.mean(whole) > np.mean(halves) + 0.2, (whole, halves)
+
+
+def test_a_missing_model_file_is_a_clear_error_by_name_and_no_model_by_default(monkeypatch: Any,
+                                                                              tmp_path: Path) -> None:
+    from voice.speech.engines import TURN_ENGINES, EngineUnavailableError
+    from voice.speech.stack import load_turn_model
+
+    monkeypatch.setenv("VOICELOOP_SMART_TURN", str(tmp_path / "absent.onnx"))
+    with pytest.raises((FileNotFoundError, EngineUnavailableError), match="pipecat-ai"):
+        TURN_ENGINES.load("smart-turn")
+    assert load_turn_model(None) == (None, "none")
+    assert load_turn_model("none") == (None, "none")
+
+
+# ---- whole calls through the real VAD, Whisper, Smart Turn and Piper, on the virtual clock ---------------
+
+
+@pytest.fixture(scope="module")
+def stack() -> Any:
+    from voice.speech.stack import load_stack
+
+    loaded = load_stack("tiny.en", tts="piper")
+    assert loaded.names["turn"] == "smart-turn" and loaded.turn is not None  # the default where it is installed
+    return loaded
+
+
+@pytest.mark.parametrize("name", ["plain_question", "order_delivered", "telephone_8k"])
+def test_a_call_ends_its_turns_by_the_models_verdict_and_the_words(name: str, stack: Any, tmp_path: Path) -> None:
+    """Whatever Smart Turn says on this CPU, the core does what the rule says with it: a turn whose last verdict
+    was complete and whose words look finished ends after 0.2 s, any other after the transcript rules' wait."""
+    import asyncio
+
+    from voice.call.turns import looks_finished
+    from voice.testing.scripted_call import Fixture, run_call
+
+    result = asyncio.run(run_call(Fixture.load(ROOT / "audio_fixtures" / f"{name}.yaml"), stack, tmp_path))
+    assert result.failures == []
+    trace = result.trace
+    for i, ended in enumerate(e for e in trace if e["kind"] == TraceKind.CALLER_TURN_ENDED):
+        at = trace.index(ended)
+        verdicts = [e for e in trace[:at] if e["kind"] == TraceKind.TURN_END_SCORED]
+        assert verdicts, "the model was asked in the pause"
+        quick = verdicts[-1]["complete"] >= 0.5 and looks_finished(ended["text"])
+        assert (ended["latency_ms"]["endpointing"] == 224.0) is quick, (i, verdicts[-1], ended)
+
+
+def test_the_bench_counts_turns_ended_inside_a_callers_line_and_those_withdrawn() -> None:
+    from types import SimpleNamespace
+
+    from voice.bench.voice import Fed, Line, cut_offs
+
+    line = Line(np.zeros(0, np.int16), 0.5, False, [(0.0, 1.0), (1.4, 2.5)], start=0.5)  # a pause at 1.5-1.9 s
+    other = Line(np.zeros(0, np.int16), 6.0, True, [(0.0, 0.8)], start=6.0)
+    fed = Fed(events=[(0, 0, {"kind": "caller_turn_ended", "text": "Hi.", "speech_end_s": 1.5}),
+                      (0, 0, {"kind": "caller_went_on"}),
+                      (0, 0, {"kind": "caller_turn_ended", "text": "Hi. I need a room.", "speech_end_s": 3.0}),
+                      (0, 0, {"kind": "caller_turn_ended", "text": "", "speech_end_s": 5.0}),  # noise: no turn
+                      (0, 0, {"kind": "caller_turn_ended", "text": "Yes.", "speech_end_s": 6.8})])
+    assert cut_offs(fed, SimpleNamespace(lines=[line, other])) == {"cut_offs": 1, "went_on": 1}
