@@ -193,8 +193,9 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
     seen: dict[str, Any] = {}
 
     def fake_run(paths: list[Path], stack: Any, factory: Any, speed: float, progress: Any,
-                 trace_dir: Path | None = None) -> list[CallOutcome]:
-        seen.update(paths=[p.stem for p in paths], factory=factory, speed=speed, trace_dir=trace_dir)
+                 trace_dir: Path | None = None, session: dict[str, Any] | None = None) -> list[CallOutcome]:
+        seen.update(paths=[p.stem for p in paths], factory=factory, speed=speed, trace_dir=trace_dir,
+                    session=session)
         row = {k: "" for k in COLUMNS} | {"call": "order_total", "turn": 0, "voice_to_voice_ms": 900.0,
                                           "first_audio_ms": 900.0, "with_tools": 1, "ack_first": 0,
                                           "turn_detected_ms": 600.0, "answer_after_turn_ms": 300.0}
@@ -207,7 +208,10 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
                                       "--csv", str(out)])
     assert isinstance(args, argparse.Namespace) and args.llm == "script"
     assert args.func(args) == 0
-    assert seen == {"paths": ["order_total"], "factory": None, "speed": 3.0, "trace_dir": tmp_path / "traces"}
+    assert seen == {"paths": ["order_total"], "factory": None, "speed": 3.0, "trace_dir": tmp_path / "traces",
+                    "session": {}}
+    assert bench_voice.speculation_of(build_parser().parse_args(["bench", "voice", "--speculate", "pause"])) == {
+        "speculate": False, "preempt": True}
     text = capsys.readouterr().out
     assert "voice-to-voice, all answer turns" in text and "quality: 1/1 calls pass (100.0 %)" in text
     assert out.read_text().splitlines()[0] == ",".join(COLUMNS)

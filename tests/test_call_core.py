@@ -186,7 +186,7 @@ def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:
 
 
 def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run() -> None:
-    h = Harness()
+    h = Harness(speculate=True)  # offered while they speak only when asked for (`--speculate speech`)
     h.say("where is my order 4567", 1.5)
     assert [c.text for c in h.log if isinstance(c, Speculate)] == ["where is my order 4567"] * 3  # every 0.6 s
     run_started(h, "where is my order 4567?")
@@ -195,8 +195,17 @@ def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run()
     assert not any(isinstance(c, Speculate) for c in h.log)
 
 
+def test_by_default_only_the_pause_starts_work_ahead_of_the_turns_end() -> None:
+    """The default (`--speculate pause`): nothing while the caller speaks, one decision when they pause."""
+    h = Harness()
+    h.say("where is my order 4567", 1.5)
+    assert not any(isinstance(c, Speculate) for c in h.log)
+    h.frames(0.2, speech=False)
+    assert [(c.text, c.in_pause) for c in h.log if isinstance(c, Speculate)] == [("where is my order 4567", True)]
+
+
 def test_only_one_transcription_is_in_flight_and_the_freshest_audio_is_asked_for_next() -> None:
-    core = CallCore(SessionConfig(), WordChunker, Clock())
+    core = CallCore(SessionConfig(speculate=True), WordChunker, Clock())
     asks: list[Transcribe] = []
     t = 0.0
     for _ in range(60):  # 1.9 s of speech; nobody answers the transcriptions
@@ -334,7 +343,7 @@ def test_a_hand_over_line_that_never_ends_still_hands_the_call_over() -> None:
 
 def test_speculation_waits_while_a_shared_speech_to_text_is_busy_and_the_turn_is_still_transcribed() -> None:
     """The driver reports the engine's load with each frame; the core decides to skip the optional partials."""
-    h = Harness()
+    h = Harness(speculate=True)
     for _ in range(round(3.0 / FRAME_S)):  # three seconds of speech while Whisper is busy with other calls
         h.feed(CallerFrame(LOUD, h.t, 1.0, 0.0, stt_busy=True))
         h.t += FRAME_S

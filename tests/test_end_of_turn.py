@@ -163,6 +163,17 @@ def test_a_caller_who_goes_on_before_a_finished_answer_plays_is_answered_once_to
     assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
 
 
+def test_speech_after_a_pause_longer_than_any_turn_end_waits_is_a_new_turn() -> None:
+    """A slow answer (nothing heard yet) does not make words said 1.5 s later part of the turn before."""
+    h = ScoredHarness(0.9)
+    h.say("Where is my order?", 1.0)
+    h.frames(1.5, speech=False)  # the run is still thinking; the caller has heard nothing
+    h.log.clear()
+    h.say("And can you also change my address please?", 1.5)
+    h.frames(0.6, speech=False)
+    assert TraceKind.CALLER_WENT_ON not in h.kinds()
+
+
 def test_speech_well_after_the_answer_began_is_a_new_turn_even_if_the_transport_never_acknowledges() -> None:
     """A transport that sends no playback marks must not make every later turn look like a continuation."""
     h = ScoredHarness(0.9)

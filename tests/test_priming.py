@@ -64,7 +64,7 @@ def test_a_read_and_the_answer_after_it_are_ready_when_the_turn_ends(tmp_path: P
     agent = Agent(model=inner, tools=tools, policy=order_policy(), config=LoopConfig.profile("voice"),
                   journal_path=str(tmp_path / "j.db"))
     session = CallSession(agent, LoudnessVAD(), ScriptedSTT({40: "where is my order 4567?"}), ToneTTS(),
-                          WordChunker, SessionConfig(turns={"speculate_every_s": 10.0}))
+                          WordChunker, SessionConfig(speculate=True, turns={"speculate_every_s": 10.0}))
     asyncio.run(session.run_file(track((0.2, 40), total_s=4.0)))
     assert session.turns[0].agent_text == "It shipped."
     assert isinstance(agent.model, PrimedModel) and agent.model.hits == 2 and agent.model.misses == 0
@@ -79,7 +79,7 @@ def test_a_read_whose_words_are_the_answer_is_said_without_waiting_for_the_model
     agent = Agent(model=inner, tools=desk.tools(), policy=order_policy(), config=LoopConfig.profile("voice"),
                   journal_path=str(tmp_path / "j.db"))
     session = CallSession(agent, LoudnessVAD(), ScriptedSTT({40: "where is my order 4567?"}), ToneTTS(),
-                          WordChunker, SessionConfig(turns={"speculate_every_s": 10.0}))
+                          WordChunker, SessionConfig(speculate=True, turns={"speculate_every_s": 10.0}))
     asyncio.run(session.run_file(track((0.2, 40), total_s=4.0)))
     assert session.turns[0].agent_text.startswith("Order 4567 has shipped")
     said = [e["text"] for e in session.trace if e["kind"] == "agent_said"]

@@ -89,7 +89,8 @@ class EchoOrderModel:
 def test_speculation_is_discarded_when_the_final_transcript_differs(tmp_path: Path) -> None:
     # partials end in "1234" early on; the final says "4567": the early read must not be reused
     stt = {80: "order 1234 sorry no order 4567."}
-    session, _ = session_for(EchoOrderModel(), tmp_path, stt, turns=TurnConfig(speculate_every_s=0.3))
+    session, _ = session_for(EchoOrderModel(), tmp_path, stt, turns=TurnConfig(speculate_every_s=0.3),
+                             speculate=True)
     asyncio.run(session.run_file(track((0.2, 80), total_s=6.0)))
     spec = [e["call"] for e in session.trace if e["kind"] == "speculative_read"]
     assert 'lookup_order:{"order_id":"1234"}' in spec
@@ -127,7 +128,8 @@ class WarmedModel(ScriptedModel):
 
 def test_stable_prefix_is_warmed_at_call_start_and_reused_byte_for_byte(tmp_path: Path) -> None:
     model = WarmedModel(["Hello.", "Bye."])
-    session, _ = session_for(model, tmp_path, {20: "hi there.", 25: "thanks bye."}, speculate=False)
+    session, _ = session_for(model, tmp_path, {20: "hi there.", 25: "thanks bye."}, speculate=False,
+                                 preempt=False)
     asyncio.run(session.run_file(track((1.0, 20), (4.0, 25), total_s=8.0)))
     assert model.log[0] == "warm" and model.log.count("stream") == 2
     assert model.warmed is not None

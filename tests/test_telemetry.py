@@ -70,7 +70,7 @@ def test_a_call_is_one_conversation_with_a_span_per_turn_and_its_parts(
                            ScriptedTurn(text="It shipped on Monday.", input_tokens=150, output_tokens=6),
                            ScriptedTurn(text="You are welcome.", input_tokens=170, output_tokens=4)])
     session = _session(model, tmp_path, {40: "where is my order 4567?", 20: "thanks a lot."}, "call-abc",
-                       speculate=False)  # the lookup runs in the turn's run, not ahead of it
+                       speculate=False, preempt=False)  # the lookup runs in the turn's run, not ahead of it
     asyncio.run(session.run_file(track((0.2, 40), (5.0, 20), total_s=9.0)))
     assert [t.user_text for t in session.turns] == ["where is my order 4567?", "thanks a lot."]
 

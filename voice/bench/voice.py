@@ -52,6 +52,7 @@ from voice.bench.voice_report import (  # noqa: F401 (COLUMNS is re-exported for
 )
 from voice.bench.voice_scripts import SCRIPT_ONLY, bench_paths, call_label, call_labels  # noqa: F401 (re-exported)
 from voice.call.turns import TurnConfig
+from voice.server.args import add_speculation_option, speculation_of
 from voice.testing.scripted_call import Fixture, finish_call, new_session
 
 REPLY_GAP_S = 6.0  # a caller line this long after the previous one answers the agent (see Caller)
@@ -272,7 +273,7 @@ def _alnum(text: str) -> str:
 
 async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: float = 1.0,
                      workdir: Path | None = None, agent: Any = None, trace_dir: Path | None = None,
-                     label: str = "") -> CallOutcome:
+                     label: str = "", session: dict[str, Any] | None = None) -> CallOutcome:
     """One scripted call on the wall clock through the bench's own feeder and transport; with `trace_dir`, its
     trace is written there as <label>.jsonl, each entry with the wall time since the feed started."""
     t0 = time.perf_counter()
@@ -281,12 +282,13 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
     caller = Caller(fixture, stack.vad)
     sink = BenchSink()
     counted = CountedModel(model) if model is not None else None
-    session, desk = new_session(fixture, stack, workdir, counted, sink=sink, realtime=True, agent=source)
-    fed = await feed(session, sink, caller, speed)
+    call, desk = new_session(fixture, stack, workdir, counted, sink=sink, realtime=True, agent=source,
+                             session=session)
+    fed = await feed(call, sink, caller, speed)
     if trace_dir is not None:
         write_wall_trace(trace_dir / f"{label}.jsonl", fed)
-    result = finish_call(fixture, session, desk, sink.sent, model)
-    rows = answer_turns(fed, sink, caller.spans(), session.turns)
+    result = finish_call(fixture, call, desk, sink.sent, model)
+    rows = answer_turns(fed, sink, caller.spans(), call.turns)
     problems = list(dict.fromkeys([*result.failures, *result.reply_problems]))
     if not rows:
         problems.append("the agent never answered the caller")
@@ -299,7 +301,7 @@ async def bench_call(fixture: Fixture, stack: Any, model: Any = None, speed: flo
              if e["kind"] == "agent_paused"]
     return CallOutcome(label, rows, not problems, problems, said, [s for s in stops if s is not None],
                        time.perf_counter() - t0, agent=source.name, model_calls=counted.calls if counted else 0,
-                       replies=len(session.turns), **cut_offs(fed, caller))
+                       replies=len(call.turns), **cut_offs(fed, caller))
 
 
 def cut_offs(fed: Fed, caller: Caller) -> dict[str, int]:
@@ -324,15 +326,17 @@ def write_wall_trace(path: Path, fed: Fed) -> None:
 
 def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any] | None = None,
               speed: float = 1.0, progress: Callable[[str], None] | None = None,
-              agent: Any = None, trace_dir: Path | None = None) -> list[CallOutcome]:
-    """Every call in turn; `model_factory` gives the real model (None: each fixture's scripted replies)."""
+              agent: Any = None, trace_dir: Path | None = None,
+              session: dict[str, Any] | None = None) -> list[CallOutcome]:
+    """Every call in turn; `model_factory` gives the real model (None: each fixture's scripted replies);
+    `session`: settings over each call script's own (`SessionConfig`, e.g. `--speculate`'s)."""
     model = model_factory() if model_factory else None
     calls = []
     with tempfile.TemporaryDirectory(prefix="voiceloop-bench-") as tmp:
         for i, (path, label) in enumerate(zip(paths, call_labels(paths), strict=True)):
             fixture = Fixture.load(path)
             outcome = asyncio.run(bench_call(fixture, stack, model, speed, Path(tmp) / label, agent,
-                                                trace_dir, label))
+                                                trace_dir, label, session))
             calls.append(outcome)
             if progress:
                 v2v = ", ".join(f"{r['voice_to_voice_ms']:.0f}" for r in outcome.rows) or "-"
@@ -350,6 +354,7 @@ def add_bench_voice_arguments(parser: argparse.ArgumentParser) -> None:
                         help="voice: comma-separated call scripts to run: names from audio_fixtures/, paths of your "
                              "own, or folders of them (default: every one in audio_fixtures/)")
     parser.add_argument("--csv", default=str(DEFAULT_CSV), help=f"voice: per-turn CSV (default {DEFAULT_CSV})")
+    add_speculation_option(parser)
 
 
 def cmd_bench_voice(args: argparse.Namespace) -> int:
@@ -381,7 +386,7 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
         chosen["agent"] = load_agent(args.agent)
     csv_path = Path(getattr(args, "csv", DEFAULT_CSV))
     calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
-                      trace_dir=csv_path.parent / "traces", **chosen)
+                      trace_dir=csv_path.parent / "traces", session=speculation_of(args), **chosen)
     summary = summarise(calls)
     write_csv(csv_path, calls)
     if getattr(args, "json", False):

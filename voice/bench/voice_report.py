@@ -128,10 +128,22 @@ def write_csv(path: Path, calls: Sequence[CallOutcome]) -> None:
             writer.writerows(c.rows)
 
 
+def answered_turn_ends(events: Sequence[tuple[float, float, dict[str, Any]]]) -> list[tuple[float, float, Any]]:
+    """The turn ends the agent answered: not noise, and not a turn the caller went on with (`caller_went_on`
+    before the next turn end), whose answer was withdrawn; the whole turn's end comes later."""
+    ended: list[tuple[float, float, Any]] = []
+    for w, c, e in events:
+        if e["kind"] == "caller_went_on" and ended:
+            ended.pop()
+        elif e["kind"] == "caller_turn_ended" and e.get("text"):
+            ended.append((w, c, e))
+    return ended
+
+
 def answer_turns(fed: Any, sink: Any, spans: Sequence[tuple[float, float]], turns: Sequence[Any]
                  ) -> list[dict[str, Any]]:
     """One row per caller turn the agent answered, measured from the caller's scheduled speech end."""
-    ended = [(w, c, e) for w, c, e in fed.events if e["kind"] == "caller_turn_ended" and e.get("text")]
+    ended = answered_turn_ends(fed.events)
     rows: list[dict[str, Any]] = []
     prev_end = -1.0
     for k, (w_end, call_s, e) in enumerate(ended):

@@ -13,12 +13,10 @@ from typing import Any
 
 from loop import CANCELLED_BY_CALLER, ApprovalAnswer, Decision, EventKind, Message, RunOutcome, RunResult
 from voice.call import events as ce
-from voice.call.answers import Answer, read_answer
 from voice.call.approval_dialog import ApprovalDialog, Step
 from voice.call.events import CallCommand, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
-from voice.call.turns import content_words
 from voice.call.write_truth import WriteOutcomes
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 
@@ -46,14 +44,11 @@ class AgentSide:
     keys_at: float  # call time of the last key
     words: ModuleType  # the language's fixed sentences (`loop.locale`)
     hand_over: tuple[str, float] | None  # an escalation's reason and when it was decided, until it is handed over
-    went_on: TurnRecord | None  # a turn whose caller went on before hearing its answer: its run is being withdrawn
     history_before: list[Message]  # the history the last turn's run started from (what a withdrawal goes back to)
+    went_on: TurnRecord | None  # a withdrawn turn whose run is unwinding (`voice/call/_going_on.py`)
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
-        raise NotImplementedError
-
-    def _fresh(self, text: str) -> str:
         raise NotImplementedError
     # ---- agent speech ------------------------------------------------------------------------------------
 
@@ -111,45 +106,6 @@ class AgentSide:
             else:
                 self.history = heard_history(self.history, heard)
         self._trace(TraceKind.BARGE_IN, caller_text=text, heard=heard)
-
-    def _may_go_on(self, onset_s: float) -> bool:
-        """Speech starting at `onset_s` could only be the caller going on with their last turn: they cannot have
-        reacted to its answer yet (none of it was sent, or it began at most `continue_within_s` before and no more
-        of it was heard), and nothing has been changed or asked of them. The words decide (`_goes_on`)."""
-        rec = self.turns[-1] if self.turns else None
-        if rec is None or self.reply.record is not rec or self.went_on is not None:
-            return False
-        within = self.cfg.turns.continue_within_s
-        if self.approval is not None:  # the run waits for a yes to a question not heard yet: nothing is done
-            return self.run_active and len(self.writes.asked) == 1 and self.reply.playout.heard_s("prompt") <= within
-        if self.writes.asked or not (self.run_active or self.reply.busy):  # a short answer heard to its end: heard
-            return False
-        started = rec.first_audio_s
-        return started is None or (onset_s - started <= within and self.reply.playout.heard_s() <= within)
-
-    def _goes_on(self, fresh: str, onset_s: float) -> bool:
-        """`fresh`: the caller's new words (`_fresh`); a backchannel alone does not go on with anything, and an
-        answer to the confirmation question is one, heard or not (`ApprovalDialog` asks again if it was not)."""
-        if not content_words(fresh) or not self._may_go_on(onset_s):
-            return False
-        answers = (Answer.YES, Answer.NO, Answer.CHANGE)
-        return self.approval is None or read_answer(fresh, self.approval.dialog.context).answer not in answers
-
-    def _withdraw(self, barge: Barge, text: str) -> None:
-        """The caller went on with `text` (`_goes_on`): withdraw the answer in the making; the turn is answered
-        whole when it ends (`barge.went_on` carries its first words)."""
-        rec = self.turns[-1]
-        barge.committed, barge.went_on = True, rec.user_text
-        self._cut_off()
-        self._trace(TraceKind.CALLER_WENT_ON, before=rec.user_text, text=text)
-        if self.run_active:
-            if self.approval is not None:  # the question goes with its run, unheard and unanswered
-                self._trace(TraceKind.APPROVAL_WITHDRAWN, call=self.approval.call.name)
-            self.went_on, self.approval = rec, None
-            self._out.append(ce.CancelRun("the caller went on"))
-        else:  # answered already, but none of it heard: as if it had never been asked
-            self.history = self.history_before
-            self.turns.remove(rec)
 
     # ---- runs --------------------------------------------------------------------------------------------
 
@@ -248,7 +204,8 @@ class AgentSide:
             self._out.append(ce.HandOver(reason))
 
     def _may_speculate(self) -> bool:
-        return self.cfg.speculate and not self.approval and not self.run_active and not self.barge
+        """Nothing in the way of work ahead of the turn's end (`SessionConfig.speculate` and `preempt` say which)."""
+        return not self.approval and not self.run_active and not self.barge
 
     def _hangup(self, reason: str) -> None:
         """The call is ending: a run in flight is withdrawn (the driver traces `call_ended` once it has landed)."""

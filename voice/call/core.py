@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from loop import Message, locale
-from voice.audio import FRAME_S, SAMPLE_RATE
+from voice.audio import FRAME_S
 from voice.call import events as ce
 from voice.call._agent_side import AgentSide
+from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
@@ -35,7 +36,7 @@ from voice.speech.incremental_stt import TurnTranscriber
 from voice.trace import TraceKind
 
 
-class CallCore(AgentSide):
+class CallCore(AgentSide, GoingOn):
     def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
                  clock: Callable[[], float] = time.perf_counter) -> None:
         self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
@@ -188,21 +189,6 @@ class CallCore(AgentSide):
         if self.detector.in_turn:
             self._during_speech(frame.t)
 
-    def _join_last_turn(self) -> None:
-        """If this speech can only be the caller going on with their last turn, transcribe the two as one: Whisper
-        hears the words either side of the pause in context, and the whole is one turn's text if it goes on."""
-        if self.last_turn is None or not self.turns or self.last_turn[0] != self.turns[-1].speech_end_s \
-                or self.approval is not None or not self._may_go_on(self.detector.onset_s):
-            return  # over a confirmation question the answer is read alone: no earlier words may leak into it
-        end, audio = self.last_turn
-        gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), 0.5) * SAMPLE_RATE), np.int16)
-        self.turn_audio = [audio, gap, *self.turn_audio]
-        self.prefix = self.turns[-1].user_text
-
-    def _fresh(self, text: str) -> str:
-        """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""
-        return fresh_words(self.prefix, text)
-
     def _on_speech_start(self, t: float) -> None:
         self.partials.clear()
         self.turn_ends.clear()
@@ -238,7 +224,7 @@ class CallCore(AgentSide):
                 self._out.append(ce.StopSpeculating())
             self._want_transcript()
             self._want_turn_score()
-        elif silence == 0 and t >= self.next_speculation and self._may_speculate():
+        elif silence == 0 and t >= self.next_speculation and self.cfg.speculate and self._may_speculate():
             self.next_speculation = t + turns.speculate_every_s
             self.speculation_key = key if self.speculation_key is None else self.speculation_key
             self._want_transcript(optional=True)
@@ -301,7 +287,7 @@ class CallCore(AgentSide):
                 self._commit_barge(self.barge, text)
         if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
             self.speculation_key = None
-            if self.partials[fresh][0] and self._may_speculate():
+            if self.partials[fresh][0] and self.cfg.speculate and self._may_speculate():
                 self._out.append(ce.Speculate(self.partials[fresh][0], list(self.history)))
         if key not in self.partials:
             return
@@ -359,15 +345,15 @@ class CallCore(AgentSide):
         silent_enough = math.ceil((speech_end + needed) / FRAME_S - 1e-6) * FRAME_S  # on the frame grid
         latency = {"endpointing": round((silent_enough - speech_end) * 1000, 1),
                    "stt": round(max(0.0, ready_at - silent_enough) * 1000, 1)}  # what the decision waited for text
-        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
-                    speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
         barge = turn.barge
         if barge and not barge.committed and self._goes_on(fresh_words(turn.prefix, text), barge.onset_s):
-            self._withdraw(barge, fresh_words(turn.prefix, text))
+            self._withdraw(barge, fresh_words(turn.prefix, text))  # traced before this turn's end: it went on
         if barge and barge.went_on:  # one turn with a pause in it, answered whole
             text = text if turn.prefix else f"{barge.went_on} {text}".strip()
         elif turn.prefix:
             text = fresh_words(turn.prefix, text)  # not going on after all: only its own words are a turn
+        self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
+                    speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
         if text and self.approval is not None:
             step = self._approval_reply(text, (latency, speech_end))
             if step.resume:

@@ -24,11 +24,14 @@ class SessionConfig(BaseModel):
     """The language of the agent's fixed sentences (`loop.locale`); a session takes its agent's."""
     approval_timeout_s: float = 10.0
     """A pending approval with no answer for this long is declined."""
-    speculate: bool = True
-    """Run authorised reads on partial transcripts while the caller is still speaking."""
+    speculate: bool = False
+    """While the caller is still speaking, offer their words so far to the model every `speculate_every_s` for
+    reads policy allows outright (`loop.prefetch`): each offer is a model call. Off by default: with the decision
+    started in the pause (`preempt`) it bought no latency and cost 5.65 model calls per reply instead of 2.00
+    (`bench voice --llm local` over every example agent, README); a free local model may turn it on."""
     preempt: bool = True
-    """Start the model's decision in the caller's pause, on the words so far; the run reuses it if the words
-    are the same when the turn ends (`voice/runtime/priming.py`). Needs `speculate`."""
+    """Start the model's decision in the caller's pause, on the words so far (its allowed reads too); the run
+    reuses it if the words are the same when the turn ends (`voice/runtime/priming.py`). One call per pause."""
     keypad: bool = False
     """The caller has a phone keypad (set for Twilio calls): approval questions offer keys 1 and 2, and digits
     keyed in are a turn of their own (an order number, say)."""
@@ -39,6 +42,13 @@ class SessionConfig(BaseModel):
     (`voice/speech/caller_digits.py`)."""
     max_tail_s: float = 30.0
     """After the caller's audio ends, keep a file call open at most this long for the agent to finish."""
+
+
+SPECULATION = {  # `--speculate`: what is started before the caller's turn has ended
+    "speech": {"speculate": True, "preempt": True},  # reads on partial words while they speak, and the pause's decision
+    "pause": {"speculate": False, "preempt": True},  # only the decision in the caller's pause
+    "off": {"speculate": False, "preempt": False},  # nothing: one model call per step of the turn's own run
+}
 
 
 @dataclass

@@ -82,7 +82,7 @@ class CallDriver:
         self.speech_generation = 0  # clauses of older replies are skipped (`DropStaleSpeech`)
         agent.approver = self.ask_approval
         agent.listeners.append(self._on_run_event)
-        if core.cfg.preempt and core.cfg.speculate and not isinstance(agent.model, PrimedModel):
+        if core.cfg.preempt and not isinstance(agent.model, PrimedModel):
             agent.model = PrimedModel(agent.model)  # decisions started in the caller's pause are kept
 
     def feed(self, event: CallInput) -> None:

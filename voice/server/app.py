@@ -53,7 +53,7 @@ from voice.hosting.call_tokens import TokenLimit
 from voice.hosting.config import worker_threads
 from voice.hosting.registry import DRAINING, CallContext
 from voice.server.api import operator_routes, read_body
-from voice.server.args import add_serve_arguments, server_config
+from voice.server.args import add_serve_arguments, server_config, speculation_of
 from voice.server.auth import (
     CleanRequests,
     RedactSecrets,
@@ -344,7 +344,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
-                          SessionConfig(greeting=greeting, speculate=not args.no_speculate,
+                          SessionConfig(greeting=greeting, **speculation_of(args),
                                         turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant,
                           stt_batch=args.stt_batch, tts_voices=args.tts_voices)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call

@@ -8,10 +8,26 @@ import os
 import secrets
 from typing import Any
 
+from voice.call.state import SPECULATION
 from voice.hosting.config import ServerConfig, add_capacity_options
 from voice.server.auth import SecretError, read_secret
 
 log = logging.getLogger("voiceloop.server")
+
+
+def add_speculation_option(p: argparse.ArgumentParser) -> None:
+    """`--speculate speech|pause|off` (`voice.call.state.SPECULATION`), and the older `--no-speculate` (off)."""
+    p.add_argument("--speculate", choices=list(SPECULATION), default=None,
+                   help="what starts before the caller's turn ends: speech (reads on their words so far, and the "
+                        "decision in their pause), pause (only that decision, one model call per pause; the "
+                        "default) or off")
+    p.add_argument("--no-speculate", action="store_const", const="off", dest="speculate", help=argparse.SUPPRESS)
+
+
+def speculation_of(args: argparse.Namespace) -> dict[str, bool]:
+    """The `SessionConfig` settings `--speculate` chose ({} for the session's default)."""
+    mode = getattr(args, "speculate", None)
+    return dict(SPECULATION[mode]) if mode else {}
 
 
 def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
@@ -39,8 +55,7 @@ def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
     add_storage_options(p)  # --db, --tenant, --tenant-budget
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
-    p.add_argument("--no-speculate", action="store_true",
-                   help="no speculative reads on partial transcripts (less STT work per call under heavy load)")
+    add_speculation_option(p)
     add_capacity_options(p)
     p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
                    help="a caller turn is closed and answered after this many seconds of speech (default 30)")

@@ -120,10 +120,13 @@ def _instruction_ngrams(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
 def spoken_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the agent said after each caller turn, from a call's trace (`caller_turn_ended` and `agent_said`
     entries): `[{"t", "caller", "reply": [...], "other": [(part, text), ...]}]`. Speech before the first caller
-    turn (the greeting) is left out."""
+    turn (the greeting) is left out, and so is a turn the caller went on with (`caller_went_on`): its answer was
+    withdrawn before they could react to it, and the whole turn's answer follows."""
     out: list[dict[str, Any]] = []
     for e in trace:
-        if e.get("kind") == "caller_turn_ended":
+        if e.get("kind") == "caller_went_on" and out:
+            out.pop()
+        elif e.get("kind") == "caller_turn_ended":
             out.append({"t": e.get("t", 0.0), "caller": e.get("text", ""), "reply": [], "other": []})
         elif e.get("kind") == "agent_said" and out:
             if e.get("part") == "reply":

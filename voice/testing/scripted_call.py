@@ -138,10 +138,11 @@ async def run_call(fixture: Fixture, stack: Any, workdir: Path | None = None, re
 
 def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model: Any = None,
                 sink: Any = None, realtime: bool = False, agent: AgentSource | None = None, *,
-                db: str | None = None, tenant: TenantBudget | None = None) -> tuple[CallSession, Any]:
+                db: str | None = None, tenant: TenantBudget | None = None,
+                session: dict[str, Any] | None = None) -> tuple[CallSession, Any]:
     """A fresh agent (its toolset's data rebuilt in `workdir/agent_data`) and a call session for `fixture`, ready
     to be driven; also the toolset's state object. Who answers: `model` if given, else the fixture's scripted
-    replies (`model:`), else the agent's own model."""
+    replies (`model:`), else the agent's own model. `session`: settings over the fixture's own (`SessionConfig`)."""
     workdir = workdir or Path(tempfile.mkdtemp(prefix="voiceloop-call-"))
     workdir.mkdir(parents=True, exist_ok=True)
     data_dir = workdir / "agent_data"
@@ -154,7 +155,7 @@ def new_session(fixture: Fixture, stack: Any, workdir: Path | None = None, model
     if call_agent.tenant is None:
         call_agent.tenant = tenant
     greeting = fixture.agent_options().get("greeting", source.greeting)
-    config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}),
+    config = SessionConfig(**{"greeting": greeting, **fixture.data.get("session", {}), **(session or {}),
                               "turns": TurnConfig(**fixture.data.get("turns", {}))})
     stack.vad.reset()
     turn_model = getattr(stack, "turn", None)  # a stack built by hand may have none
