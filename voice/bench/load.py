@@ -10,7 +10,8 @@ turns long, one of them talking over the agent's answer (a barge-in), and the ca
 the time. It then stops the server (SIGTERM, as an operator would), checks that every journaled run finished or
 was cancelled, and reports per N: voice-to-voice p50/p95, barge-in stop p95, calls dropped, turns unanswered,
 server CPU (per call: % of one core), memory, and the largest N whose p95 stays within `--target-ms`. A table on
-stdout, `load.csv` (per N) and `load_turns.csv` (per turn), and `load_p95.svg` in `--out`.
+stdout, `load.csv` (per N) and `load_turns.csv` (per turn), and `load_p95.svg` in `--out`. With `--compare pipecat`
+each N then runs against a Pipecat bot too, same callers and seed (`voice/bench/load_pipecat.py`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from voice.bench import load_pipecat
 from voice.bench.load_caller import CallResult, PhoneCaller, Utterance, plan_call
 from voice.bench.load_report import (
     ServerUsage,
@@ -71,6 +73,7 @@ class LoadConfig:
     remote_stt: bool = False  # --stt openai: the server's speech-to-text is the audio stand-in (no models)
     remote_tts: bool = False  # --tts openai: likewise its text-to-speech; both: voiceloop's own cost per call
     speech_latency_ms: float = 150.0  # the audio stand-in's fixed latency per request
+    compare: str = ""  # "pipecat": each step then runs against the Pipecat bot too (voice/bench/load_pipecat.py)
 
 
 def _drain(stream: TextIO, sink: list[str]) -> None:
@@ -210,16 +213,26 @@ async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Uttera
     return list(await asyncio.gather(*(one(i) for i in range(n))))
 
 
+Step = tuple[StepRow, list[CallResult]]
+
+
 def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: list[Utterance],
-             progress: Callable[[str], None]) -> tuple[StepRow, list[CallResult]]:
-    data, log = workdir / f"n{n}" / "data", cfg.out / f"server_n{n}.log"  # the log is kept, next to the CSVs
+             progress: Callable[[str], None], server: str = "voiceloop") -> Step:
+    """One N against one server: `voiceloop serve`, or the Pipecat bot (`--compare pipecat`)."""
+    ours = server == "voiceloop"
+    data = workdir / ("" if ours else server) / f"n{n}" / "data"
+    log = cfg.out / (f"server_n{n}.log" if ours else f"{server}_n{n}.log")  # the log is kept, next to the CSVs
     data.mkdir(parents=True)
     log.parent.mkdir(parents=True, exist_ok=True)
-    proc, port = start_server(cfg, n, llm_url, data, log)
+    if ours:
+        proc, port = start_server(cfg, n, llm_url, data, log)
+    else:
+        proc, port = load_pipecat.start_pipecat(_launch, llm_url, log)
     usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
     try:
         cpu0, t0, own0 = _cpu_s(proc.pid), time.perf_counter(), time.process_time()
-        progress(f"N={n}: server up (pid {proc.pid}, {usage.rss_idle_mb:.0f} MB); placing {n} calls...")
+        progress(f"N={n}: {'' if ours else server + ' '}server up (pid {proc.pid}, {usage.rss_idle_mb:.0f} MB); "
+                 f"placing {n} calls...")
         calls = asyncio.run(place_calls(f"ws://127.0.0.1:{port}/twilio", n, cfg, utterances, progress))
         usage.cpu_s, usage.wall_s = _cpu_s(proc.pid) - cpu0, time.perf_counter() - t0
         usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
@@ -234,11 +247,13 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     return step_row(n, calls, usage, cfg.target_ms), calls
 
 
-def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[StepRow, list[CallResult]]]:
+def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> dict[str, list[Step]]:
+    """Every step against voiceloop (and, with `--compare`, then against the other server), by server."""
     utterances = [Utterance.load(p) for p in sorted(cfg.recordings.glob("*.wav"))]
     if not utterances:
         raise ValueError(f"no recordings (*.wav) in {cfg.recordings}")
-    results = []
+    servers = ["voiceloop", *([cfg.compare] if cfg.compare else [])]
+    results: dict[str, list[Step]] = {server: [] for server in servers}
     with tempfile.TemporaryDirectory(prefix="voiceloop-load-") as tmp:
         standin, url = start_standin(cfg, Path(tmp))
         audio = None
@@ -249,13 +264,15 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[Ste
         try:
             progress(f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
             for n in cfg.steps:
-                row, calls = run_step(cfg, n, url, Path(tmp), utterances, progress)
-                progress(f"N={n}: p50 {row.v2v_p50_ms} ms, p95 {row.v2v_p95_ms} ms, dropped {row.dropped}, "
-                         f"unanswered {row.unanswered}, open runs {row.runs_open}, cpu {row.server_cpu_pct}%")
-                for c in calls:
-                    if c.dropped:
-                        progress(f"  call {c.call} dropped: {c.dropped}")
-                results.append((row, calls))
+                for server in servers:  # the same N back to back, same callers and seed: a like-for-like pair
+                    row, calls = run_step(cfg, n, url, Path(tmp), utterances, progress, server)
+                    progress(f"N={n} {server}: p50 {row.v2v_p50_ms} ms, p95 {row.v2v_p95_ms} ms, dropped "
+                             f"{row.dropped}, unanswered {row.unanswered}, open runs {row.runs_open}, "
+                             f"cpu {row.server_cpu_pct}%")
+                    for c in calls:
+                        if c.dropped:
+                            progress(f"  call {c.call} dropped: {c.dropped}")
+                    results[server].append((row, calls))
         finally:
             _stop(standin, 5)
             if audio is not None:
@@ -263,11 +280,13 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> list[tuple[Ste
     return results
 
 
-def write_outputs(cfg: LoadConfig, results: Sequence[tuple[StepRow, list[CallResult]]], title: str) -> list[Path]:
+def write_outputs(cfg: LoadConfig, results: Sequence[Step], title: str, server: str = "voiceloop") -> list[Path]:
+    """load.csv, load_turns.csv, load_p95.svg (another server's: load_pipecat.csv, ...), labelled by server."""
     rows = [r for r, _ in results]
     meta = {"ttft_ms": cfg.ttft_ms, "tokens_per_s": cfg.tokens_per_s, "call_turns": cfg.turns,
             "serve_args": " ".join(cfg.serve_args), "cores": os.cpu_count() or 0}
-    paths = [cfg.out / "load.csv", cfg.out / "load_turns.csv", cfg.out / "load_p95.svg"]
+    meta = load_pipecat.meta_for(server, meta)
+    paths = load_pipecat.suffixed([cfg.out / "load.csv", cfg.out / "load_turns.csv", cfg.out / "load_p95.svg"], server)
     write_step_csv(paths[0], rows, meta)
     write_turn_csv(paths[1], [(r.calls, calls) for r, calls in results])
     paths[2].write_text(svg_plot(rows, cfg.target_ms, title))
@@ -298,6 +317,9 @@ def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speech-latency-ms", type=float, default=150.0,
                         help="load: with --stt/--tts openai, the speech stand-in's latency per request (it runs no "
                              "model: voiceloop's own cost per call)")
+    parser.add_argument("--compare", choices=["pipecat"], default="",
+                        help="load: run each step against a Pipecat bot too, same callers and seed "
+                             "(scripts/pipecat_bot/install.sh first)")
 
 
 def load_config(args: argparse.Namespace) -> LoadConfig:
@@ -310,7 +332,8 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
                       target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out),
                       remote_stt=getattr(args, "stt", None) == "openai",
                       remote_tts=getattr(args, "tts", None) == "openai",
-                      speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)))
+                      speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)),
+                      compare=str(getattr(args, "compare", "") or ""))
 
 
 def _interrupted(signum: int, frame: Any) -> None:
@@ -321,7 +344,9 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
     """Exit 0 when the largest N measured holds the target, 1 when it does not, 2 on bad arguments."""
     try:
         cfg = load_config(args)
-    except ValueError as exc:
+        if cfg.compare:
+            load_pipecat.pipecat_python()  # missing: say so now, not after the voiceloop half of the first step
+    except (ValueError, load_pipecat.PipecatMissing) as exc:
         print(f"voiceloop bench load: {exc}", file=sys.stderr)
         return 2
     say: Callable[[str], Any] = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
@@ -329,13 +354,18 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still stop the servers it started
     say(f"bench load: steps {cfg.steps}, {cfg.turns} turns per call, {os.cpu_count()} cores, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before the run")
-    results = run_load(cfg, say)
-    title = (f"voiceloop bench load: {cfg.turns}-turn phone calls, model TTFT {cfg.ttft_ms:g} ms, "
-             f"{os.cpu_count()} cores")
-    paths = write_outputs(cfg, results, title)
-    rows = [r for r, _ in results]
-    print(format_table(rows, cfg.target_ms, title))
-    print(format_parts(rows))
+    by_server = run_load(cfg, say)
+    paths: list[Path] = []
+    for server, results in by_server.items():
+        title = (f"{server if cfg.compare else 'voiceloop bench load'}: {cfg.turns}-turn phone calls, model TTFT "
+                 f"{cfg.ttft_ms:g} ms, {os.cpu_count()} cores")
+        paths += write_outputs(cfg, results, title, server)
+        rows = [r for r, _ in results]
+        print(format_table(rows, cfg.target_ms, title))
+        print(format_parts(rows))
+    if cfg.compare:
+        rows_by_server = {s: [r for r, _ in res] for s, res in by_server.items()}
+        print(load_pipecat.format_comparison(rows_by_server, cfg.target_ms))
     print("written: " + ", ".join(str(p) for p in paths))
-    best = largest_holding(rows)
-    return 0 if best is not None and best == max(r.calls for r in rows) else 1
+    best = largest_holding([r for r, _ in by_server["voiceloop"]])
+    return 0 if best is not None and best == max(cfg.steps) else 1
