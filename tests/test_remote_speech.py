@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from voice.audio import SAMPLE_RATE, load_audio
+from voice.audio import SAMPLE_RATE, load_audio, parse_wav_bytes
 from voice.speech.remote import OpenAISTT, OpenAITTS, RemoteSpeechError
 from voice.speech.stack import SpeechStack
 from voice.speech.tts import ClauseChunker
@@ -64,6 +64,19 @@ def test_text_to_speech_over_the_protocol_is_16_khz_audio(server: str) -> None:
     audio = tts.synthesize("Your order has shipped.")
     assert audio.dtype == np.int16 and 0.5 < len(audio) / SAMPLE_RATE < 5 and np.abs(audio).max() > 1000
     assert tts.synthesize("  ").size == 0
+
+
+def test_speech_as_openai_pcm_is_raw_24_khz_and_an_unknown_format_is_refused(server: str) -> None:
+    import httpx
+
+    wav = httpx.post(f"{server}/audio/speech", json={"input": "Your order has shipped."}, timeout=30)
+    pcm = httpx.post(f"{server}/audio/speech", json={"input": "Your order has shipped.", "response_format": "pcm"},
+                     timeout=30)
+    assert wav.status_code == pcm.status_code == 200 and wav.content[:4] == b"RIFF" and pcm.content[:4] != b"RIFF"
+    wav_s = len(parse_wav_bytes(wav.content)[0]) / SAMPLE_RATE
+    assert abs(len(pcm.content) / 2 / 24000 - wav_s) < 0.01  # the same speech, at OpenAI's 24 kHz, no header
+    bad = httpx.post(f"{server}/audio/speech", json={"input": "Hi.", "response_format": "mp3"}, timeout=30)
+    assert bad.status_code == 400 and "mp3" in bad.json()["error"]["message"]
 
 
 def test_a_server_that_fails_or_is_not_there_is_a_clear_error_after_the_retries(failing: str) -> None:

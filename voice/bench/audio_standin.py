@@ -5,11 +5,13 @@
     python -m voice.bench.audio_standin --canned --latency-ms 150    # no models: for voiceloop's own cost
 
 `POST /v1/audio/transcriptions` (multipart `file`, a WAV; `prompt` biases Whisper like a call's vocabulary) answers
-`{"text": ...}`; `POST /v1/audio/speech` (JSON `input`) answers WAV audio, streamed in pieces. `--latency-ms`
-adds a fixed wait to every answer (a server elsewhere); `--fail 503` answers every request with that status (a
-server that is down or overloaded). `--canned` runs no model at all: every transcription is one fixed request and
-every clause is quiet noise of the length the text would take to say, so a load figure counts voiceloop's own
-work and not the speech models'. It prints `listening on http://127.0.0.1:PORT/v1` once it accepts connections.
+`{"text": ...}`; `POST /v1/audio/speech` (JSON `input`) answers WAV audio, streamed in pieces, or with
+`response_format: pcm` raw 16-bit mono at 24 kHz as OpenAI's server does (what Pipecat's OpenAI TTS asks for).
+`--latency-ms` adds a fixed wait to every answer (a server elsewhere); `--fail 503` answers every request with
+that status (a server that is down or overloaded). `--canned` runs no model at all: every transcription is one
+fixed request and every clause is quiet noise of the length the text would take to say, so a load figure counts
+voiceloop's own work and not the speech models'. It prints `listening on http://127.0.0.1:PORT/v1` once it accepts
+connections.
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from voice.audio import SAMPLE_RATE, parse_wav_bytes, to_internal, wav_bytes
+from voice.audio import SAMPLE_RATE, parse_wav_bytes, resample, to_internal, wav_bytes
 
 CANNED_TEXT = "Where is my order 4567?"
+SPEECH_FORMATS = ("wav", "pcm")
+PCM_RATE = 24000  # OpenAI's `pcm`: raw signed 16-bit little-endian mono at 24 kHz, no header
 
 
 class CannedSpeech:
@@ -85,7 +89,13 @@ def build_app(cfg: AudioStandin) -> Any:
             return refuse(400, "the body is not JSON")
         if not isinstance(body, dict) or not isinstance(body.get("input"), str) or not body["input"].strip():
             return refuse(400, "'input' must be some text")
+        audio_format = body.get("response_format") or "wav"
+        if audio_format not in SPEECH_FORMATS:
+            return refuse(400, f"response_format {audio_format!r}: the stand-in answers {' or '.join(SPEECH_FORMATS)}")
         audio = await asyncio.to_thread(cfg.tts.synthesize, body["input"])
+        if audio_format == "pcm":
+            pcm = resample(audio, SAMPLE_RATE, PCM_RATE).astype("<i2").tobytes()
+            return StreamingResponse(_pieces(pcm), media_type="audio/pcm")
         return StreamingResponse(_pieces(wav_bytes(audio, SAMPLE_RATE)), media_type="audio/wav")
 
     return Starlette(routes=[Route("/v1/audio/transcriptions", transcriptions, methods=["POST"]),
