@@ -56,6 +56,12 @@ def test_the_bot_is_started_with_voiceloops_own_model_files_and_no_hub_or_import
     assert env == {"PATH": "/bin", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     whisper, piper = load_pipecat.speech_files()  # the files voiceloop serves with, so both run the same weights
     assert (whisper / "model.bin").is_file() and (piper / "en_US-joe-medium.onnx").is_file()
+    assert "--stt-url" not in cmd and "--tts-url" not in cmd
+
+
+def test_with_speech_off_the_box_the_bot_is_given_the_same_speech_server() -> None:
+    cmd = load_pipecat.bot_command(Path("python"), "http://m/v1", Path("w"), Path("p"), "http://s/v1", "http://s/v1")
+    assert cmd[cmd.index("--stt-url") + 1] == cmd[cmd.index("--tts-url") + 1] == "http://s/v1"
 
 
 def test_without_the_pipecat_venv_it_names_the_install_script(tmp_path: Path) -> None:
@@ -120,3 +126,22 @@ def test_a_real_call_to_the_pipecat_bot_is_answered(tmp_path: Path) -> None:
     assert calls[0].turns[0].voice_to_voice_ms is not None and calls[0].turns[0].voice_to_voice_ms > 0
     assert row.rss_peak_mb > row.rss_idle_mb > 0 and row.cpu_s_per_turn > 0
     assert "pipeline built in" in log and "Traceback" not in log
+
+
+@pytest.mark.skipif(not _has_pipecat(), reason="no .venv-pipecat: run scripts/pipecat_bot/install.sh")
+def test_with_speech_off_the_box_the_pipecat_bot_answers_through_the_speech_server(tmp_path: Path) -> None:
+    """--stt openai --tts openai: the bot's OpenAI services on the canned speech stand-in (its 24 kHz pcm)."""
+    cfg = load.LoadConfig(steps=[1], turns=1, spread_s=0.0, out=tmp_path / "out", compare="pipecat",
+                          remote_stt=True, remote_tts=True, speech_latency_ms=50)
+    utterances = [Utterance.load(p) for p in sorted(cfg.recordings.glob("*.wav"))]
+    standin, url = load.start_standin(cfg, tmp_path)
+    audio, audio_url = load.start_audio_standin(cfg, tmp_path)
+    cfg.env.update(VOICELOOP_STT_URL=audio_url, VOICELOOP_TTS_URL=audio_url)
+    try:
+        row, _calls = load.run_step(cfg, 1, url, tmp_path, utterances, [].append, "pipecat")
+    finally:
+        load._stop(standin, 5)
+        load._stop(audio, 5)
+    log = (cfg.out / "pipecat_n1.log").read_text()
+    assert row.answered == 1 and row.unanswered == 0 and row.dropped == 0, (row, log[-3000:])
+    assert "WhisperSTTService" not in log and "Piper" not in log.replace("piper-dir", "")

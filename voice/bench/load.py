@@ -227,7 +227,9 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     if ours:
         proc, port = start_server(cfg, n, llm_url, data, log)
     else:
-        proc, port = load_pipecat.start_pipecat(_launch, llm_url, log)
+        proc, port = load_pipecat.start_pipecat(_launch, llm_url, log,
+                                                stt_url=cfg.env.get("VOICELOOP_STT_URL") if cfg.remote_stt else None,
+                                                tts_url=cfg.env.get("VOICELOOP_TTS_URL") if cfg.remote_tts else None)
     usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
     try:
         cpu0, t0, own0 = _cpu_s(proc.pid), time.perf_counter(), time.process_time()

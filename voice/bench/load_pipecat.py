@@ -54,9 +54,11 @@ def speech_files() -> tuple[Path, Path]:
     return locate_model("tiny.en"), joe_voice_files()[0].parent
 
 
-def bot_command(python: Path, llm_url: str, whisper_dir: Path, piper_dir: Path) -> list[str]:
+def bot_command(python: Path, llm_url: str, whisper_dir: Path, piper_dir: Path, stt_url: str | None = None,
+                tts_url: str | None = None) -> list[str]:
+    remote = [*(["--stt-url", stt_url] if stt_url else []), *(["--tts-url", tts_url] if tts_url else [])]
     return [str(python), str(BOT), "--port", "0", "--llm-url", llm_url, "--whisper-dir", str(whisper_dir),
-            "--piper-dir", str(piper_dir)]
+            "--piper-dir", str(piper_dir), *remote]
 
 
 def bot_env(base: Mapping[str, str]) -> dict[str, str]:
@@ -66,10 +68,12 @@ def bot_env(base: Mapping[str, str]) -> dict[str, str]:
     return {**{k: v for k, v in base.items() if k not in drop}, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
-def start_pipecat(launch: Launch, llm_url: str, log: Path) -> tuple[subprocess.Popen[str], int]:
-    """Start the Pipecat bot on a free port against the model stand-in at `llm_url`; (process, port)."""
+def start_pipecat(launch: Launch, llm_url: str, log: Path, stt_url: str | None = None,
+                  tts_url: str | None = None) -> tuple[subprocess.Popen[str], int]:
+    """Start the Pipecat bot on a free port against the model stand-in at `llm_url` (and the speech stand-in at
+    `stt_url` / `tts_url`, as `--stt/--tts openai` give voiceloop); (process, port)."""
     whisper_dir, piper_dir = speech_files()
-    cmd = bot_command(pipecat_python(), llm_url, whisper_dir, piper_dir)
+    cmd = bot_command(pipecat_python(), llm_url, whisper_dir, piper_dir, stt_url, tts_url)
     proc, m = launch(cmd, bot_env(os.environ), r"listening on http://127\.0\.0\.1:(\d+)/", log)
     return proc, int(m.group(1))
 
