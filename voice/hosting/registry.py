@@ -131,8 +131,9 @@ class Call:
 class CallRegistry:
     """Live calls by id (bounded by `max_calls`), plus the most recent ended ones for reading their events."""
 
-    def __init__(self, max_calls: int = 20, keep_ended: int = 100) -> None:
+    def __init__(self, max_calls: int = 20, keep_ended: int = 100, trace_dir: str | Path | None = None) -> None:
         self.max_calls = max_calls
+        self.trace_dir = None if trace_dir is None else Path(trace_dir)  # each ended call's trace, as JSON lines
         self.calls: dict[str, Call] = {}
         self.ended: deque[Call] = deque(maxlen=keep_ended)
         self.draining = False
@@ -169,6 +170,17 @@ class CallRegistry:
         log.info("call %s ended: %s; %d live", call_id, call.end_reason, len(self.calls))
         # where each answer's wait went (endpointing, stt, llm_first_token, ...): `bench load` reads these lines
         log.info("call %s turn latencies: %s", call_id, json.dumps([t.latency_ms for t in call.session.turns]))
+        if self.trace_dir is not None:
+            self._write_trace(call)
+
+    def _write_trace(self, call: Call) -> None:
+        """`serve --trace-dir`: the call's whole trace, one JSON object a line, for reading a call afterwards."""
+        try:
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            path = self.trace_dir / f"{call.call_id}.jsonl"
+            path.write_text("".join(json.dumps(e, default=str) + "\n" for e in call.session.trace))
+        except OSError as e:  # a full disk loses the trace, never the call
+            log.warning("call %s: could not write its trace: %s", call.call_id, e)
 
     def get(self, call_id: str) -> Call | None:
         return self.calls.get(call_id) or next((c for c in self.ended if c.call_id == call_id), None)

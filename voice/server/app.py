@@ -348,7 +348,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                         turns=TurnConfig(max_turn_s=args.max_turn_s)), db=db, tenant=tenant,
                           stt_batch=args.stt_batch, tts_voices=args.tts_voices)
     settle_on_start(factory)  # runs a killed server left open: reconciled and closed before any new call
-    ctx = CallContext(factory, CallRegistry(config.max_calls), config)
+    ctx = CallContext(factory, CallRegistry(config.max_calls, trace_dir=args.trace_dir), config)
 
     def announce(port: int) -> None:
         base = f"http://{args.host}:{port}/"

@@ -55,6 +55,8 @@ def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
                    help="journal.db and the agent's own files (the demo's orders.db) live here")
     add_storage_options(p)  # --db, --tenant, --tenant-budget
     p.add_argument("--greeting", default=None, help="said when a call starts (default: the agent's greeting)")
+    p.add_argument("--trace-dir", default=None, metavar="DIR",
+                   help="write each ended call's whole trace to DIR/<call id>.jsonl (one event a line)")
     add_speculation_option(p)
     add_capacity_options(p)
     p.add_argument("--max-turn-s", type=max_turn_seconds, default=30.0,
