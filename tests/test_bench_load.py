@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from loop.bench.stats import percentile
@@ -127,3 +128,21 @@ def test_with_speech_off_the_box_a_call_runs_through_the_speech_stand_in(tmp_pat
         (row,) = list(csv.DictReader(f))
     # the server loaded no Whisper of its own: the turn was heard through the stand-in
     assert row["answered"] == "1" and row["unanswered"] == "0" and row["dropped"] == "0", row
+
+
+def test_a_callers_speech_ends_at_its_last_words_not_at_a_click_in_the_trailing_silence(tmp_path: Path) -> None:
+    """The caller measures voice-to-voice from where its speech ends: a lone click after it (osr34_010 has one
+    0.5 s after its last word) once put that end after the agent's prompt answer, and the turn read unanswered."""
+    from voice.audio import write_wav
+    from voice.bench.load_caller import Utterance
+
+    rate = 16000
+    t = np.arange(int(1.0 * rate)) / rate
+    speech = (8000 * np.sin(2 * np.pi * 220 * t)).astype(np.int16)
+    click = np.zeros(int(0.6 * rate), np.int16)
+    click[int(0.5 * rate):int(0.52 * rate)] = 1500  # one 20 ms frame, -15 dB: loud, but not speech
+    path = tmp_path / "call.wav"
+    write_wav(path, np.concatenate([np.zeros(int(0.3 * rate), np.int16), speech, click]), rate)
+    utterance = Utterance.load(path)
+    assert utterance.speech_start_s == pytest.approx(0.3, abs=0.03)
+    assert utterance.speech_end_s == pytest.approx(1.3, abs=0.03)

@@ -36,9 +36,13 @@ FRAME = 160  # 20 ms at 8 kHz, Twilio's media message size
 FRAME_S = FRAME / RATE
 
 
+MIN_SPEECH_FRAMES = 3  # 60 ms of loud frames in a row is speech
+
+
 @dataclass(frozen=True)
 class Utterance:
-    """One recording at 8 kHz, with where its speech starts and ends (energy above -35 dB of its loudest 20 ms)."""
+    """One recording at 8 kHz, with where its speech starts and ends (energy above -35 dB of its loudest 20 ms, for
+    60 ms at least)."""
 
     name: str
     pcm: np.ndarray
@@ -51,7 +55,11 @@ class Utterance:
         pcm = resample(audio, 16000, RATE) if len(audio) else audio
         frames = pcm[: len(pcm) // FRAME * FRAME].astype(np.float64).reshape(-1, FRAME)
         rms = np.sqrt(np.mean(frames ** 2, axis=1))
-        loud = np.flatnonzero(rms > rms.max() * 10 ** (-35 / 20)) if rms.size and rms.max() > 0 else []
+        above = rms > rms.max() * 10 ** (-35 / 20) if rms.size and rms.max() > 0 else np.zeros(0, bool)
+        # speech is a run of loud frames: a lone click in the trailing silence is not where the caller stopped
+        run = np.convolve(above, np.ones(MIN_SPEECH_FRAMES, int), "valid") == MIN_SPEECH_FRAMES
+        starts = np.flatnonzero(run)
+        loud = [] if len(starts) == 0 else [starts[0], starts[-1] + MIN_SPEECH_FRAMES - 1]
         if len(loud) == 0:
             raise ValueError(f"{path}: no speech in this recording")
         return cls(path.stem, pcm.astype(np.int16), loud[0] * FRAME_S, (loud[-1] + 1) * FRAME_S)
@@ -155,11 +163,12 @@ class PhoneCaller:
             result = TurnResult(i, turn.utterance.name, barge)
             self.result.turns.append(result)
             clears_before = len(self.clears)
+            # from here on: an answer may start before the recording's trailing silence has been sent
+            self.media_after = []
             onset, end = await self._say(turn.utterance)
             if barge:
                 result.barge_stop_ms = next((round((c - onset) * 1000, 1) for c in self.clears[clears_before:]
                                              if c >= onset), None)
-            self.media_after = []
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.0, end + self.answer_timeout_s - time.perf_counter())):
                     await self._until(lambda e=end: any(t >= e for t in self.media_after))
