@@ -4,6 +4,7 @@ phone calls against a real `voiceloop serve`) with its table, CSVs and plot, and
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 import time
@@ -121,13 +122,17 @@ def test_with_speech_off_the_box_a_call_runs_through_the_speech_stand_in(tmp_pat
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "1", "--call-turns", "1",
                           "--spread-s", "0", "--stt", "openai", "--tts", "openai", "--speech-latency-ms", "100",
-                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                          "--out", str(out), f"--serve-arg=--trace-dir={tmp_path / 'traces'}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert "speech stand-in at http://127.0.0.1:" in run.stderr and "no models, 100 ms a request" in run.stderr
     with (out / "load.csv").open() as f:
         (row,) = list(csv.DictReader(f))
     # the server loaded no Whisper of its own: the turn was heard through the stand-in
     assert row["answered"] == "1" and row["unanswered"] == "0" and row["dropped"] == "0", row
+    (trace,) = (tmp_path / "traces").glob("*.jsonl")  # serve --trace-dir: the ended call's trace, a line an event
+    kinds = [json.loads(line)["kind"] for line in trace.read_text().splitlines()]
+    assert "caller_turn_ended" in kinds and "agent_audio_started" in kinds and kinds[-1] == "call_ended", kinds
 
 
 def test_a_callers_speech_ends_at_its_last_words_not_at_a_click_in_the_trailing_silence(tmp_path: Path) -> None:
