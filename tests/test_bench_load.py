@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -16,8 +17,9 @@ import pytest
 from loop.bench.stats import percentile
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message, ModelRequest, TextDelta
+from voice.bench import load_fleet
 from voice.bench.llm_standin import REPLIES
-from voice.bench.load import LoadConfig, latency_parts, start_standin
+from voice.bench.load import LoadConfig, start_standin
 from voice.bench.load_caller import CallResult, TurnResult
 from voice.bench.load_report import (
     STEP_COLUMNS,
@@ -28,6 +30,7 @@ from voice.bench.load_report import (
     step_row,
     svg_plot,
 )
+from voice.bench.load_usage import latency_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,3 +154,32 @@ def test_a_callers_speech_ends_at_its_last_words_not_at_a_click_in_the_trailing_
     utterance = Utterance.load(path)
     assert utterance.speech_start_s == pytest.approx(0.3, abs=0.03)
     assert utterance.speech_end_s == pytest.approx(1.3, abs=0.03)
+
+
+@pytest.mark.skipif(shutil.which("haproxy") is None, reason="needs haproxy (apt-get install haproxy; CI installs it)")
+def test_with_workers_the_calls_spread_over_server_processes_behind_haproxy(tmp_path: Path) -> None:
+    """`bench load --workers 2`: two `voiceloop serve` processes behind HAProxy (configs/haproxy.cfg, leastconn),
+    two calls at once: each process takes one, every turn is answered, and the step's figures add both up."""
+    out = tmp_path / "out"
+    run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "2", "--call-turns", "1",
+                          "--spread-s", "0", "--stt", "openai", "--tts", "openai", "--workers", "2",
+                          "--out", str(out), f"--serve-arg=--trace-dir={tmp_path / 'traces'}"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode in (0, 1), run.stderr[-3000:]
+    assert "2 workers behind HAProxy" in run.stderr and "a server exited" not in run.stderr, run.stderr[-3000:]
+    with (out / "load.csv").open() as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["workers"] == "2" and row["answered"] == "2" and row["unanswered"] == "0", row
+    assert row["runs_open"] == "0", row
+    assert int(row["runs"]) >= 2, row  # both workers' journals are counted
+    logs = sorted(out.glob("server_n2_w*.log"))
+    assert len(logs) == 2 and all("turn latencies" in log.read_text() for log in logs)  # a call on each worker
+    assert len(list((tmp_path / "traces").glob("*.jsonl"))) == 2
+
+
+def test_the_balancer_gets_one_server_line_per_worker() -> None:
+    shipped = load_fleet.HAPROXY_CFG.read_text()
+    three = load_fleet.config_for(3, shipped)
+    assert [line.split()[1] for line in three.splitlines() if line.strip().startswith("server s")] == ["s1", "s2", "s3"]
+    assert '"${VOICELOOP_SERVER_3}" cookie s3' in three and "balance leastconn" in three
+    assert load_fleet.config_for(2, shipped) == shipped  # two: the file as shipped

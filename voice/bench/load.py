@@ -18,13 +18,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import json
 import os
 import random
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from voice.bench import load_pipecat
+from voice.bench import load_fleet, load_pipecat
 from voice.bench.load_caller import CallResult, PhoneCaller, Utterance, plan_call
 from voice.bench.load_report import (
     ServerUsage,
@@ -48,6 +45,7 @@ from voice.bench.load_report import (
     write_step_csv,
     write_turn_csv,
 )
+from voice.bench.load_usage import cpu_s, journal_runs_of, latency_parts_of, speech_work_of, status_mb
 from voice.testing.scripted_call import FIXTURES
 
 # the spawned server and stand-in import exactly what this process imports (a checkout, a worktree, site-packages)
@@ -73,6 +71,7 @@ class LoadConfig:
     remote_stt: bool = False  # --stt openai: the server's speech-to-text is the audio stand-in (no models)
     remote_tts: bool = False  # --tts openai: likewise its text-to-speech; both: voiceloop's own cost per call
     speech_latency_ms: float = 150.0  # the audio stand-in's fixed latency per request
+    workers: int = 1  # server processes per step; above 1 behind HAProxy (voice/bench/load_fleet.py)
     compare: str = ""  # "pipecat": each step then runs against the Pipecat bot too (voice/bench/load_pipecat.py)
 
 
@@ -139,61 +138,6 @@ def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -
     return proc, int(m.group(1))
 
 
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _status_mb(pid: int, key: str) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-SPEECH_WORK = re.compile(r"speech work: (\d+) transcriptions \(mean ([\d.]+) s asked -> text\), "
-                         r"Whisper busy ([\d.]+) s for (\d+) windows in (\d+) batches .*?; "
-                         r"(\d+) syntheses, TTS busy ([\d.]+) s")
-
-
-def speech_work(server_log: str) -> dict[str, float]:
-    """The server's own count of its speech work (logged when it stops), or {} if it did not say."""
-    found = SPEECH_WORK.findall(server_log)
-    if not found:
-        return {}
-    keys = ("transcriptions", "stt_wait_s", "stt_busy_s", "windows", "batches", "syntheses", "tts_busy_s")
-    return dict(zip(keys, map(float, found[-1]), strict=True))
-
-
-TURN_LATENCIES = re.compile(r"call \S+ turn latencies: (\[.*\])$", re.M)
-
-
-def latency_parts(server_log: str) -> dict[str, list[float]]:
-    """Every answered turn's wait, part by part (endpointing, stt, llm_first_token, ...), from the server's log."""
-    parts: dict[str, list[float]] = {}
-    for found in TURN_LATENCIES.findall(server_log):
-        with contextlib.suppress(ValueError):
-            for turn in json.loads(found):
-                for part, ms in turn.items():
-                    parts.setdefault(part, []).append(float(ms))
-    return parts
-
-
-def journal_runs(db_path: Path) -> tuple[int, list[str]]:
-    """(runs, last event kind of every run that neither finished nor was cancelled). Speculation (`prefetch-` ids,
-    `loop.prefetch`) is not a run: a prefetch still open is counted open all the same."""
-    if not db_path.is_file():
-        return 0, []
-    db = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        last = db.execute("SELECT run_id, kind FROM events e WHERE seq = "
-                          "(SELECT max(seq) FROM events WHERE run_id = e.run_id)").fetchall()
-    finally:
-        db.close()
-    runs = sum(not run_id.startswith("prefetch-") for run_id, _ in last)
-    return runs, [k for _, k in last if k not in ("run_finished", "run_cancelled", "prefetch_finished")]
-
-
 async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Utterance],
                       progress: Callable[[str], None]) -> list[CallResult]:
     """N calls, each starting at its random offset; a line of progress as calls finish."""
@@ -216,36 +160,60 @@ async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Uttera
 Step = tuple[StepRow, list[CallResult]]
 
 
+def start_workers(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path, server: str,
+                  ) -> list[tuple[subprocess.Popen[str], int]]:
+    """`cfg.workers` server processes (voiceloop or the Pipecat bot), each with its own data folder and log."""
+    started = []
+    try:
+        for w in range(cfg.workers):
+            w_data = data if cfg.workers == 1 else data.with_name(f"data_w{w + 1}")
+            w_log = log if cfg.workers == 1 else log.with_name(f"{log.stem}_w{w + 1}.log")
+            w_data.mkdir(parents=True)
+            if server == "voiceloop":
+                started.append(start_server(cfg, n, llm_url, w_data, w_log))
+            else:
+                remote = {"stt_url": cfg.env.get("VOICELOOP_STT_URL") if cfg.remote_stt else None,
+                          "tts_url": cfg.env.get("VOICELOOP_TTS_URL") if cfg.remote_tts else None}
+                started.append(load_pipecat.start_pipecat(_launch, llm_url, w_log, **remote))
+    except BaseException:
+        for proc, _port in started:
+            _stop(proc)
+        raise
+    return started
+
+
 def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: list[Utterance],
              progress: Callable[[str], None], server: str = "voiceloop") -> Step:
-    """One N against one server: `voiceloop serve`, or the Pipecat bot (`--compare pipecat`)."""
+    """One N against one server: `voiceloop serve`, or the Pipecat bot (`--compare pipecat`); with `--workers K`,
+    K of them behind HAProxy (`voice/bench/load_fleet.py`)."""
     ours = server == "voiceloop"
     data = workdir / ("" if ours else server) / f"n{n}" / "data"
     log = cfg.out / (f"server_n{n}.log" if ours else f"{server}_n{n}.log")  # the log is kept, next to the CSVs
-    data.mkdir(parents=True)
     log.parent.mkdir(parents=True, exist_ok=True)
-    if ours:
-        proc, port = start_server(cfg, n, llm_url, data, log)
-    else:
-        proc, port = load_pipecat.start_pipecat(_launch, llm_url, log,
-                                                stt_url=cfg.env.get("VOICELOOP_STT_URL") if cfg.remote_stt else None,
-                                                tts_url=cfg.env.get("VOICELOOP_TTS_URL") if cfg.remote_tts else None)
-    usage = ServerUsage(rss_idle_mb=_status_mb(proc.pid, "VmRSS"))
+    workers = start_workers(cfg, n, llm_url, data, log, server)
+    procs, port = [proc for proc, _ in workers], workers[0][1]
     try:
-        cpu0, t0, own0 = _cpu_s(proc.pid), time.perf_counter(), time.process_time()
-        progress(f"N={n}: {'' if ours else server + ' '}server up (pid {proc.pid}, {usage.rss_idle_mb:.0f} MB); "
+        if cfg.workers > 1:
+            balancer, port = load_fleet.start_balancer([p for _, p in workers], data.parent)
+            procs.append(balancer)
+        usage = ServerUsage(rss_idle_mb=sum(status_mb(p.pid, "VmRSS") for p in procs))
+        cpu0, t0, own0 = sum(map(cpu_s, (p.pid for p in procs))), time.perf_counter(), time.process_time()
+        where = f"pid {procs[0].pid}" if len(procs) == 1 else f"{cfg.workers} workers behind HAProxy"
+        progress(f"N={n}: {'' if ours else server + ' '}server up ({where}, {usage.rss_idle_mb:.0f} MB); "
                  f"placing {n} calls...")
         calls = asyncio.run(place_calls(f"ws://127.0.0.1:{port}/twilio", n, cfg, utterances, progress))
-        usage.cpu_s, usage.wall_s = _cpu_s(proc.pid) - cpu0, time.perf_counter() - t0
+        usage.cpu_s, usage.wall_s = sum(map(cpu_s, (p.pid for p in procs))) - cpu0, time.perf_counter() - t0
         usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
-        usage.rss_peak_mb = _status_mb(proc.pid, "VmHWM")
+        usage.rss_peak_mb = sum(status_mb(p.pid, "VmHWM") for p in procs)
     finally:
-        code = _stop(proc)
-    if code != 0:
-        progress(f"N={n}: the server exited with {code}; see {log}")
-    usage.runs, usage.runs_open = journal_runs(data / "journal.db")
-    server_log = log.read_text()
-    usage.speech, usage.parts = speech_work(server_log), latency_parts(server_log)
+        codes = [_stop(p) for p in reversed(procs)]  # the balancer first: no new call reaches a stopping worker
+        codes = codes[1:] if cfg.workers > 1 else codes  # HAProxy's own SIGTERM exit is no failure
+    if any(codes):
+        progress(f"N={n}: a server exited with {[c for c in codes if c]}; see {log.parent}")
+    logs = sorted(log.parent.glob(f"{log.stem}_w*.log")) if cfg.workers > 1 else [log]
+    usage.runs, usage.runs_open = journal_runs_of(sorted(data.parent.glob("data*/journal.db")))
+    texts = [p.read_text() for p in logs]
+    usage.speech, usage.parts = speech_work_of(texts), latency_parts_of(texts)
     return step_row(n, calls, usage, cfg.target_ms), calls
 
 
@@ -286,7 +254,7 @@ def write_outputs(cfg: LoadConfig, results: Sequence[Step], title: str, server: 
     """load.csv, load_turns.csv, load_p95.svg (another server's: load_pipecat.csv, ...), labelled by server."""
     rows = [r for r, _ in results]
     meta = {"ttft_ms": cfg.ttft_ms, "tokens_per_s": cfg.tokens_per_s, "call_turns": cfg.turns,
-            "serve_args": " ".join(cfg.serve_args), "cores": os.cpu_count() or 0}
+            "serve_args": " ".join(cfg.serve_args), "workers": cfg.workers, "cores": os.cpu_count() or 0}
     meta = load_pipecat.meta_for(server, meta)
     paths = load_pipecat.suffixed([cfg.out / "load.csv", cfg.out / "load_turns.csv", cfg.out / "load_p95.svg"], server)
     write_step_csv(paths[0], rows, meta)
@@ -319,6 +287,9 @@ def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speech-latency-ms", type=float, default=150.0,
                         help="load: with --stt/--tts openai, the speech stand-in's latency per request (it runs no "
                              "model: voiceloop's own cost per call)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="load: server processes per step, behind HAProxy above 1 (configs/haproxy.cfg): one "
+                             "per core is how a machine is deployed")
     parser.add_argument("--compare", choices=["pipecat"], default="",
                         help="load: run each step against a Pipecat bot too, same callers and seed "
                              "(scripts/pipecat_bot/install.sh first)")
@@ -328,13 +299,14 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
     quick = bool(getattr(args, "quick", False))
     steps = getattr(args, "steps", None) or ([1, 2] if quick else LoadConfig().steps)
     turns = getattr(args, "call_turns", None) or (2 if quick else 3)
-    if turns < 1 or args.ttft_ms < 0 or args.spread_s < 0:
-        raise ValueError("--turns must be >= 1, --ttft-ms and --spread-s >= 0")
+    if turns < 1 or args.ttft_ms < 0 or args.spread_s < 0 or getattr(args, "workers", 1) < 1:
+        raise ValueError("--turns and --workers must be >= 1, --ttft-ms and --spread-s >= 0")
     return LoadConfig(steps=steps, turns=turns, ttft_ms=args.ttft_ms, spread_s=args.spread_s * (0.2 if quick else 1),
                       target_ms=args.target_ms, serve_args=list(args.serve_arg), out=Path(args.out),
                       remote_stt=getattr(args, "stt", None) == "openai",
                       remote_tts=getattr(args, "tts", None) == "openai",
                       speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)),
+                      workers=int(getattr(args, "workers", 1) or 1),
                       compare=str(getattr(args, "compare", "") or ""))
 
 
@@ -348,13 +320,16 @@ def cmd_bench_load(args: argparse.Namespace) -> int:
         cfg = load_config(args)
         if cfg.compare:
             load_pipecat.pipecat_python()  # missing: say so now, not after the voiceloop half of the first step
-    except (ValueError, load_pipecat.PipecatMissing) as exc:
+        if cfg.workers > 1:
+            load_fleet.check_balancer()
+    except (ValueError, load_pipecat.PipecatMissing, load_fleet.BalancerMissing) as exc:
         print(f"voiceloop bench load: {exc}", file=sys.stderr)
         return 2
     say: Callable[[str], Any] = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     load = os.getloadavg()
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still stop the servers it started
-    say(f"bench load: steps {cfg.steps}, {cfg.turns} turns per call, {os.cpu_count()} cores, "
+    say(f"bench load: steps {cfg.steps}, {cfg.turns} turns per call, {cfg.workers} server process"
+        f"{'es behind HAProxy' if cfg.workers > 1 else ''}, {os.cpu_count()} cores, "
         f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before the run")
     by_server = run_load(cfg, say)
     paths: list[Path] = []
