@@ -112,7 +112,7 @@ def test_a_step_holds_only_within_target_with_nothing_dropped_unanswered_or_open
     assert "target p95 1.5 s" in svg_plot(rows, 1500, "t")
 
 
-@pytest.mark.parametrize("steps", ["0", "a,b", ""])
+@pytest.mark.parametrize("steps", ["0", "a,b", "", "40,40"])
 def test_bad_steps_are_a_usage_error(steps: str) -> None:
     run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", steps], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)

@@ -270,6 +270,8 @@ def _steps(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"--steps takes numbers of calls, e.g. 1,5,10 (got {text!r})") from None
     if not steps or min(steps) < 1:
         raise argparse.ArgumentTypeError("--steps needs at least one number of calls, each 1 or more")
+    if len(set(steps)) != len(steps):
+        raise argparse.ArgumentTypeError("--steps names each number of calls once (run the bench again to repeat one)")
     return steps
 
 
