@@ -8,12 +8,9 @@ import contextlib
 import csv
 import io
 import json
-import os
 import re
 import signal
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +23,6 @@ import websockets
 
 from tests.abuse.serving import (
     OPERATOR,
-    ROOT,
     Loopback,
     Server,
     close_code,
@@ -38,6 +34,8 @@ from tests.abuse.serving import (
     utterance,
 )
 from voice.audio import load_audio, resample
+from voice.bench import load_fleet
+from voice.bench.load_fleet import free_port
 from voice.transports.twilio.webhook import twilio_signature, twilio_stream_key
 
 
@@ -69,14 +67,7 @@ async def wait_exit(proc: subprocess.Popen[str], timeout_s: float = 60) -> int:
 
 # ---- a real HAProxy in front of real serve processes --------------------------------------------------------
 
-HAPROXY_CFG = ROOT / "configs/haproxy.cfg"
 TWILIO_SECRET = "fleet-twilio-auth-token"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -125,23 +116,8 @@ def start_servers(tmp: Path, script: list[Any], count: int, *flags: str, lb_port
 
 
 def start_balancer(tmp: Path, servers: list[Server], port: int) -> Fleet:
-    admin = free_port()
-    env = {**os.environ, "VOICELOOP_LB_BIND": f"127.0.0.1:{port}", "VOICELOOP_LB_ADMIN": f"127.0.0.1:{admin}",
-           **{f"VOICELOOP_SERVER_{i + 1}": f"127.0.0.1:{s.port}" for i, s in enumerate(servers)}}
-    log = tmp / "haproxy.log"
-    lb = subprocess.Popen(["haproxy", "-db", "-f", str(HAPROXY_CFG)], env=env, text=True,
-                          stdout=log.open("w"), stderr=subprocess.STDOUT)
-    fleet = Fleet(servers, lb, port, admin, log)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(f"{fleet.http}/healthz", timeout=2).status_code == 200:
-                return fleet
-        except httpx.HTTPError:
-            pass
-        if lb.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(f"haproxy did not start: {log.read_text()[-2000:]}")
-        time.sleep(0.1)
+    lb = load_fleet.start_balancer([s.port for s in servers], tmp, port)  # configs/haproxy.cfg, as shipped
+    return Fleet(servers, lb.proc, lb.port, lb.admin, lb.log)
 
 
 @contextlib.contextmanager

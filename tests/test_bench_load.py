@@ -119,14 +119,20 @@ def test_bad_steps_are_a_usage_error(steps: str) -> None:
     assert run.returncode == 2 and "--steps" in run.stderr
 
 
+def bench_load_speech_remote(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`bench load` with speech off the box, one-turn calls starting at once; CSVs in tmp_path/out, each ended
+    call's trace in tmp_path/traces."""
+    return subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--call-turns", "1", "--spread-s", "0",
+                           "--stt", "openai", "--tts", "openai", "--out", str(tmp_path / "out"),
+                           f"--serve-arg=--trace-dir={tmp_path / 'traces'}", *args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
 def test_with_speech_off_the_box_a_call_runs_through_the_speech_stand_in(tmp_path: Path) -> None:
     """`bench load --stt openai --tts openai`: the server's speech is the canned audio stand-in (no models, a fixed
     latency), so what is measured is voiceloop's own work; one call, one turn, answered."""
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "1", "--call-turns", "1",
-                          "--spread-s", "0", "--stt", "openai", "--tts", "openai", "--speech-latency-ms", "100",
-                          "--out", str(out), f"--serve-arg=--trace-dir={tmp_path / 'traces'}"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = bench_load_speech_remote(tmp_path, "--steps", "1", "--speech-latency-ms", "100")
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert "speech stand-in at http://127.0.0.1:" in run.stderr and "no models, 100 ms a request" in run.stderr
     with (out / "load.csv").open() as f:
@@ -161,10 +167,7 @@ def test_with_workers_the_calls_spread_over_server_processes_behind_haproxy(tmp_
     """`bench load --workers 2`: two `voiceloop serve` processes behind HAProxy (configs/haproxy.cfg, leastconn),
     two calls at once: each process takes one, every turn is answered, and the step's figures add both up."""
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "2", "--call-turns", "1",
-                          "--spread-s", "0", "--stt", "openai", "--tts", "openai", "--workers", "2",
-                          "--out", str(out), f"--serve-arg=--trace-dir={tmp_path / 'traces'}"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = bench_load_speech_remote(tmp_path, "--steps", "2", "--workers", "2")
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert "2 workers behind HAProxy" in run.stderr and "a server exited" not in run.stderr, run.stderr[-3000:]
     with (out / "load.csv").open() as f:

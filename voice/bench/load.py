@@ -160,26 +160,42 @@ async def place_calls(url: str, n: int, cfg: LoadConfig, utterances: list[Uttera
 Step = tuple[StepRow, list[CallResult]]
 
 
-def start_workers(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path, server: str,
-                  ) -> list[tuple[subprocess.Popen[str], int]]:
+@dataclass
+class Worker:
+    proc: subprocess.Popen[str]
+    port: int
+    log: Path
+    journal: Path
+
+
+def start_workers(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path, server: str) -> list[Worker]:
     """`cfg.workers` server processes (voiceloop or the Pipecat bot), each with its own data folder and log."""
-    started = []
+    started: list[Worker] = []
     try:
         for w in range(cfg.workers):
             w_data = data if cfg.workers == 1 else data.with_name(f"data_w{w + 1}")
             w_log = log if cfg.workers == 1 else log.with_name(f"{log.stem}_w{w + 1}.log")
             w_data.mkdir(parents=True)
             if server == "voiceloop":
-                started.append(start_server(cfg, n, llm_url, w_data, w_log))
+                proc, port = start_server(cfg, n, llm_url, w_data, w_log)
             else:
                 remote = {"stt_url": cfg.env.get("VOICELOOP_STT_URL") if cfg.remote_stt else None,
                           "tts_url": cfg.env.get("VOICELOOP_TTS_URL") if cfg.remote_tts else None}
-                started.append(load_pipecat.start_pipecat(_launch, llm_url, w_log, **remote))
+                proc, port = load_pipecat.start_pipecat(_launch, llm_url, w_log, **remote)
+            started.append(Worker(proc, port, w_log, w_data / "journal.db"))
     except BaseException:
-        for proc, _port in started:
-            _stop(proc)
+        for worker in started:
+            _stop(worker.proc)
         raise
     return started
+
+
+def _cpu_of(procs: Sequence[subprocess.Popen[str]]) -> float:
+    return sum(cpu_s(p.pid) for p in procs)
+
+
+def _memory_of(procs: Sequence[subprocess.Popen[str]], key: str) -> float:
+    return sum(status_mb(p.pid, key) for p in procs)
 
 
 def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: list[Utterance],
@@ -191,28 +207,28 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
     log = cfg.out / (f"server_n{n}.log" if ours else f"{server}_n{n}.log")  # the log is kept, next to the CSVs
     log.parent.mkdir(parents=True, exist_ok=True)
     workers = start_workers(cfg, n, llm_url, data, log, server)
-    procs, port = [proc for proc, _ in workers], workers[0][1]
+    procs, port, balancer = [w.proc for w in workers], workers[0].port, None
     try:
         if cfg.workers > 1:
-            balancer, port = load_fleet.start_balancer([p for _, p in workers], data.parent)
-            procs.append(balancer)
-        usage = ServerUsage(rss_idle_mb=sum(status_mb(p.pid, "VmRSS") for p in procs))
-        cpu0, t0, own0 = sum(map(cpu_s, (p.pid for p in procs))), time.perf_counter(), time.process_time()
-        where = f"pid {procs[0].pid}" if len(procs) == 1 else f"{cfg.workers} workers behind HAProxy"
+            balancer = load_fleet.start_balancer([w.port for w in workers], data.parent)
+            procs, port = [*procs, balancer.proc], balancer.port  # its CPU and memory count as the server's
+        usage = ServerUsage(rss_idle_mb=_memory_of(procs, "VmRSS"))
+        cpu0, t0, own0 = _cpu_of(procs), time.perf_counter(), time.process_time()
+        where = f"pid {procs[0].pid}" if balancer is None else f"{cfg.workers} workers behind HAProxy"
         progress(f"N={n}: {'' if ours else server + ' '}server up ({where}, {usage.rss_idle_mb:.0f} MB); "
                  f"placing {n} calls...")
         calls = asyncio.run(place_calls(f"ws://127.0.0.1:{port}/twilio", n, cfg, utterances, progress))
-        usage.cpu_s, usage.wall_s = sum(map(cpu_s, (p.pid for p in procs))) - cpu0, time.perf_counter() - t0
+        usage.cpu_s, usage.wall_s = _cpu_of(procs) - cpu0, time.perf_counter() - t0
         usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
-        usage.rss_peak_mb = sum(status_mb(p.pid, "VmHWM") for p in procs)
+        usage.rss_peak_mb = _memory_of(procs, "VmHWM")
     finally:
-        codes = [_stop(p) for p in reversed(procs)]  # the balancer first: no new call reaches a stopping worker
-        codes = codes[1:] if cfg.workers > 1 else codes  # HAProxy's own SIGTERM exit is no failure
+        if balancer is not None:
+            _stop(balancer.proc)  # first, so no new call reaches a stopping worker (its SIGTERM exit is no failure)
+        codes = [_stop(w.proc) for w in workers]
     if any(codes):
         progress(f"N={n}: a server exited with {[c for c in codes if c]}; see {log.parent}")
-    logs = sorted(log.parent.glob(f"{log.stem}_w*.log")) if cfg.workers > 1 else [log]
-    usage.runs, usage.runs_open = journal_runs_of(sorted(data.parent.glob("data*/journal.db")))
-    texts = [p.read_text() for p in logs]
+    usage.runs, usage.runs_open = journal_runs_of([w.journal for w in workers])
+    texts = [w.log.read_text() for w in workers]
     usage.speech, usage.parts = speech_work_of(texts), latency_parts_of(texts)
     return step_row(n, calls, usage, cfg.target_ms), calls
 

@@ -14,6 +14,7 @@ import shutil
 import socket
 import subprocess
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from voice.bench.load_pipecat import REPO
@@ -35,14 +36,12 @@ def check_balancer() -> None:
 
 def config_for(workers: int, shipped: str) -> str:
     """The shipped configuration with one `server` line per worker (it ships with two)."""
-    lines = [m.group(0) for m in SERVER_LINE.finditer(shipped)]
-    if not lines:
+    found = list(SERVER_LINE.finditer(shipped))
+    if not found:
         raise BalancerMissing(f"{HAPROXY_CFG} has no `server sN \"${{VOICELOOP_SERVER_N}}\"` lines")
-    template = lines[0]
+    template = found[0].group(0)
     wanted = "".join(template.replace("s1", f"s{i}").replace("SERVER_1", f"SERVER_{i}") for i in range(1, workers + 1))
-    start = shipped.index(lines[0])
-    end = shipped.index(lines[-1]) + len(lines[-1])
-    return shipped[:start] + wanted + shipped[end:]
+    return shipped[:found[0].start()] + wanted + shipped[found[-1].end():]
 
 
 def free_port() -> int:
@@ -51,15 +50,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_balancer(ports: list[int], workdir: Path, timeout_s: float = 20.0) -> tuple[subprocess.Popen[str], int]:
-    """HAProxy in front of the servers on `ports` (127.0.0.1); (process, the port callers dial) once it answers
+@dataclass
+class Balancer:
+    proc: subprocess.Popen[str]
+    port: int  # where callers dial
+    admin: int  # HAProxy's stats page
+    log: Path
+
+
+def start_balancer(ports: list[int], workdir: Path, port: int | None = None, timeout_s: float = 20.0) -> Balancer:
+    """HAProxy on `port` (a free one if None) in front of the servers on `ports` (127.0.0.1), once it answers
     /healthz through a worker."""
     import httpx
 
     check_balancer()
     cfg = workdir / "haproxy.cfg"
     cfg.write_text(config_for(len(ports), HAPROXY_CFG.read_text()))
-    port, admin = free_port(), free_port()
+    port, admin = port or free_port(), free_port()
     env = {**os.environ, "VOICELOOP_LB_BIND": f"127.0.0.1:{port}", "VOICELOOP_LB_ADMIN": f"127.0.0.1:{admin}",
            **{f"VOICELOOP_SERVER_{i + 1}": f"127.0.0.1:{p}" for i, p in enumerate(ports)}}
     log = workdir / "haproxy.log"
@@ -69,7 +76,7 @@ def start_balancer(ports: list[int], workdir: Path, timeout_s: float = 20.0) -> 
     while proc.poll() is None and time.monotonic() < deadline:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                return proc, port
+                return Balancer(proc, port, admin, log)
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
