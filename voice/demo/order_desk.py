@@ -117,8 +117,10 @@ class OrderDesk:
             CREATE TABLE IF NOT EXISTS refunds (idempotency_key TEXT PRIMARY KEY, order_id TEXT, amount REAL);
             CREATE TABLE IF NOT EXISTS applied (idempotency_key TEXT PRIMARY KEY, tool TEXT, result TEXT);
         """)
-        if not self.db.execute("SELECT count(*) FROM orders").fetchone()[0]:
-            self.db.executemany("INSERT INTO orders (id, customer, city, status, total) VALUES (?,?,?,?,?)", SEED)
+        if not self.db.execute("SELECT count(*) FROM orders").fetchone()[0]:  # OR IGNORE: servers sharing one
+            # new file (a fleet) may both find it empty; the second one's seed is then already there
+            self.db.executemany("INSERT OR IGNORE INTO orders (id, customer, city, status, total) VALUES (?,?,?,?,?)",
+                                SEED)
 
     def order(self, order_id: str) -> dict[str, Any] | None:
         """One order as data (None: there is no such order)."""
