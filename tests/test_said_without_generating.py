@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from loop import ScriptedModel
+from loop.locale import en
 from loop.models.llama.decoding import read_out
 from loop.models.llama.qwen_format import present
 from loop.types import Message, ModelRequest, ToolCall
@@ -29,12 +30,25 @@ def test_a_speakable_read_result_is_the_reply_without_generating() -> None:
     said = read_out(_after_read("garage", "Is my car ready? Job 4712.", status, data))
     assert said == "Job number 4712, car silver Ford Focus, status ready for collection."
     assert read_out(_after_read("garage", "Is job 4712 ready?", status, "Job 4712 is ready.")) == "Job 4712 is ready."
-    # deeper data, a failure naming the tool, a write, or a caller who also asked for a write: the model answers
+    # deeper data, a failure naming the tool, or a caller who also asked for a write not made yet: the model answers
     assert read_out(_after_read("garage", "Job 4712?", status, '{"a": {"b": {"c": 1}}}')) == ""
     assert read_out(_after_read("garage", "Job 4712?", status, "repair_status failed: timeout. Try again.")) == ""
-    book = ToolCall("book_service", {"job_number": "4712"}, "c2")
-    assert read_out(_after_read("garage", "Book job 4712 in.", book, "Booked for Friday.")) == ""
     assert read_out(_after_read("garage", "Is job 4712 ready? If not book a service.", status, data)) == ""
+
+
+def test_a_write_that_ran_is_said_in_its_own_words_and_one_that_failed_is_left_to_the_model() -> None:
+    book = ToolCall("book_service", {"job_number": "4712"}, "c2")
+    done = "Job 4712 is booked in for a service on Friday."
+    assert read_out(_after_read("garage", "Book job 4712 in for a service.", book, done)) == done
+    declined = "The user declined book_service: the caller said no. It was not done."  # shown as the truth about it
+    assert read_out(_after_read("garage", "Book job 4712 in.", book, declined)) == en.NOT_DONE_SAID_NO
+    cut = "book_service did not finish within 5 s, so it was cancelled before it took effect: nothing was changed."
+    assert read_out(_after_read("garage", "Book job 4712 in.", book, cut)) == ""  # names the tool
+    # the words the made write shares with another write ("booking" / book_room) do not hold its result back
+    cancel = ToolCall("cancel_booking", {"booking_reference": "3091"}, "c3")
+    gone = "Booking 3091 for Tom Hale on June 20 is cancelled."
+    assert read_out(_after_read("hotel", "Please cancel my booking, 3091.", cancel, gone)) == gone
+    assert read_out(_after_read("hotel", "Cancel 3091 and book me a double room.", cancel, gone)) == ""
 
 
 def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits_as_well() -> None:

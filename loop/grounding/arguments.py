@@ -309,12 +309,20 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
 
 
-def about_tool(tool: dict[str, Any], messages: Sequence[Message]) -> bool:
-    """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
-    "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark."""
-    fresh = " ".join(m.content for m in since_agent_spoke(messages))
+def _tool_stems(tool: dict[str, Any]) -> set[str]:
     fn = tool.get("function") or tool
-    return bool(_stems(fresh) & _stems(f"{fn.get('name', '')} {fn.get('description', '')}"))
+    return _stems(f"{fn.get('name', '')} {fn.get('description', '')}")
+
+
+def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = ()) -> bool:
+    """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
+    "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
+    `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
+    fresh = " ".join(m.content for m in since_agent_spoke(messages))
+    shared = _stems(fresh) & _tool_stems(tool)
+    for other in besides:
+        shared -= _tool_stems(other)
+    return bool(shared)
 
 
 _CLOSING_CUES = {"thanks", "thank", "bye", "goodbye", "cheers"}

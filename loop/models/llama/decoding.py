@@ -198,24 +198,25 @@ def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str)
 
 
 def read_out(request: ModelRequest) -> str:
-    """The reply to a batch of reads whose results are themselves speakable (plain data as `present` shows it, or
+    """The reply to a batch of calls whose results are themselves speakable (plain data as `present` shows it, or
     a sentence or two that names no tool): those words, said without generating. The 0.5B only copies them out
-    again, a second slower and now and then with a word changed; hosted models are not asked this. Not after a
-    write, a failure or a hand-over (their results name the tool), and not when the caller's words also speak of a
-    write: the model may still have a call to make ("check order 4567 and refund it")."""
+    again, a second slower and now and then with a word changed; hosted models are not asked this. That holds for
+    a write the caller approved as much as for a read ("Booking 3091 ... is cancelled."). Not after a failure, a
+    declined write or a hand-over (their results name the tool), and not when the caller's words also speak of a
+    write this batch did not make: the model may still have a call to make ("check order 4567 and refund it")."""
     messages, start = request.messages, len(request.messages)
     while start > 0 and messages[start - 1].role == "tool":
         start -= 1
     if start in (0, len(messages)) or not messages[start - 1].tool_calls:
         return ""
-    if any(c.name in request.writes for c in messages[start - 1].tool_calls):
-        return ""
     names = [tool_name(t) for t in request.tools]
     results = [m.content.strip() for m in messages[start:]]
     if any(not r or r.startswith(("{", "[")) or leaks(r, names) or sentences(r) > 2 for r in results):
         return ""
-    asked = messages[: start - 1]
-    if any(about_tool(t, asked) for t in request.tools if tool_name(t) in request.writes):
+    made = {c.name for c in messages[start - 1].tool_calls}
+    batch = [t for t in request.tools if tool_name(t) in made]
+    if any(about_tool(t, messages[: start - 1], besides=batch)
+           for t in request.tools if tool_name(t) in set(request.writes) - made):
         return ""
     return " ".join(results)
 
