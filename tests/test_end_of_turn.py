@@ -63,6 +63,11 @@ def test_the_model_shortens_the_wait_only_for_words_that_look_finished() -> None
     assert needed_silence("Where is my order?", cfg, None) == cfg.endpoint_silence_s  # not asked, or not back
     assert needed_silence("I want the", cfg, 0.99) == cfg.hold_silence_s  # the words trail off: the model can't
     assert needed_silence("my order number is 4567", cfg, 0.99) == cfg.open_silence_s  # unpunctuated: as before
+    # ... unless the number was said in one go: then it ends the words like a full stop, when the model agrees
+    assert needed_silence("my order number is 4567", cfg, 0.99, number_whole=True) == cfg.semantic_silence_s
+    assert needed_silence("my order number is 4567", cfg, 0.3, number_whole=True) == cfg.open_silence_s
+    assert needed_silence("my order number is 45", cfg, 0.99, number_whole=True) == cfg.open_silence_s  # too short
+    assert needed_silence("order 4567 and", cfg, 0.99, number_whole=True) == cfg.hold_silence_s
     assert needed_silence("Where is my order?", TurnConfig(semantic_silence_s=None), 0.99) == cfg.endpoint_silence_s
     assert needed_silence("Where is my order?", TurnConfig(semantic_threshold=0.95), 0.9) == cfg.endpoint_silence_s
 
@@ -79,6 +84,23 @@ def test_a_finished_turn_the_model_calls_complete_ends_after_the_short_silence()
     assert len(h.scored) == 1 and len(h.scored[0].audio) > 0  # asked once per pause, with the turn's audio
     scored = [e for e in h.core.trace if e["kind"] == TraceKind.TURN_END_SCORED]
     assert scored and scored[0]["complete"] == 0.9
+
+
+def test_a_number_said_in_one_go_ends_the_turn_soon_and_one_dictated_in_pieces_waits() -> None:
+    h = ScoredHarness(0.9)
+    h.say("Is my car ready? The job number is 4712", 2.0)
+    h.frames(0.3, speech=False)
+    assert [s.text for s in starts(h)] == ["Is my car ready? The job number is 4712"]
+    assert h.core.turns[0].latency_ms["endpointing"] == 224.0
+    h = ScoredHarness(0.9)  # Smart Turn calls a pause between dictated digits complete, too
+    h.say("My account number is 7,", 1.5)
+    h.frames(0.3, speech=False)
+    h.say("My account number is 72904", 1.5)
+    h.frames(0.5, speech=False)
+    assert not starts(h)  # the number grew over the turn's pauses: it may grow on
+    h.frames(0.4, speech=False)
+    assert [s.text for s in starts(h)] == ["My account number is 72904"]
+    assert h.core.turns[0].latency_ms["endpointing"] == 768.0
 
 
 @pytest.mark.parametrize("complete", [0.2, None])
@@ -267,7 +289,7 @@ def test_a_call_ends_its_turns_by_the_models_verdict_and_the_words(name: str, st
     was complete and whose words look finished ends after 0.2 s, any other after the transcript rules' wait."""
     import asyncio
 
-    from voice.call.turns import looks_finished
+    from voice.call.turns import ends_on_digits, ends_on_number, looks_finished
     from voice.testing.scripted_call import Fixture, run_call
 
     result = asyncio.run(run_call(Fixture.load(ROOT / "audio_fixtures" / f"{name}.yaml"), stack, tmp_path))
@@ -277,7 +299,10 @@ def test_a_call_ends_its_turns_by_the_models_verdict_and_the_words(name: str, st
         at = trace.index(ended)
         verdicts = [e for e in trace[:at] if e["kind"] == TraceKind.TURN_END_SCORED]
         assert verdicts, "the model was asked in the pause"
-        quick = verdicts[-1]["complete"] >= 0.5 and looks_finished(ended["text"])
+        since = max((j for j, e in enumerate(trace[:at]) if e["kind"] == TraceKind.CALLER_TURN_ENDED), default=0)
+        earlier = [e["text"] for e in trace[since:at] if e["kind"] == TraceKind.CALLER_PARTIAL][:-1]
+        whole = ends_on_number(ended["text"]) and not any(map(ends_on_digits, earlier))
+        quick = verdicts[-1]["complete"] >= 0.5 and (looks_finished(ended["text"]) or whole)
         assert (ended["latency_ms"]["endpointing"] == 224.0) is quick, (i, verdicts[-1], ended)
 
 

@@ -29,7 +29,7 @@ from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
-from voice.call.turns import TurnDetector, is_interruption, needed_silence
+from voice.call.turns import TurnDetector, ends_on_digits, is_interruption, needed_silence
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.caller_digits import join_spoken_digits
 from voice.speech.incremental_stt import TurnTranscriber
@@ -294,7 +294,8 @@ class CallCore(AgentSide, GoingOn):
         text, ready_at, failed = self.partials[key]
         # an answer to an approval question ends by the words alone: a "yes" cut from its "but ..." would approve
         complete, scored_at = self.turn_ends.get(key, (None, 0.0)) if self.approval is None else (None, 0.0)
-        needed = needed_silence(text, turns, complete)
+        whole = not any(ends_on_digits(t) for k, (t, _, _) in self.partials.items() if k < key)
+        needed = needed_silence(text, turns, complete, number_whole=whole)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
             if needed < needed_silence(text, turns):  # the turn ended on the model's word: it waited for that too

@@ -118,14 +118,34 @@ def trails_off(text: str) -> bool:
     return not last or last[-1] in TRAILING
 
 
-def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None) -> float:
+_NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an id-like number ends the words
+_DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a number so far, dictated on
+
+
+def ends_on_number(text: str) -> bool:
+    """The words end on a number of three or more digits, unpunctuated ("my job number is 4712")."""
+    return bool(_NUMBER_END.search(text.strip()))
+
+
+def ends_on_digits(text: str) -> bool:
+    """The words end on digits, whatever follows them ("is 7,", "for 41."): a number was being said."""
+    return bool(_DIGIT_END.search(text.strip()))
+
+
+def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
-    on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open."""
+    on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
+    `number_whole`: the words end on a number said in one go (no earlier pause of the turn ended on digits); Whisper
+    leaves such a request unpunctuated, so it counts as finished when the model agrees. A number dictated in
+    pieces ("seven ... two ... nine") keeps the longer wait: the model calls a pause between digits complete."""
+    quick = None  # the silence that ends a turn the model calls complete
+    if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
+        quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
-        if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
-            return min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
-        return cfg.endpoint_silence_s
+        return cfg.endpoint_silence_s if quick is None else quick
+    if quick is not None and number_whole and ends_on_number(text):
+        return quick
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 
 
