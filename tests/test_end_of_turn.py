@@ -144,6 +144,57 @@ def test_an_answer_to_an_approval_question_ends_by_the_words_alone() -> None:
     assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [True]
 
 
+def test_no_verdict_is_asked_for_an_answer_to_an_approval_question() -> None:
+    h = ScoredHarness(0.95)
+    run_started(h, "Refund twenty dollars on order 4567.")
+    ask(h)
+    h.scored.clear()
+    h.say("Yes, please.", 0.6)
+    h.frames(0.6, speech=False)
+    assert h.scored == [] and [c.approved for c in h.log if isinstance(c, SettleApproval)] == [True]
+
+
+def test_calls_share_the_end_of_turn_model_one_inference_at_a_time_and_drop_pauses_that_are_over() -> None:
+    """On a busy server the pauses of many calls queue for the one model instead of a thread each contending for
+    the cores; one whose caller went on before the model was free is not scored at all."""
+    import asyncio
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from voice.runtime.realtime import RealtimeDriver
+
+    class SlowModel:
+        running, most, calls = 0, 0, 0
+        lock = threading.Lock()
+
+        def complete(self, audio: np.ndarray) -> float:
+            with self.lock:
+                self.running += 1
+                self.calls += 1
+                self.most = max(self.most, self.running)
+            time.sleep(0.05)
+            with self.lock:
+                self.running -= 1
+            return 0.9
+
+    model, fed, traced = SlowModel(), [], []
+
+    def driver(current: bool) -> Any:
+        core = SimpleNamespace(wants_score=lambda key: current)
+        return SimpleNamespace(turn_model=model, core=core, feed=fed.append, pump=lambda: None,
+                               trace=lambda kind, **f: traced.append(kind))
+
+    async def main() -> None:
+        drivers = [driver(True), driver(True), driver(False), driver(True)]
+        await asyncio.gather(*(RealtimeDriver._score_turn_end(d, ScoreTurnEnd(1.0, np.zeros(160, np.int16)))
+                               for d in drivers))
+
+    asyncio.run(main())
+    assert model.most == 1 and model.calls == 3 and len(fed) == 3
+    assert traced == [TraceKind.TURN_END_SKIPPED]
+
+
 # ---- a caller who only paused ---------------------------------------------------------------------------
 
 

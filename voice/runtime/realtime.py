@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from collections.abc import Coroutine
 from typing import Any
 
@@ -34,6 +35,13 @@ from voice.speech.shared_models import SPEECH_AHEAD_S
 from voice.trace import TraceKind
 
 log = logging.getLogger("voiceloop.call")
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def scorer_gate(model: object) -> asyncio.Lock:
+    """The lock that lets one call at a time use `model` (the end-of-turn model every call shares) on this loop."""
+    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    return gates.setdefault(id(model), asyncio.Lock())
 
 
 class RealtimeDriver(CallDriver):
@@ -104,7 +112,14 @@ class RealtimeDriver(CallDriver):
 
     async def _score_turn_end(self, command: ScoreTurnEnd) -> None:
         assert self.turn_model is not None
-        if (scored := await asyncio.to_thread(turn_verdict, command, self.turn_model)) is not None:
+        # One inference at a time per model: calls' pauses queue here instead of a thread each contending for
+        # the cores that listening needs, and a pause that is over (the caller went on) by its turn is dropped.
+        async with scorer_gate(self.turn_model):
+            if not self.core.wants_score(command.key):
+                self.trace(TraceKind.TURN_END_SKIPPED, why="the pause was over before the model was free")
+                return
+            scored = await asyncio.to_thread(turn_verdict, command, self.turn_model)
+        if scored is not None:
             self.feed(scored)
             self.pump()
 
