@@ -25,7 +25,7 @@ class TraceKind(StrEnum):
     APPROVAL_WITHDRAWN = "approval_withdrawn"  # a confirmation question withdrawn unheard: the caller went on
     CALLER_WENT_ON = "caller_went_on"  # the caller spoke on before hearing the answer: one turn, answered whole
     TURN_END_SCORED = "turn_end_scored"  # the end-of-turn model's verdict on a pause (`complete`: its probability)
-    TURN_END_SKIPPED = "turn_end_skipped"  # a pause not scored: over before the shared end-of-turn model was free
+    TURN_END_SKIPPED = "turn_end_skipped"  # a pause not scored: the shared end-of-turn model was busy (load)
     CALLER_TURN_ENDED = "caller_turn_ended"  # endpointing closed the turn; the final text
     IGNORED_NOISE = "ignored_noise"  # speech-like sound with no words
     CALLER_TURN_CAPPED = "caller_turn_capped"  # the turn reached max_turn_s: closed and answered; more is a new turn

@@ -250,10 +250,6 @@ class CallCore(AgentSide, GoingOn):
             self.turn_ends[key] = (None, self.now)
             self._out.append(ce.ScoreTurnEnd(key, np.concatenate(self.turn_audio)))
 
-    def wants_score(self, key: float) -> bool:
-        """The pause `key` is still the caller's latest, in a turn still open: its verdict can still count."""
-        return self.detector.in_turn and key == self.detector.last_speech_s and key in self.turn_ends
-
     def _on_turn_scored(self, ev: ce.TurnEndScored) -> None:
         if ev.key not in self.turn_ends or not self.detector.in_turn:
             return  # the turn, or the pause, it was asked for is over

@@ -50,7 +50,7 @@ from voice.hosting.admission import Admission
 from voice.hosting.call_tokens import CallTokens
 from voice.hosting.config import ServerConfig  # ServerConfig's home; imported from here too
 from voice.runtime.session import CallSession, SessionConfig
-from voice.speech.shared_models import PooledTTS, SharedSTT
+from voice.speech.shared_models import PooledTTS, SharedSTT, SharedTurnModel
 from voice.speech.stack import SpeechStack
 from voice.speech.stt_batch import BatchedSTT
 
@@ -211,6 +211,8 @@ class CallFactory:
         voices, full = stack.tts_voices(tts_voices) if hasattr(stack, "tts_voices") else ([stack.tts], None)
         # audio due in seconds waits while a transcription runs: someone's turn waits for that one now
         self.tts = PooledTTS(voices, full, self.stt.busy, defer=lambda: self.stt.in_flight > 0)
+        # Smart Turn only shortens waits the words bound anyway: under load it is skipped, not queued for
+        self.turn = SharedTurnModel(stack.turn) if getattr(stack, "turn", None) is not None else None
         self.vad_factory = vad_factory or stack.new_vad
         self.idle_vads: list[Any] = []
 
@@ -228,7 +230,7 @@ class CallFactory:
         config = self.session_config.model_copy(update={"keypad": bool(meta.pop("keypad", False))})
         session = CallSession(agent, vad, self.stt, self.tts, self.stack.chunker, config,
                               sink, realtime=True, call_id=call_id, transport=transport,
-                              turn_model=getattr(self.stack, "turn", None))
+                              turn_model=self.turn)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
         agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import weakref
 from collections.abc import Coroutine
 from typing import Any
 
@@ -31,17 +30,10 @@ from voice.runtime.drivers import CallDriver, transcript_of, turn_verdict
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
 from voice.speech.engines import QUICK_PASS
-from voice.speech.shared_models import SPEECH_AHEAD_S
+from voice.speech.shared_models import SPEECH_AHEAD_S, SharedTurnModel
 from voice.trace import TraceKind
 
 log = logging.getLogger("voiceloop.call")
-_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Lock]] = weakref.WeakKeyDictionary()
-
-
-def scorer_gate(model: object) -> asyncio.Lock:
-    """The lock that lets one call at a time use `model` (the end-of-turn model every call shares) on this loop."""
-    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
-    return gates.setdefault(id(model), asyncio.Lock())
 
 
 class RealtimeDriver(CallDriver):
@@ -111,14 +103,18 @@ class RealtimeDriver(CallDriver):
         self._spawn(self._score_turn_end(command))
 
     async def _score_turn_end(self, command: ScoreTurnEnd) -> None:
-        assert self.turn_model is not None
-        # One inference at a time per model: calls' pauses queue here instead of a thread each contending for
-        # the cores that listening needs, and a pause that is over (the caller went on) by its turn is dropped.
-        async with scorer_gate(self.turn_model):
-            if not self.core.wants_score(command.key):
-                self.trace(TraceKind.TURN_END_SKIPPED, why="the pause was over before the model was free")
-                return
-            scored = await asyncio.to_thread(turn_verdict, command, self.turn_model)
+        model = self.turn_model
+        assert model is not None
+        shared = model if isinstance(model, SharedTurnModel) else None  # a server's: it may refuse under load
+        started = shared.claim() if shared is not None else 0.0
+        if started is None:  # the turn ends by the words alone, as with no model
+            self.trace(TraceKind.TURN_END_SKIPPED, why="the end-of-turn model is busy with other calls")
+            return
+        try:
+            scored = await asyncio.to_thread(turn_verdict, command, model)
+        finally:
+            if shared is not None:
+                shared.release(started)
         if scored is not None:
             self.feed(scored)
             self.pump()
