@@ -133,10 +133,16 @@ class BusySpans:
         self.lock, self.in_flight = threading.Lock(), 0
         self._spans: deque[tuple[float, float]] = deque()  # (start, end) of recent uses
 
-    def enter(self, refuse_when_busy: bool = False) -> float | None:
-        """Start one use and return its start; None (nothing started) if `refuse_when_busy` and it is busy."""
+    def enter(self) -> float:
+        """Start one use, busy or not; its start, for `leave`."""
         with self.lock:
-            if refuse_when_busy and self._busy(time.perf_counter()):
+            self.in_flight += 1
+            return time.perf_counter()
+
+    def enter_unless_busy(self) -> float | None:
+        """Start one use unless the model is busy; its start, or None (nothing started)."""
+        with self.lock:
+            if self._busy(time.perf_counter()):
                 return None
             self.in_flight += 1
             return time.perf_counter()
@@ -174,7 +180,6 @@ class SharedSTT:
 
     def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
         started = self.load.enter()
-        assert started is not None
         try:
             return transcribe_with(self.stt, audio, vocabulary)
         finally:
@@ -203,7 +208,7 @@ class SharedTurnModel:
 
     def claim(self) -> float | None:
         """A start to hand back to `release` once this call's pause is scored, or None: skip the pause."""
-        started = self.load.enter(refuse_when_busy=True)
+        started = self.load.enter_unless_busy()
         with self.load.lock:
             self.work["scored" if started is not None else "skipped"] += 1
         return started
