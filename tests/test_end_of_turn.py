@@ -188,6 +188,19 @@ def test_a_servers_shared_end_of_turn_model_is_skipped_not_queued_for_under_load
     model.load.busy_share = 0.04
     assert model.load.busy() and model.claim() is None  # busy more than 4 % of the last second: skipped
     assert model.work == {"scored": 1, "skipped": 3}
+    # the server's last log line says so, and `bench load` reads it back as the share of pauses skipped
+    from voice.bench.load_usage import speech_work
+    from voice.speech.shared_models import work_summary
+
+    line = work_summary(SimpleNamespace(work={"transcriptions": 2, "wall_s": 0.2}), SimpleNamespace(work={}), model)
+    assert line.endswith("; end of turn scored 1 pauses, skipped 3")
+    work = speech_work(line)
+    assert (work["turn_scored"], work["turn_skipped"], work["transcriptions"]) == (1, 3, 2)
+    assert speech_work(work_summary(SimpleNamespace(work={}), SimpleNamespace(work={})))["turn_skipped"] == 0
+    from voice.bench.load_report import ServerUsage, format_table, step_row
+
+    row = step_row(1, [], ServerUsage(cpu_s=1, wall_s=1, speech=work), 1500)
+    assert row.turn_skipped_pct == 75.0 and "turn skip %" in format_table([row], 1500, "t")
 
 
 # ---- a caller who only paused ---------------------------------------------------------------------------

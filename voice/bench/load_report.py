@@ -18,7 +18,8 @@ from voice.bench.load_caller import CallResult
 STEP_COLUMNS = ("calls", "turns", "answered", "unanswered", "v2v_p50_ms", "v2v_p95_ms", "v2v_max_ms",
                 "barge_ins", "barge_stop_p95_ms", "dropped", "runs", "runs_open", "server_cpu_pct",
                 "cpu_pct_per_call", "cpu_s_per_turn", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "stt_per_turn",
-                "stt_mean_ms", "mean_batch", "stt_busy_pct", "tts_busy_pct", "callers_cpu_pct", "wall_s", "holds")
+                "stt_mean_ms", "mean_batch", "stt_busy_pct", "tts_busy_pct", "turn_skipped_pct", "callers_cpu_pct",
+                "wall_s", "holds")
 TURN_COLUMNS = ("calls", "call", "turn", "utterance", "barge_in", "voice_to_voice_ms", "barge_stop_ms")
 
 
@@ -68,6 +69,7 @@ class StepRow:
     mean_batch: float | None  # Whisper windows per batch
     stt_busy_pct: float | None  # Whisper busy, % of the step's wall time
     tts_busy_pct: float | None
+    turn_skipped_pct: float | None  # pauses whose end-of-turn model was skipped under load (voice.speech.shared_models)
     callers_cpu_pct: float  # the simulated callers' own CPU, % of one core: load the server did not cause
     wall_s: float
     holds: bool  # p95 within the target, nothing dropped or unanswered, no run left open
@@ -99,10 +101,12 @@ def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms:
 def _speech_columns(usage: ServerUsage, turns: int) -> tuple[float | None, ...]:
     work, wall = usage.speech, max(usage.wall_s, 1e-9)
     if not work:
-        return None, None, None, None, None
+        return None, None, None, None, None, None
+    pauses = work.get("turn_scored", 0.0) + work.get("turn_skipped", 0.0)
     return (round(work["transcriptions"] / max(turns, 1), 2), round(work["stt_wait_s"] * 1000),
             round(work["windows"] / max(work["batches"], 1), 2), round(100 * work["stt_busy_s"] / wall, 1),
-            round(100 * work["tts_busy_s"] / wall, 1))
+            round(100 * work["tts_busy_s"] / wall, 1),
+            round(100 * work["turn_skipped"] / pauses, 1) if pauses else None)
 
 
 def largest_holding(rows: Sequence[StepRow]) -> int | None:
@@ -128,17 +132,19 @@ def _ms(value: float | None) -> str:
 def format_table(rows: Sequence[StepRow], target_ms: float, title: str) -> str:
     head = (f"{'calls':>5} {'turns':>5} {'unans':>5} {'v2v p50':>8} {'v2v p95':>8} {'barge p95':>9} "
             f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'cpu s/turn':>10} {'RSS MB':>7} "
-            f"{'MB/call':>7} "
-            f"{'stt/turn':>8} {'stt ms':>6} {'batch':>5} {'stt %':>5} {'tts %':>5} {'callers %':>9}  holds")
+            f"{'MB/call':>7} {'stt/turn':>8} {'stt ms':>6} {'batch':>5} {'stt %':>5} {'tts %':>5} "
+            f"{'turn skip %':>11} {'callers %':>9}  holds")
     out = [title, "(ms; cpu % of one core, server process; barge = barge-in stop; stt ms: asked -> text; "
-                  "batch: Whisper windows per batch; stt %, tts %: model busy, % of wall time; "
+                  "batch: Whisper windows per batch; stt %, tts %: model busy, % of wall time; turn skip %: pauses "
+                  "whose end-of-turn model was skipped under load; "
                   "callers %: the simulated callers' own CPU)", head]
     for r in rows:
         out.append(f"{r.calls:>5} {r.turns:>5} {r.unanswered:>5} {_ms(r.v2v_p50_ms):>8} {_ms(r.v2v_p95_ms):>8} "
                    f"{_ms(r.barge_stop_p95_ms):>9} {r.dropped:>7} {r.runs_open:>9} {r.server_cpu_pct:>6.0f} "
                    f"{r.cpu_pct_per_call:>10.1f} {r.cpu_s_per_turn:>10.2f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f} "
                    f"{_num(r.stt_per_turn, 8, 2)} {_num(r.stt_mean_ms, 6, 0)} {_num(r.mean_batch, 5, 2)} "
-                   f"{_num(r.stt_busy_pct, 5, 0)} {_num(r.tts_busy_pct, 5, 0)} {r.callers_cpu_pct:>9.0f}  "
+                   f"{_num(r.stt_busy_pct, 5, 0)} {_num(r.tts_busy_pct, 5, 0)} {_num(r.turn_skipped_pct, 11, 0)} "
+                   f"{r.callers_cpu_pct:>9.0f}  "
                    f"{'yes' if r.holds else 'no'}")
     best = largest_holding(rows)
     out.append(f"largest N with p95 voice-to-voice <= {target_ms / 1000:g} s, nothing dropped or unanswered, every "

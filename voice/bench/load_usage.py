@@ -26,6 +26,7 @@ def status_mb(pid: int, key: str) -> float:
 SPEECH_WORK = re.compile(r"speech work: (\d+) transcriptions \(mean ([\d.]+) s asked -> text\), "
                          r"Whisper busy ([\d.]+) s for (\d+) windows in (\d+) batches .*?; "
                          r"(\d+) syntheses, TTS busy ([\d.]+) s")
+TURN_WORK = re.compile(r"speech work: .*; end of turn scored (\d+) pauses, skipped (\d+)")
 
 
 def speech_work(server_log: str) -> dict[str, float]:
@@ -34,7 +35,10 @@ def speech_work(server_log: str) -> dict[str, float]:
     if not found:
         return {}
     keys = ("transcriptions", "stt_wait_s", "stt_busy_s", "windows", "batches", "syntheses", "tts_busy_s")
-    return dict(zip(keys, map(float, found[-1]), strict=True))
+    work = dict(zip(keys, map(float, found[-1]), strict=True))
+    turn = TURN_WORK.findall(server_log)  # absent when the server ran without an end-of-turn model
+    work["turn_scored"], work["turn_skipped"] = map(float, turn[-1]) if turn else (0.0, 0.0)
+    return work
 
 
 TURN_LATENCIES = re.compile(r"call \S+ turn latencies: (\[.*\])$", re.M)

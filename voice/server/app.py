@@ -299,7 +299,7 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
     await server.wait_closed()
     for call in ctx.registry.live():
         await call.close("server shutting down")
-    log.info(work_summary(ctx.factory.stt, ctx.factory.tts))
+    log.info(work_summary(ctx.factory.stt, ctx.factory.tts, ctx.factory.turn))
 
 
 # ---- the command -----------------------------------------------------------------------------

@@ -220,8 +220,9 @@ class SharedTurnModel:
         return self.model.complete(audio)
 
 
-def work_summary(stt: Any, tts: Any) -> str:
-    """One log line: what speech-to-text and text-to-speech did for every call since the server started."""
+def work_summary(stt: Any, tts: Any, turn: SharedTurnModel | None = None) -> str:
+    """One log line: what speech-to-text, text-to-speech and the end-of-turn model did for every call since the
+    server started."""
     model = getattr(stt, "stt", stt)
     model = getattr(model, "stt", model)  # under a BatchedSTT
     stt_work, shared, tts_work = getattr(model, "work", {}), getattr(stt, "work", {}), getattr(tts, "work", {})
@@ -233,4 +234,5 @@ def work_summary(stt: Any, tts: Any) -> str:
             f"{stt_work.get('batches', 0)} batches (mean batch {windows / batches:.2f}); "
             f"{tts_work.get('syntheses', 0)} syntheses, TTS busy {tts_work.get('busy_s', 0.0):.1f} s "
             f"(mean wait {tts_work.get('waited_s', 0.0) / syntheses:.3f} s; "
-            f"greeting clauses reused {tts_work.get('fixed_reused', 0)} times)")
+            f"greeting clauses reused {tts_work.get('fixed_reused', 0)} times)"
+            + (f"; end of turn scored {turn.work['scored']} pauses, skipped {turn.work['skipped']}" if turn else ""))
