@@ -5,12 +5,15 @@ what a call needs. `LlamaModel._generate` runs it in its worker thread, holding 
 from __future__ import annotations
 
 import codecs
+import re
 import threading
 import time
 from typing import Any, Protocol
 
 from loop.models.llama.decoding import Emit, GenStats, GrammarSampler, Plan
 from loop.models.llama.qwen_format import forced, one_whole_call, tag_calls
+
+_CLAUSE_END = re.compile(r"[,.!?;:]")  # a spoken reply's first clause goes to the voice at one of these
 
 
 class _Model(Protocol):
@@ -33,8 +36,11 @@ class _Model(Protocol):
 class TokenLoop:
     """Decodes one reply from the model's KV cache; `run` returns its statistics."""
 
-    def __init__(self, model: _Model, plan: Plan, max_tokens: int, emit: Emit) -> None:
+    def __init__(self, model: _Model, plan: Plan, max_tokens: int, emit: Emit, voice_threads: int = 0) -> None:
         self.model, self.llm, self.plan, self.max_tokens, self.emit = model, model.llm, plan, max_tokens, emit
+        # decoding threads once a spoken reply's first clause is out (its voice is synthesised beside the rest);
+        # 0: as they are
+        self.voice_threads = voice_threads
         self.sampler: GrammarSampler | None = plan.sampler
         self.raw = ""  # what this reply has decoded so far (under the sampler now in use)
         self.decoder: Any = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -58,6 +64,9 @@ class TokenLoop:
             if self._opens_tag(token, stats):
                 continue
             batch, piece = self._accept(token, stats)
+            if self.voice_threads and self.raw.lstrip()[:1] not in "{<" and _CLAUSE_END.search(piece):
+                self.llm._ctx.set_n_threads(self.voice_threads, self.voice_threads)  # Piper speaks it now
+                self.voice_threads = 0
             if (blocked := self._on_blocked(prompt)) == "asked":
                 stats.finish = "stop"
                 break
