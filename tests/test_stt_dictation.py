@@ -141,3 +141,17 @@ def test_audio_without_the_vocabularys_words_is_heard_as_without_a_vocabulary(st
     for name in ("telephone/osr34_003.wav", "speech/goforward.wav", "mixes/arctic_aew_a0001+dishes_5dB.wav"):
         audio = load_audio(RECORDINGS / name)
         assert stt.transcribe(audio, vocabulary=PIZZERIA) == stt.transcribe(audio), name
+
+
+def test_a_late_number_said_in_one_go_gets_its_dropped_digits_back(stt: WhisperSTT) -> None:
+    """After two sentences Whisper hears "four zero two one three" as 4023; heard again from a second before it,
+    whole. Only dropped digits come back: a number that is not the first one with digits added is never taken."""
+    from voice.speech._number_again import _put_back
+
+    line = Path(__file__).resolve().parents[1] / "examples" / "outage_line" / "calls" / "audio" / "report_40213.wav"
+    text = stt.transcribe(load_audio(line))
+    assert numbers(text) == ["40213"], text
+    assert text.endswith(".")  # the sentence still ends where it ended: the turn is not held open for more
+    assert _put_back("4023", "40213") and _put_back("778", "7788") and _put_back("4023", "400213")
+    assert not _put_back("4023", "4023") and not _put_back("4023", "5023") and not _put_back("4023", "4021")
+    assert not _put_back("4023", "4000123")  # three more: another number, not this one heard better

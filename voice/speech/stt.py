@@ -34,6 +34,7 @@ import numpy as np
 
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
+from voice.speech._number_again import hear_number_again
 from voice.speech._whisper_text import (
     VocabularyPrompts,
     drop_repeated_sentence,
@@ -359,9 +360,11 @@ class WhisperSTT:
                 plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
             text = drop_repeated_sentence(text)
             tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
-        if self.read_digits:
-            text = self._digits.reread(window, probs, text, tokens, encoded, plain)
-        return text
+        if not self.read_digits or (read := self._digits.reread(window, probs, text, tokens, encoded, plain)) != text:
+            return read if self.read_digits else text
+        # a late number said in one go: heard again from just before it, for dropped digits (under the lock held)
+        part_text = lambda part: self._generate(self._padded_s(part), [part], [probs[:0]], list(prompt))[0]  # noqa: E731
+        return hear_number_again(text, lambda: self._digits.words(encoded, tokens, len(window)), window, part_text)
 
     def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
         """One window's tokens decoded without a vocabulary prompt, from its encoder output."""
