@@ -363,3 +363,17 @@ def test_of_reads_one_identifier_fills_the_callers_words_say_which() -> None:
     assert closest("How much is the repair on job 5186 going to cost?") == ["price_quote"]
     assert closest("Is my car ready? Job 4712.") == ["repair_status"]
     assert closest("Job 4712.") == ["repair_status", "price_quote"]
+
+
+def test_a_leak_ends_the_reply_as_soon_as_its_words_are_whole_not_at_the_clause_end() -> None:
+    """The model is stopped at the leak (`done`), so the rest of the clause is never generated."""
+    guard = ReplyGuard(["report_outage"], "", "FALLBACK")
+    out = [guard.feed(piece) for piece in ["You", " should", " call", " the", " outage", " function"]]
+    assert out == [""] * 6 and not guard.done  # "function" may still be "functional": not whole yet
+    assert guard.feed(" to") == "FALLBACK" and guard.done and guard.fired.startswith("talks about tools")
+    guard = ReplyGuard(["report_outage"], "", "FALLBACK")
+    assert guard.feed("Sure, ") == "Sure, " and guard.feed("I will use report") == ""
+    assert guard.feed("_outage now.") == "" and guard.done and guard.said == "Sure, "  # said stays said
+    guard = ReplyGuard(["book_room"], "", "FALLBACK")
+    assert guard.feed("I can book") == "" and guard.feed(" a room for you.") == ""
+    assert guard.finish() == "I can book a room for you." and guard.fired is None

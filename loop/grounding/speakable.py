@@ -187,6 +187,12 @@ class ReplyGuard:
         while not self.done and (m := _CLAUSE_END.search(self.pending)):
             clause, self.pending = self.pending[: m.end()], self.pending[m.end():]
             out.append(self._let(clause, newline="\n" in m.group()))
+        # a leak in the clause's whole words so far is one in the clause: end it now rather than generate the rest
+        # ("You should call the outage function to report ..." is caught at "function", ~10 tokens sooner)
+        whole_words = self.pending if self.pending.endswith(" ") else self.pending.rpartition(" ")[0]
+        if not self.done and whole_words.strip() and \
+                (found := leaks(self.said + self.held + whole_words, self.tool_names, self.grams)):
+            out.append(self._instead(found[0], leak=True))
         return "".join(out)
 
     def finish(self, cut: bool = False) -> str:
