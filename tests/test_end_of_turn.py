@@ -21,6 +21,8 @@ from voice.call.events import (
     RunEvent,
     ScoreTurnEnd,
     SettleApproval,
+    SpeechKind,
+    SpeechReady,
     StartRun,
     TurnEndScored,
 )
@@ -68,6 +70,11 @@ def test_the_model_shortens_the_wait_only_for_words_that_look_finished() -> None
     assert needed_silence("my order number is 4567", cfg, 0.3, number_whole=True) == cfg.open_silence_s
     assert needed_silence("my order number is 45", cfg, 0.99, number_whole=True) == cfg.open_silence_s  # too short
     assert needed_silence("order 4567 and", cfg, 0.99, number_whole=True) == cfg.hold_silence_s
+    # a statement ending on what names a number is followed by the number, whatever the model says
+    assert needed_silence("I'm calling about job number.", cfg, 0.99) == cfg.hold_silence_s
+    assert needed_silence("My booking reference", cfg, 0.99) == cfg.hold_silence_s
+    assert needed_silence("What's my booking reference?", cfg, 0.99) == cfg.semantic_silence_s
+    assert needed_silence("My job number is 4712.", cfg, 0.99) == cfg.semantic_silence_s
     assert needed_silence("Where is my order?", TurnConfig(semantic_silence_s=None), 0.99) == cfg.endpoint_silence_s
     assert needed_silence("Where is my order?", TurnConfig(semantic_threshold=0.95), 0.9) == cfg.endpoint_silence_s
 
@@ -242,6 +249,45 @@ def test_a_caller_who_goes_on_before_a_finished_answer_plays_is_answered_once_to
     assert [s.text for s in starts(h)] == ["Hi. I need a room for Friday."]
     assert starts(h)[0].history == before and not h.core.reply.speaking
     assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
+
+
+def _answered(h: Harness, text: str) -> None:
+    """The run finished; its answer's voice is still being synthesised."""
+    said = [Message("user", h.core.turns[-1].user_text), Message("assistant", text)]
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": text + " "})))
+    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", text, [], {}, said)))
+
+
+def _synthesised(h: Harness, text: str) -> None:
+    h.feed(SpeechReady(text, SpeechKind.REPLY, np.ones(8000, np.int16), h.core.reply.generation))
+
+
+def test_an_answer_ready_before_the_caller_speaks_again_waits_for_their_words() -> None:
+    """The answer is synthesised, none of it sent, when the caller starts again ("Thank you. | That's all."):
+    it does not start over them. Their words decide: more of the turn withdraws it; a backchannel lets it play."""
+    h = ScoredHarness(0.9)
+    h.say("Thank you.", 0.5)
+    h.frames(0.4, speech=False)  # ended on the model's word; the answer is ready at once
+    assert starts(h)
+    _answered(h, "You're welcome.")
+    h.stt_text = "Thank you."
+    h.frames(0.1, speech=True)  # the caller goes on before its voice is ready
+    _synthesised(h, "You're welcome.")
+    assert h.core.next_frame(h.t) is None and h.core.turns[-1].first_audio_s is None
+    h.say("Thank you. That's all.", 1.0)
+    assert h.core.next_frame(h.t) is None  # still speaking: still nothing of the answer
+    assert TraceKind.CALLER_WENT_ON in h.kinds()  # and their words withdrew it
+    h = ScoredHarness(0.9)
+    h.say("Thank you.", 0.5)
+    h.frames(0.4, speech=False)
+    _answered(h, "You're welcome.")
+    h.stt_text = "Mhm."
+    h.frames(0.1, speech=True)
+    _synthesised(h, "You're welcome.")
+    h.say("Mhm.", 0.2)  # a backchannel: no words of a turn
+    assert h.core.next_frame(h.t) is None
+    h.frames(1.5, speech=False)
+    assert h.core.next_frame(h.t) is not None and TraceKind.CALLER_WENT_ON not in h.kinds()  # played after it
 
 
 def test_speech_after_a_pause_longer_than_any_turn_end_waits_is_a_new_turn() -> None:

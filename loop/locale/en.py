@@ -49,6 +49,9 @@ TRAILING = frozenset({
     "just", "really", "actually", "maybe"
 })
 
+# What names a number the caller is about to say: "I'm calling about job number." is not the end of the turn
+NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin"})
+
 # ---- answers to a confirmation question -----------------------------------------------------------------
 # A clear yes. Said after the whole question, each of these is an answer, not a backchannel.
 ANSWER_YES = (r"yes", r"yeah", r"yea", r"yep", r"yup", r"ya", r"yah", r"aye", r"sure", r"certainly", r"absolutely",

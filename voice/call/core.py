@@ -197,7 +197,8 @@ class CallCore(AgentSide, GoingOn):
         if self.approval is not None:  # an answer begun over the question never approves (it is asked again)
             self.approval.over_question = self._question_unheard()
         thinking = self.run_active and self.approval is None
-        if (self.reply.speaking or thinking) and self.barge is None:
+        # an answer whose voice is still being synthesised counts too: it must not start over the caller
+        if (self.reply.busy or thinking) and self.barge is None:
             self._pause()  # stop at once; decide later whether it was a real interruption
             self.barge = Barge(onset)
             arrived = next((w for ft, w in reversed(self.arrivals) if ft <= onset + 1e-9), None)

@@ -122,6 +122,14 @@ _NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an i
 _DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a number so far, dictated on
 
 
+def announces_a_number(text: str) -> bool:
+    """A statement ending on what names a number, with no number after it ("I'm calling about job number."): the
+    caller is about to say it (a question, "What's my booking reference?", is finished)."""
+    text = text.strip()
+    words = re.findall(r"[a-z']+|\d+", text.lower())
+    return bool(words) and words[-1] in en.NUMBER_NAMES and not text.endswith("?")
+
+
 def ends_on_number(text: str) -> bool:
     """The words end on a number of three or more digits, unpunctuated ("my job number is 4712")."""
     return bool(_NUMBER_END.search(text.strip()))
@@ -142,6 +150,8 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
+    if announces_a_number(text):
+        return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
         return cfg.endpoint_silence_s if quick is None else quick
     if quick is not None and number_whole and ends_on_number(text):

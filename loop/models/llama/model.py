@@ -77,7 +77,7 @@ class LlamaModel:
                  grammar: bool = True, ground: bool = True, state_dir: str | Path | None = "default",
                  guard: bool = True, max_reply_tokens: int = 64, tag_calls: bool = False,
                  lead_words: int = 2, force_fixed: bool = True, one_call: bool = True,
-                 call_threads: int = 2) -> None:
+                 quiet_threads: int = 2) -> None:
         from llama_cpp import Llama
 
         from loop.models.llama.weights import cache_dir, runnable_gguf
@@ -99,7 +99,7 @@ class LlamaModel:
         self.one_call = one_call
         # decoding threads while no voice is synthesised beside it: a tool call, and a spoken reply up to its
         # first clause (then `n_threads`, and the other core for Piper); a copied address ~670 -> ~490 ms here
-        self.call_threads = call_threads
+        self.quiet_threads = quiet_threads
         self.path = Path(model_path) if model_path else runnable_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -325,8 +325,8 @@ class LlamaModel:
                 if lead:
                     emit(("piece", lead))
                 # the tools' words are being synthesised now: one core for the prompt, one for the voice (README)
-                # nothing is synthesised yet: decode on `call_threads` until a spoken reply's first clause is out
-                quick = self.threads[0] if request.words_spoken else self.call_threads
+                # nothing is synthesised yet: decode on `quiet_threads` until a spoken reply's first clause is out
+                quick = self.threads[0] if request.words_spoken else self.quiet_threads
                 self.llm._ctx.set_n_threads(quick, 1 if request.words_spoken else self.threads[1])
                 loop = TokenLoop(self, plan, max_tokens, emit, voice_threads=self.threads[0])
                 stats = loop.run(prompt, cancel, lead)
