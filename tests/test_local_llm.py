@@ -310,3 +310,23 @@ async def test_grammars_compile_for_whatever_words_the_caller_says(model: Any, d
                 "Change the address of order 1234 to 221B Baker St., London - flat 2."):
         _, response = await _collect(model, _ask(desk, say, max_output=8))
         assert response.finish_reason in ("stop", "length", "tool_calls")
+
+
+async def test_decoding_uses_both_threads_until_a_voice_speaks_beside_it(model: Any, desk: Any) -> None:
+    """A tool call is decoded on `quiet_threads` (nothing is synthesised meanwhile); a spoken reply only up to its
+    first clause, which Piper then speaks on the other core, and with the tools' words already being said, on one."""
+    import llama_cpp
+
+    def threads() -> int:
+        return int(llama_cpp.llama_n_threads(model.llm._ctx.ctx))
+
+    _, response = await _collect(model, _ask(desk, "Where is my order 4567?"))
+    assert response.tool_calls and threads() == model.quiet_threads == 2
+    _, response = await _collect(model, _ask(desk, "Hello! How are you today?"))
+    import re
+
+    assert threads() == (1 if re.search(r"[,.!?;:]", response.text) else 2)  # its first clause went to the voice
+    request = _ask(desk, "Where is my order 4567?")
+    request.words_spoken = True
+    await _collect(model, request)
+    assert threads() == 1
