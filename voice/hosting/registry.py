@@ -52,7 +52,6 @@ from voice.hosting.config import ServerConfig  # ServerConfig's home; imported f
 from voice.runtime.session import CallSession, SessionConfig
 from voice.speech.shared_models import PooledTTS, SharedSTT, SharedTurnModel
 from voice.speech.stack import SpeechStack
-from voice.speech.stock_phrases import StockPhrases
 from voice.speech.stt_batch import BatchedSTT
 
 log = logging.getLogger("voiceloop.calls")
@@ -211,8 +210,7 @@ class CallFactory:
         # `tts_voices` clauses synthesise at once, earliest deadline first (a stack of other engines has one voice)
         voices, full = stack.tts_voices(tts_voices) if hasattr(stack, "tts_voices") else ([stack.tts], None)
         # audio due in seconds waits while a transcription runs: someone's turn waits for that one now
-        # and the short clauses answers open with are synthesised once for every call (`stock_phrases`)
-        self.tts = StockPhrases(PooledTTS(voices, full, self.stt.busy, defer=lambda: self.stt.in_flight > 0))
+        self.tts = PooledTTS(voices, full, self.stt.busy, defer=lambda: self.stt.in_flight > 0)
         # Smart Turn only shortens waits the words bound anyway: under load it is skipped, not queued for
         self.turn = SharedTurnModel(stack.turn) if getattr(stack, "turn", None) is not None else None
         self.vad_factory = vad_factory or stack.new_vad

@@ -70,7 +70,6 @@ def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, t
 
     TTS gets both cores (`tts_threads`): a caller hears nothing until the first clause is synthesised, and
     Piper makes it ~40 % sooner on two threads; its idle threads sleep rather than spin (voice/speech/tts.py)."""
-    from voice.speech.stock_phrases import StockPhrases
     from voice.speech.tts import ClauseChunker
 
     for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad), (TURN_ENGINES, turn)):
@@ -79,7 +78,7 @@ def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, t
     started = time.perf_counter()
     turn_model, turn = load_turn_model(turn)
     stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads),
-                        StockPhrases(TTS_ENGINES.load(tts, threads=tts_threads)), ClauseChunker,
+                        TTS_ENGINES.load(tts, threads=tts_threads), ClauseChunker,
                         names={"vad": vad, "stt": stt, "tts": tts, "turn": turn}, threads=threads,
                         tts_threads=tts_threads, turn=turn_model)
     stack.load_s = time.perf_counter() - started
