@@ -30,7 +30,7 @@ _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:re
                    re.I)
 _QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
-_CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")
+CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")  # where a clause is let through to the voice
 DIGIT_WORDS = en.DIGIT_WORDS  # "four" -> "4", "oh" -> "0": the language's (`loop.locale`)
 _SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
                             + r")\b", re.I)
@@ -184,7 +184,7 @@ class ReplyGuard:
             return ""
         self.pending += delta
         out = []
-        while not self.done and (m := _CLAUSE_END.search(self.pending)):
+        while not self.done and (m := CLAUSE_END.search(self.pending)):
             clause, self.pending = self.pending[: m.end()], self.pending[m.end():]
             out.append(self._let(clause, newline="\n" in m.group()))
         # a leak in the clause's whole words so far is one in the clause: end it now rather than generate the rest

@@ -109,13 +109,18 @@ TRAILING = en.TRAILING
 _TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end
 
 
+def _last_word(text: str) -> str:
+    words = re.findall(r"[a-z']+|\d+", text.lower())
+    return words[-1] if words else ""
+
+
 def trails_off(text: str) -> bool:
     """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in `TRAILING`."""
     text = text.strip()
     if not text or _TRAILING_MARK.search(text):
         return True
-    last = re.findall(r"[a-z']+|\d+", text.lower())
-    return not last or last[-1] in TRAILING
+    last = _last_word(text)
+    return not last or last in TRAILING
 
 
 _NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an id-like number ends the words
@@ -125,9 +130,7 @@ _DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a n
 def announces_a_number(text: str) -> bool:
     """A statement ending on what names a number, with no number after it ("I'm calling about job number."): the
     caller is about to say it (a question, "What's my booking reference?", is finished)."""
-    text = text.strip()
-    words = re.findall(r"[a-z']+|\d+", text.lower())
-    return bool(words) and words[-1] in en.NUMBER_NAMES and not text.endswith("?")
+    return _last_word(text) in en.NUMBER_NAMES and not text.strip().endswith("?")
 
 
 def ends_on_number(text: str) -> bool:

@@ -25,6 +25,7 @@ LATE_S = 1.5  # a number starting this far into its window has enough before it 
 LEAD_S = 1.0  # audio kept before the number when it is heard again (a word or two of its sentence)
 MIN_DIGITS = 3  # an id, not "2 nights"
 _AN_ID = re.compile(rf"\d{{{MIN_DIGITS},}}")
+_STOPS = (".", "?", "!")
 HEARING_AGAIN: ContextVar[bool] = ContextVar("voiceloop_number_heard_again", default=False)  # no third time
 ENABLED = os.environ.get("VOICELOOP_NUMBER_AGAIN", "1") == "1"  # for measuring without it
 
@@ -63,9 +64,8 @@ def hear_number_again(text: str, words: Callable[[], list[Word]], window: np.nda
     if better is None:
         return text
     later = min([w.start_s for w in heard if w.start_s > run[-1].end_s], default=1e9)
-    digits = list(better)
-    after = [w.text.strip() for w in heard if w.start_s >= run[-1].end_s][:1]
-    after = [a for a in after if re.fullmatch(r"[.?!]", a)]  # a full stop of its own (splice drops it)
-    end = (run[-1].text.strip() + "".join(after))[-1]
-    digits[-1] += end if end in ".?!" else ""  # "4023." -> "4 0 2 1 3.": the sentence still ends there
+    # splice drops the sentence's full stop with the old digits ("4023." or "4023" "."): the new ones carry it
+    follows = next((w.text.strip() for w in heard if w.start_s >= run[-1].end_s), "")
+    end = follows if follows in _STOPS else run[-1].text.strip()[-1:]
+    digits = [*better[:-1], better[-1] + (end if end in _STOPS else "")]
     return splice(heard, [((run[0].start_s, run[-1].end_s, later), digits)])

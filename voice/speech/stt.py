@@ -362,7 +362,7 @@ class WhisperSTT:
             tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
         if not self.read_digits or (read := self._digits.reread(window, probs, text, tokens, encoded, plain)) != text:
             return read if self.read_digits else text
-        # a late number said in one go: heard again from just before it, for dropped digits (under the lock held)
+        # a late number said in one go: its part heard again (lock held; no VAD probs: no island re-reading)
         part_text = lambda part: self._generate(self._padded_s(part), [part], [probs[:0]], list(prompt))[0]  # noqa: E731
         return hear_number_again(text, lambda: self._digits.words(encoded, tokens, len(window)), window, part_text)
 

@@ -5,15 +5,13 @@ what a call needs. `LlamaModel._generate` runs it in its worker thread, holding 
 from __future__ import annotations
 
 import codecs
-import re
 import threading
 import time
 from typing import Any, Protocol
 
+from loop.grounding.speakable import CLAUSE_END
 from loop.models.llama.decoding import Emit, GenStats, GrammarSampler, Plan
 from loop.models.llama.qwen_format import forced, one_whole_call, tag_calls
-
-_CLAUSE_END = re.compile(r"[,.!?;:]")  # a spoken reply's first clause goes to the voice at one of these
 
 
 class _Model(Protocol):
@@ -64,8 +62,9 @@ class TokenLoop:
             if self._opens_tag(token, stats):
                 continue
             batch, piece = self._accept(token, stats)
-            if self.voice_threads and self.raw.lstrip()[:1] not in "{<" and _CLAUSE_END.search(piece):
-                self.llm._ctx.set_n_threads(self.voice_threads, self.voice_threads)  # Piper speaks it now
+            if self.voice_threads and self.raw.lstrip()[:1] not in "{<" and CLAUSE_END.search(self.raw):
+                # the first clause is let through to the voice (`ReplyGuard`): Piper speaks it now
+                self.llm._ctx.set_n_threads(self.voice_threads, self.voice_threads)
                 self.voice_threads = 0
             if (blocked := self._on_blocked(prompt)) == "asked":
                 stats.finish = "stop"
