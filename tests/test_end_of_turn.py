@@ -144,6 +144,33 @@ def test_an_answer_to_an_approval_question_ends_by_the_words_alone() -> None:
     assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [True]
 
 
+def test_a_whole_yes_or_no_without_a_full_stop_ends_like_a_closed_sentence() -> None:
+    """Whisper leaves "Yes, please" unpunctuated more often than not: as a clear answer to the question it ends
+    after the words rule's silence for a finished sentence, not the longer one kept for an open request; a yes
+    with more to come ("yes, but", "yes and") waits as before, and no answer ever ends on the model's word."""
+    cfg = TurnConfig()
+    assert needed_silence("Yes, please", cfg, answered=True) == cfg.endpoint_silence_s == 0.45
+    assert needed_silence("Yes, please", cfg) == cfg.open_silence_s  # outside an approval: as before
+    assert needed_silence("Yes, please", cfg, 0.99, answered=True) == cfg.endpoint_silence_s  # never quicker
+    assert needed_silence("Yes, and", cfg, answered=True) == cfg.hold_silence_s
+    for text, approved, ends_after in [("Yes, please", True, 0.45), ("No, leave it", False, 0.45)]:
+        h = Harness()
+        run_started(h, "Refund twenty dollars on order 4567.")
+        ask(h)
+        h.say(text, 0.5)
+        h.frames(0.4, speech=False)
+        assert not any(isinstance(c, SettleApproval) for c in h.log), text
+        h.frames(ends_after - 0.4 + 0.07, speech=False)
+        assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [approved], text
+    for text in ("Yes, but", "Well, maybe"):  # not a whole answer: the open or held silence, as before
+        h = Harness()
+        run_started(h, "Refund twenty dollars on order 4567.")
+        ask(h)
+        h.say(text, 0.5)
+        h.frames(0.6, speech=False)
+        assert not any(isinstance(c, SettleApproval) for c in h.log), text
+
+
 def test_no_verdict_is_asked_for_an_answer_to_an_approval_question() -> None:
     h = ScoredHarness(0.95)
     run_started(h, "Refund twenty dollars on order 4567.")

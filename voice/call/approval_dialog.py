@@ -64,6 +64,10 @@ class ApprovalDialog:
         self.context.said += [line, SpokenForm().speak(line)]  # an echo comes back in either form
         return line
 
+    def settled_by(self, text: str) -> bool:
+        """Whether `text` is a clear yes or no to the question: a whole answer, which the turn may end on."""
+        return read_answer(text, self.context).answer in (Answer.YES, Answer.NO)
+
     def hear(self, text: str, *, over_question: bool = False) -> Step:
         """The caller's whole turn while the approval waits. `over_question`: they began before the question had
         been heard to its end."""

@@ -297,10 +297,12 @@ class CallCore(AgentSide, GoingOn):
         # an answer to an approval question ends by the words alone: a "yes" cut from its "but ..." would approve
         complete, scored_at = self.turn_ends.get(key, (None, 0.0)) if self.approval is None else (None, 0.0)
         whole = not any(ends_on_digits(t) for k, (t, _, _) in self.partials.items() if k < key)
-        needed = needed_silence(text, turns, complete, number_whole=whole)
+        answered = self.approval is not None and self.approval.dialog.settled_by(text)
+        needed = needed_silence(text, turns, complete, number_whole=whole, answered=answered)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
-            if needed < needed_silence(text, turns):  # the turn ended on the model's word: it waited for that too
+            # the turn ended on the model's word: it waited for that too
+            if needed < needed_silence(text, turns, answered=answered):
                 ready_at = max(ready_at, scored_at)
             self._end_of_turn(text, needed, ready_at, failed)
         elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \

@@ -143,13 +143,17 @@ def ends_on_digits(text: str) -> bool:
     return bool(_DIGIT_END.search(text.strip()))
 
 
-def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False) -> float:
+def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
+                   answered: bool = False) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
     `number_whole`: the words end on a number said in one go (no earlier pause of the turn ended on digits); Whisper
     leaves such a request unpunctuated, so it counts as finished when the model agrees. A number dictated in
-    pieces ("seven ... two ... nine") keeps the longer wait: the model calls a pause between digits complete."""
+    pieces ("seven ... two ... nine") keeps the longer wait: the model calls a pause between digits complete.
+    `answered`: the words are a whole answer to the agent's confirmation question, a clear yes or no (read by
+    `voice.call.answers`), which is as finished as a sentence Whisper closed: "Yes, please" has no full stop more
+    often than "Yes, go ahead." has. Never shorter than `endpoint_silence_s`: a yes is never cut on the model's word."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
@@ -157,6 +161,8 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
         return cfg.endpoint_silence_s if quick is None else quick
+    if answered and not trails_off(text):
+        return cfg.endpoint_silence_s
     if quick is not None and number_whole and ends_on_number(text):
         return quick
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
