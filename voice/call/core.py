@@ -219,12 +219,13 @@ class CallCore(AgentSide, GoingOn):
         if silence >= turns.hold_silence_s and key not in self.partials:
             self._close_by_silence()  # long enough whatever the words: the turn is over, its text still coming
             return
+        if silence >= turns.score_turn_s:
+            self._want_turn_score()
         if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
             if key != self.paused_at and self.cfg.preempt:
                 self.paused_at = key
                 self._out.append(ce.StopSpeculating())
             self._want_transcript()
-            self._want_turn_score()
         elif silence == 0 and t >= self.next_speculation and self.cfg.speculate and self._may_speculate():
             self.next_speculation = t + turns.speculate_every_s
             self.speculation_key = key if self.speculation_key is None else self.speculation_key
