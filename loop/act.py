@@ -8,7 +8,7 @@ import contextvars
 import inspect
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +51,17 @@ class Observation:
     def from_dict(cls, data: dict[str, Any]) -> Observation:
         return cls(call=ToolCall.from_dict(data["call"]), content=data["content"], executed=data["executed"],
                    status=Status(data["status"]), cost_usd=data.get("cost_usd", 0.0), escalation=data.get("escalation"))
+
+
+def tools_own_words(tools: Mapping[str, Tool], observations: Sequence[Observation]) -> str:
+    """The batch's spoken answer when every call ran fine on a tool whose result is meant for the caller as it is
+    (`Tool.answers`), else "". The run says it (`tool_answer`); a speculation that read the same knows it early."""
+    if not observations or not all(
+        o.status == Status.OK and o.executed and o.escalation is None
+        and getattr(tools.get(o.call.name), "answers", False) for o in observations
+    ):
+        return ""
+    return " ".join(o.content.strip() for o in observations if o.content.strip())
 
 
 def not_executed(call: ToolCall, status: Status, content: str) -> Observation:

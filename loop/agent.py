@@ -14,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from loop import locale
-from loop.act import Observation, ToolRunner, not_executed
+from loop.act import Observation, ToolRunner, not_executed, tools_own_words
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
 from loop.errors import ModelError
@@ -212,7 +212,7 @@ class Agent:
         s.turn_observations.append([o.content for o in observations])
         self._finish_turn(s, log, ledger, started + s.waited_s)
         self._after_batch(s, observations)
-        s.spoken = self._tool_answer(observations)
+        s.spoken = tools_own_words(self.tools, observations)
         if s.spoken:  # said now; the model is still asked whether anything else needs doing
             log.emit(EventKind.TOOL_ANSWER, turn=s.turn - 1, text=s.spoken)
 
@@ -320,15 +320,6 @@ class Agent:
         if unapproved and self.config.stop_on_decline:
             raise ApprovalDenied(f"{', '.join(o.call.name for o in unapproved)} needed approval and no approver "
                                  "is configured, so nobody was asked")
-
-    def _tool_answer(self, observations: list[Observation]) -> str:
-        """The spoken answer when every call ran fine on a tool whose result is meant for the caller as is."""
-        if not observations or not all(
-            o.status == ObservationStatus.OK and o.executed and o.escalation is None
-            and getattr(self.tools.get(o.call.name), "answers", False) for o in observations
-        ):
-            return ""
-        return " ".join(o.content.strip() for o in observations if o.content.strip())
 
     def _finish_turn(self, s: RunState, log: EventLog, ledger: BudgetLedger, started: float) -> None:
         # Timings live in `meta`: they differ on replay, while the payload must not.

@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from loop.act import Observation, ToolRunner
+from loop.act import Observation, ToolRunner, tools_own_words
 from loop.budget import BudgetLedger
 from loop.events import EventKind, ObservationStatus
 from loop.outcomes import BudgetExhausted
@@ -42,6 +42,11 @@ class Prefetch:
     proposed: list[ToolCall] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     refused: str = ""  # the budget or the tenant's ledger would not admit it, or the model failed
+    # what the run would answer, as far as the speculation knows it: the model's reply itself, or the answer tools'
+    # own words (`words`); or the model's handle for the answer it primed after the reads (`answer`), whose text is
+    # the answer. A voice synthesises its first clause while the caller's pause lasts (voice/runtime/rehearsal.py).
+    words: str = ""
+    answer: Any = None
 
 
 class Prefetcher:
@@ -61,6 +66,7 @@ class Prefetcher:
             response = await self._decide(self._request(messages), exclusive=answer_too)
             if response is not None:
                 await self._read(response, messages)
+                self.result.words = self._words(response)
                 if answer_too and self._answer_is_next(response):
                     return self._prime_answer(messages, response)
         except BudgetExhausted as exc:  # refused before anything was paid for
@@ -125,6 +131,14 @@ class Prefetcher:
                 agent.speculative[obs.call.signature] = obs
         self.result.reads = done
 
+    def _words(self, response: ModelResponse) -> str:
+        """The answer the run will give, when this response already holds it: a reply in words, or reads whose
+        results are the answer as they stand (`Tool.answers`)."""
+        if not response.tool_calls:
+            return response.text
+        reads = [self.agent.speculative.get(c.signature) for c in response.tool_calls]
+        return tools_own_words(self.agent.tools, reads) if all(reads) else ""  # type: ignore[arg-type]
+
     def _answer_is_next(self, response: ModelResponse) -> bool:
         """Every proposed call was a read that is ready, and the model is asked again after them (unless the
         reads' own results are the answer), and it can keep that call for the run."""
@@ -141,6 +155,7 @@ class Prefetcher:
         request = self._request([*messages, asked, *results])  # admitted before it starts
         handle = agent.model.prime(request)
         handle.paid = True
+        self.result.answer = handle
         task = asyncio.ensure_future(self._settle_answer(handle))
         agent.pending_prefetches.add(task)
         task.add_done_callback(agent.pending_prefetches.discard)

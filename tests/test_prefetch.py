@@ -180,3 +180,24 @@ def test_a_primed_answer_dropped_for_newer_words_is_settled_and_journaled_quietl
     assert agent.journal is not None
     finished = [e for e in agent.journal.events(done.id) if e.kind == EventKind.PREFETCH_FINISHED]
     assert len(finished) == 1 and finished[0].payload["refused"] == "cancelled"
+
+
+def test_a_speculation_knows_the_answers_words_when_its_decision_holds_them(tmp_path: Path) -> None:
+    """What the run will answer, as far as the speculation knows it: the model's reply itself, the answer tools'
+    own words, or the handle of the answer it primed after its reads (a voice synthesises its first clause early)."""
+    agent, _ = make_agent(tmp_path / "reply", model=PrimedModel(PaidModel()))
+    done = asyncio.run(agent.prefetch_reads("Hello there", [], answer_too=True))
+    assert done.words == "It has shipped." and done.answer is None  # no tool: the decision is the reply
+
+    agent, _ = make_agent(tmp_path / "primed", model=PrimedModel(PaidModel()))
+    done = asyncio.run(agent.prefetch_reads("Where is order 4567", [], answer_too=True))
+    assert done.words == "" and done.answer is not None  # a read the model answers after: its primed answer
+
+    agent, _ = make_agent(tmp_path / "own", model=PrimedModel(PaidModel()))
+    agent.tools["lookup_order"].answers = True  # the read's result is the answer as it stands
+    done = asyncio.run(agent.prefetch_reads("Where is order 4567", [], answer_too=True))
+    assert done.words == "Order 4567 has shipped." and done.answer is None
+
+    agent, _ = make_agent(tmp_path / "write", model=PrimedModel(PaidModel()))
+    done = asyncio.run(agent.prefetch_reads("A refund on order 4567", [], answer_too=True))
+    assert done.words == "" and done.answer is None  # a write is asked about first: nothing known to say

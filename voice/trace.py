@@ -32,6 +32,7 @@ class TraceKind(StrEnum):
     # the agent
     AGENT_AUDIO_STARTED = "agent_audio_started"
     AGENT_SAID = "agent_said"  # one clause synthesised (part: reply, ask, greeting...)
+    SPEECH_REHEARSED = "speech_rehearsed"  # an answer's first clause synthesised in the caller's pause
     AGENT_PAUSED = "agent_paused"  # caller speech over the agent: playout stopped (stop_latency_ms)
     FALSE_INTERRUPTION_RESUMED = "false_interruption_resumed"  # it was a cough or "uh-huh": go on
     BARGE_IN = "barge_in"  # the caller took the turn; `heard` is what they had heard

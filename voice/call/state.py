@@ -32,6 +32,9 @@ class SessionConfig(BaseModel):
     preempt: bool = True
     """Start the model's decision in the caller's pause, on the words so far (its allowed reads too); the run
     reuses it if the words are the same when the turn ends (`voice/runtime/priming.py`). One call per pause."""
+    rehearse: bool = True
+    """With `preempt`: synthesise the first clause of the answer the pause's decision already knows, so it is ready
+    when the turn ends (`voice/runtime/rehearsal.py`; transports only: on the virtual clock speech takes no time)."""
     keypad: bool = False
     """The caller has a phone keypad (set for Twilio calls): approval questions offer keys 1 and 2, and digits
     keyed in are a turn of their own (an order number, say)."""

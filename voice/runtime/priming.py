@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop.types import Model, ModelEvent, ModelRequest, ModelResponse, Usage
+from loop.types import Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCallDelta, Usage
 
 MAX_PRIMED = 4  # calls kept at once; older ones are cancelled
 
@@ -123,3 +123,20 @@ class PrimedModel:
         finally:
             call.done = True
             call.changed.set()
+
+
+async def primed_text(call: PrimedCall) -> AsyncIterator[str]:
+    """A primed call's reply text as it comes; nothing more once it turns out to call a tool instead."""
+    seen = 0
+    while True:
+        while seen < len(call.events):
+            event = call.events[seen]
+            seen += 1
+            if isinstance(event, ToolCallDelta):
+                return
+            if isinstance(event, TextDelta):
+                yield event.text
+        if call.done:
+            return
+        call.changed.clear()
+        await call.changed.wait()

@@ -28,6 +28,7 @@ from voice.call.events import (
 from voice.runtime import speech_first
 from voice.runtime.drivers import CallDriver, transcript_of, turn_verdict
 from voice.runtime.priming import PrimedModel
+from voice.runtime.rehearsal import REHEARSAL_AHEAD_S, Rehearsal
 from voice.runtime.speculation import speculate_reads
 from voice.speech.engines import QUICK_PASS
 from voice.speech.shared_models import SPEECH_AHEAD_S, SharedTurnModel
@@ -50,6 +51,9 @@ class RealtimeDriver(CallDriver):
         self.speculation_in_pause = False
         self.speech_gate = speech_first.SpeechGate()  # the voice goes first (voice/runtime/speech_first.py)
         speech_first.install(self.agent, self.speech_gate)
+        # the answer's first clause synthesised in the caller's pause, when the pause's decision knows it
+        self.rehearsal = Rehearsal(self._rehearse_clause, self.core.chunker_cls) \
+            if self.core.cfg.preempt and self.core.cfg.rehearse else None
 
     async def start(self) -> None:
         self._spawn(self._speak_forever())
@@ -138,7 +142,9 @@ class RealtimeDriver(CallDriver):
         SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
         try:
             fixed = getattr(self.tts, "synthesize_fixed", None) if command.kind == SpeechKind.GREETING else None
-            audio = await asyncio.to_thread(fixed or self.tts.synthesize, command.text)
+            audio = await self._rehearsed(command.text) if command.kind == SpeechKind.REPLY else None
+            if audio is None:
+                audio = await asyncio.to_thread(fixed or self.tts.synthesize, command.text)
         except Exception as exc:  # the clause is lost, not the call
             log.error("text-to-speech failed: %r", exc)
             self.trace(TraceKind.TTS_FAILED, error=str(exc)[:200], text=command.text)
@@ -146,14 +152,39 @@ class RealtimeDriver(CallDriver):
         self.feed(SpeechReady(command.text, command.kind, audio, command.generation))
         self.pump()
 
+    async def _rehearsed(self, text: str) -> np.ndarray | None:
+        """The clause's audio if it was synthesised in the caller's pause (None: synthesise it now)."""
+        task = self.rehearsal.take(text) if self.rehearsal is not None else None
+        try:
+            return await task if task is not None else None
+        except Exception:  # the rehearsal failed: the clause is synthesised as any other
+            return None
+
+    async def _rehearse_clause(self, text: str) -> np.ndarray:
+        SPEECH_AHEAD_S.set(REHEARSAL_AHEAD_S)  # a shared voice serves it after every clause a caller waits for
+        self.speech_gate.queued()  # the voice is busy: the loop's check for a further action waits for it too
+        try:
+            audio = await asyncio.to_thread(self.tts.synthesize, text)
+        finally:
+            self.speech_gate.done()
+        self.trace(TraceKind.SPEECH_REHEARSED, text=text)
+        return audio
+
     def speculate(self, command: Speculate) -> None:
         if self.speculation is not None and not self.speculation.done():
             if not command.in_pause:
                 return  # one at a time; the next partial will come
             self.speculation.cancel()  # the caller paused: these words matter more than the older ones
-        self.speculation = self._spawn(speculate_reads(self.agent, command.history, command.text, self.trace,
-                                      answer_too=command.in_pause))
+        self.speculation = self._spawn(self._speculate(command))
         self.speculation_in_pause = command.in_pause
+
+    async def _speculate(self, command: Speculate) -> None:
+        done = await speculate_reads(self.agent, command.history, command.text, self.trace,
+                                     answer_too=command.in_pause)
+        busy = getattr(self.tts, "busy", None)  # a server's voice busy with other calls: no work that may be wasted
+        if command.in_pause and self.rehearsal is not None and not (callable(busy) and busy()):
+            # once the turn's run is under way its own clauses are on their way to the voice: nothing to rehearse
+            self._spawn(self.rehearsal.rehearse(done, wanted=lambda: not self.core.run_active))
 
     def _cancel_older_speculation(self) -> None:
         """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""
@@ -180,3 +211,5 @@ class RealtimeDriver(CallDriver):
         await super().close(reason, wait_s)
         for task in list(self.tasks):
             task.cancel()
+        if self.rehearsal is not None:
+            self.rehearsal.forget()
