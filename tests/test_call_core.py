@@ -34,6 +34,7 @@ from voice.call.events import (
 )
 from voice.call.playout import FRAME
 from voice.call.state import SessionConfig
+from voice.call.turns import TurnConfig
 
 SILENT, LOUD = np.zeros(FRAME, np.int16), np.full(FRAME, 1000, np.int16)
 
@@ -199,10 +200,26 @@ def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run()
 def test_by_default_only_the_pause_starts_work_ahead_of_the_turns_end() -> None:
     """The default (`--speculate pause`): nothing while the caller speaks, one decision when they pause."""
     h = Harness()
-    h.say("where is my order 4567", 1.5)
+    h.say("Where is my order 4567?", 1.5)
     assert not any(isinstance(c, Speculate) for c in h.log)
     h.frames(0.2, speech=False)
+    assert [(c.text, c.in_pause) for c in h.log if isinstance(c, Speculate)] == [("Where is my order 4567?", True)]
+
+
+def test_the_pause_decision_starts_in_time_for_the_turns_end_and_no_sooner() -> None:
+    """A finished sentence or an open request is decided on at once; words that trail off, after which callers
+    mostly go on, only `decide_lead_s` before the silence that would end them: fewer decisions thrown away."""
+    cfg = TurnConfig()
+    h = Harness()
+    h.say("where is my order 4567", 1.5)
+    h.frames(0.2, speech=False)
     assert [(c.text, c.in_pause) for c in h.log if isinstance(c, Speculate)] == [("where is my order 4567", True)]
+    h = Harness()
+    h.say("I'd like to book a", 1.5)
+    h.frames(cfg.hold_silence_s - cfg.decide_lead_s - 0.04, speech=False)
+    assert not any(isinstance(c, Speculate) for c in h.log)
+    h.frames(0.08, speech=False)
+    assert [(c.text, c.in_pause) for c in h.log if isinstance(c, Speculate)] == [("I'd like to book a", True)]
 
 
 def test_only_one_transcription_is_in_flight_and_the_freshest_audio_is_asked_for_next() -> None:

@@ -306,8 +306,8 @@ class CallCore(AgentSide, GoingOn):
             if needed < needed_silence(text, turns, answered=answered):
                 ready_at = max(ready_at, scored_at)
             self._end_of_turn(text, needed, ready_at, failed)
-        elif silence >= turns.early_stt_s and self.cfg.preempt and text and key != self.preempted \
-                and self._may_speculate():
+        elif silence >= max(turns.early_stt_s, needed - turns.decide_lead_s) and self.cfg.preempt and text \
+                and key != self.preempted and self._may_speculate():
             self.preempted = key  # the caller paused: start the decision now, kept if these are their last words
             self._out.append(ce.Speculate(text, list(self.history), in_pause=True))
 
