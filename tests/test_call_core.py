@@ -360,6 +360,20 @@ def test_a_hand_over_line_that_never_ends_still_hands_the_call_over() -> None:
     assert any(isinstance(c, HandOver) for c in h.log)
 
 
+def test_a_pause_is_transcribed_early_on_an_idle_server_and_later_while_whisper_serves_other_calls() -> None:
+    cfg = TurnConfig()
+    for busy, starts in [(False, cfg.early_stt_s), (True, cfg.busy_stt_s)]:
+        h = Harness()
+        h.say("Where is my order 4567?", 1.5)
+        spoke_until, asked_at = h.t, None
+        while asked_at is None and h.t < spoke_until + 0.5:
+            out = h.feed(CallerFrame(SILENT, h.t, 0.0, 0.0, stt_busy=busy))
+            h.t += FRAME_S
+            if any(isinstance(c, Transcribe) for c in out):
+                asked_at = h.t - spoke_until
+        assert asked_at is not None and starts <= asked_at < starts + 0.04, (busy, asked_at)
+
+
 def test_speculation_waits_while_a_shared_speech_to_text_is_busy_and_the_turn_is_still_transcribed() -> None:
     """The driver reports the engine's load with each frame; the core decides to skip the optional partials."""
     h = Harness(speculate=True)

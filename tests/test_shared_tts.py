@@ -50,6 +50,19 @@ def test_a_loaded_machine_gets_the_one_thread_voices() -> None:
     assert PooledTTS([lean], full, busy=lambda: True).synthesize("Sure,").size and (full.used, lean.used) == (0, 1)
 
 
+def test_a_rehearsal_may_only_take_a_voice_nobody_is_using_or_waiting_for() -> None:
+    """Work that may be wasted never takes a voice from audio a caller is waiting for, nor a core from Whisper."""
+    assert PooledTTS([NamedTTS("a")], busy=lambda: False).spare()
+    assert not PooledTTS([NamedTTS("a")], busy=lambda: True).spare()  # Whisper busy with other calls
+    tts = PooledTTS([NamedTTS("a", 0.3)], busy=lambda: False)
+    running = _synthesize_in_thread(tts, "another call's clause", 0.0)
+    while not tts.slots.running():
+        time.sleep(0.005)
+    assert not tts.spare()
+    running.join()
+    assert tts.spare()
+
+
 def test_two_voices_synthesise_two_clauses_at_once() -> None:
     log: list[str] = []
     a, b = NamedTTS("a", 0.2, log), NamedTTS("b", 0.2, log)

@@ -221,7 +221,8 @@ class CallCore(AgentSide, GoingOn):
             return
         if silence >= turns.score_turn_s:
             self._want_turn_score()
-        if silence >= turns.early_stt_s:  # transcribe in the pause, so the text is ready when the turn ends
+        # transcribe in the pause, so the text is ready when the turn ends; later while Whisper serves other calls
+        if silence >= (max(turns.early_stt_s, turns.busy_stt_s) if self.stt_busy else turns.early_stt_s):
             if key != self.paused_at and self.cfg.preempt:
                 self.paused_at = key
                 self._out.append(ce.StopSpeculating())

@@ -46,6 +46,11 @@ class TurnConfig(BaseModel):
     Everything after it waits on the text (the turn's end, the decision started in the pause), so it starts as soon
     as a pause is a pause: in the recordings and caller lines (`scripts/measure_end_of_turn.py`) a caller goes on
     after 94 pauses of 3 frames and 87 of 5, so starting at 3 frames instead of 5 costs few wasted transcriptions."""
+    busy_stt_s: float = 0.15
+    """Silence after which transcription starts instead of `early_stt_s` while the Whisper a server shares is busy
+    with other calls: the early start buys latency on an idle machine, but each pause a caller goes on from is a
+    transcription another call's turn waits behind (`bench load`, every model on the box, 12 calls: p95 ~1.6-3.0 s
+    starting at 0.096 s against ~1.5 s at 0.15)."""
     decide_lead_s: float = Field(0.7, ge=0.0)
     """The decision in the caller's pause (`SessionConfig.preempt`) starts this long before the silence that would
     end the turn (`needed_silence`), and no sooner: after a finished sentence or an open request at once, after

@@ -181,8 +181,8 @@ class RealtimeDriver(CallDriver):
     async def _speculate(self, command: Speculate) -> None:
         done = await speculate_reads(self.agent, command.history, command.text, self.trace,
                                      answer_too=command.in_pause)
-        busy = getattr(self.tts, "busy", None)  # a server's voice busy with other calls: no work that may be wasted
-        if command.in_pause and self.rehearsal is not None and not (callable(busy) and busy()):
+        spare = getattr(self.tts, "spare", None)  # a server's voices busy with other calls: no work that may be wasted
+        if command.in_pause and self.rehearsal is not None and (not callable(spare) or spare()):
             # once the turn's run is under way its own clauses are on their way to the voice: nothing to rehearse
             self._spawn(self.rehearsal.rehearse(done, wanted=lambda: not self.core.run_active))
 

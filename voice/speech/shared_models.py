@@ -117,6 +117,11 @@ class PooledTTS:
                 self.work["busy_s"] += time.perf_counter() - started
                 self.work["waited_s"] += started - asked
 
+    def spare(self) -> bool:
+        """Work that may be wasted (a clause rehearsed in a caller's pause) may take a voice: none is synthesising
+        or waited for, and Whisper is not busy. Under load the voices belong to audio callers are waiting for."""
+        return not self.slots.running() and not self.slots.waiting() and not (self.busy is not None and self.busy())
+
     def _alone(self) -> bool:
         return self.slots.running() == 1 and not self.slots.waiting() and not (self.busy is not None and self.busy())
 
