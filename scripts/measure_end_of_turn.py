@@ -40,17 +40,18 @@ SETUPS = {"words": TurnConfig(semantic_silence_s=None)}  # before: the transcrip
 
 
 def setup(name: str) -> TurnConfig:
-    """`words`, or `smart` with optional `-<silence s>`, `-p<threshold>`, `-e<early_stt_s>` (transcription starts)
-    and `-t<score_turn_s>` (the model is asked): smart (0.2 s, p >= 0.5), smart-0.25, smart-p0.8, smart-e0.09-t0.15."""
+    """`words`, or `smart` with optional `-<silence s>`, `-p<threshold>`, `-e<early_stt_s>` (transcription starts),
+    `-t<score_turn_s>` (the model is asked) and `-w<endpoint_silence_s>` (a finished sentence's silence): smart
+    (0.2 s, p >= 0.5), smart-0.25, smart-p0.8, smart-e0.09-t0.15, smart-w0.42."""
     if name in SETUPS:
         return SETUPS[name]
     parts = name.split("-")
     if parts[0] != "smart":
         raise SystemExit(f"unknown setup {name!r}: words, smart, smart-0.25, smart-p0.8, ...")
     fields: dict[str, float] = {}
-    named = {"p": "semantic_threshold", "e": "early_stt_s", "t": "score_turn_s"}
+    named = {"p": "semantic_threshold", "e": "early_stt_s", "t": "score_turn_s", "w": "endpoint_silence_s"}
     for part in parts[1:]:
-        fields[named.get(part[0], "semantic_silence_s")] = float(part.lstrip("pet"))
+        fields[named.get(part[0], "semantic_silence_s")] = float(part.lstrip("petw"))
     return TurnConfig(**fields)
 
 

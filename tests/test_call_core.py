@@ -104,7 +104,7 @@ def test_a_finished_sentence_ends_the_turn_after_the_short_silence_and_starts_on
     assert [s.text for s in starts] == ["Where is my order?"]
     assert h.core.state is CallState.THINKING
     rec = h.core.turns[0]
-    assert rec.latency_ms["endpointing"] == 480.0 and rec.latency_ms["stt"] == 0.0  # 0.45 s on the frame grid
+    assert rec.latency_ms["endpointing"] == 448.0 and rec.latency_ms["stt"] == 0.0  # 0.42 s on the frame grid
 
 
 def test_the_paused_utterance_is_held_open_and_stays_one_turn() -> None:
@@ -249,8 +249,9 @@ def test_late_transcripts_count_as_stt_wait_not_as_endpointing() -> None:
     out = core.handle(TranscriptReady(last.key, "Where is my order?", 700.0))
     assert any(isinstance(c, StartRun) for c in out) and not any(isinstance(c, ClearAudio) for c in out)
     lat = core.turns[0].latency_ms
-    # asked in the frame that brought 3 frames (0.096 s) of silence, back 0.7 s later: 0.284 s after the 0.48 s
-    assert lat["endpointing"] == 480.0 and lat["stt"] == pytest.approx(284, abs=1)
+    # asked in the frame that brings 3 frames (0.096 s) of silence, which starts 0.064 s into it, back 0.7 s later:
+    # 0.316 s after the 0.448 s that ended the turn
+    assert lat["endpointing"] == 448.0 and lat["stt"] == pytest.approx(316, abs=1)
 
 
 def test_the_decision_is_started_in_the_pause_once_and_never_while_a_run_is_on() -> None:

@@ -109,14 +109,14 @@ def test_without_a_complete_verdict_the_turn_waits_as_before(complete: float | N
     h.say("Where is my order?", 1.0)
     h.frames(0.6, speech=False)
     assert [s.text for s in starts(h)] == ["Where is my order?"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 480.0
+    assert h.core.turns[0].latency_ms["endpointing"] == 448.0
 
 
 def test_no_model_is_asked_when_the_config_turns_it_off() -> None:
     h = ScoredHarness(0.9, turns=TurnConfig(semantic_silence_s=None))
     h.say("Where is my order?", 1.0)
     h.frames(0.6, speech=False)
-    assert h.scored == [] and h.core.turns[0].latency_ms["endpointing"] == 480.0
+    assert h.scored == [] and h.core.turns[0].latency_ms["endpointing"] == 448.0
 
 
 def test_a_verdict_that_comes_back_late_counts_in_the_wait() -> None:
@@ -149,9 +149,12 @@ def test_a_whole_yes_or_no_without_a_full_stop_ends_like_a_closed_sentence() -> 
     after the words rule's silence for a finished sentence, not the longer one kept for an open request; a yes
     with more to come ("yes, but", "yes and") waits as before, and no answer ever ends on the model's word."""
     cfg = TurnConfig()
-    assert needed_silence("Yes, please", cfg, answered=True) == cfg.endpoint_silence_s == 0.45
+    assert needed_silence("Yes, please", cfg, answered=True) == cfg.answer_silence_s == 0.45
     assert needed_silence("Yes, please", cfg) == cfg.open_silence_s  # outside an approval: as before
-    assert needed_silence("Yes, please", cfg, 0.99, answered=True) == cfg.endpoint_silence_s  # never quicker
+    assert needed_silence("Yes, please", cfg, 0.99, answered=True) == cfg.answer_silence_s  # never quicker
+    # a closed "Yes." as well: an answer waits its own silence, longer than a finished question's
+    assert needed_silence("Yes.", cfg, answered=True) == cfg.answer_silence_s > cfg.endpoint_silence_s
+    assert needed_silence("Yes.", TurnConfig(endpoint_silence_s=0.3, answer_silence_s=0.1), answered=True) == 0.3
     assert needed_silence("Yes, and", cfg, answered=True) == cfg.hold_silence_s
     for text, approved, ends_after in [("Yes, please", True, 0.45), ("No, leave it", False, 0.45)]:
         h = Harness()

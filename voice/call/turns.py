@@ -34,8 +34,13 @@ class TurnConfig(BaseModel):
     """Caller audio from before the detected onset that the turn keeps (whole frames, rounded up): Silero rises a
     few frames into a quiet first word, and Whisper needs that word's start. More than 0.1 s made Whisper tiny.en
     repeat short utterances ("ten of clubs ten of clubs") more often (`scripts/measure_vad.py`)."""
-    endpoint_silence_s: float = 0.45
-    """Silence after speech that ends the caller's turn when their words look finished."""
+    endpoint_silence_s: float = 0.42
+    """Silence after speech that ends the caller's turn when their words look finished (Smart Turn not asked, not
+    back, or unsure): 14 frames of 32 ms, 0.448 s; 0.45 took 15, 0.48 s. The recordings of
+    `scripts/measure_end_of_turn.py`, paused for 0.4, 0.45 or 0.5 s mid-sentence, are cut no more often at 0.42."""
+    answer_silence_s: float = 0.45
+    """Silence that ends a whole yes or no to the agent's confirmation question (`needed_silence(answered=True)`):
+    never less than this, whatever the other waits are set to, since a "yes" cut from its "but ..." would approve."""
     semantic_silence_s: float | None = 0.2
     """Silence that ends a turn whose words look finished when the end-of-turn model (Smart Turn, from the audio)
     also calls it complete; None: the transcript rules alone. The model is asked at `score_turn_s`."""
@@ -171,16 +176,17 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     pieces ("seven ... two ... nine") keeps the longer wait: the model calls a pause between digits complete.
     `answered`: the words are a whole answer to the agent's confirmation question, a clear yes or no (read by
     `voice.call.answers`), which is as finished as a sentence Whisper closed: "Yes, please" has no full stop more
-    often than "Yes, go ahead." has. Never shorter than `endpoint_silence_s`: a yes is never cut on the model's word."""
+    often than "Yes, go ahead." has. It waits `answer_silence_s` (at least `endpoint_silence_s`), never the
+    model's word."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
     if announces_a_number(text):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
+    if answered and not trails_off(text):
+        return max(cfg.endpoint_silence_s, cfg.answer_silence_s)
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
         return cfg.endpoint_silence_s if quick is None else quick
-    if answered and not trails_off(text):
-        return cfg.endpoint_silence_s
     if quick is not None and number_whole and ends_on_number(text):
         return quick
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)

@@ -194,7 +194,7 @@ TURN_ENGINES: Registry[EndOfTurn | None] = Registry("turn")
 TURN_ENGINES.add("smart-turn", "voice.speech.end_of_turn:SmartTurn",
                  "Smart Turn v3.2 on onnxruntime: ends a finished-sounding turn after 0.2 s of silence (the file "
                  "ships in the pipecat-ai wheel)")
-TURN_ENGINES.add("none", None, "the transcript rules alone: a finished sentence waits 0.45 s of silence")
+TURN_ENGINES.add("none", None, "the transcript rules alone: a finished sentence waits 0.42 s of silence")
 
 SCRIPTED = "script"
 LLM_ENGINES: Registry[Model | None] = Registry("llm")
