@@ -30,7 +30,7 @@ from voice.bench.load_report import (
     step_row,
     svg_plot,
 )
-from voice.bench.load_usage import latency_parts
+from voice.bench.load_usage import latency_parts, model_calls_served
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,9 +45,11 @@ async def test_the_standin_streams_a_reply_after_its_time_to_first_token(tmp_pat
                 first = first or time.perf_counter()
                 text += event.text
         await model.aclose()
+        served = model_calls_served(url)
     finally:
         proc.terminate()
         proc.wait(10)
+    assert served == 1  # what `bench load` reads per step as model calls per answered turn
     assert text in REPLIES
     assert first is not None and first - started >= 0.25  # never sooner than the configured first token
 
@@ -60,6 +62,7 @@ def test_bench_load_runs_real_calls_and_writes_its_table_csvs_and_plot(tmp_path:
     assert run.returncode in (0, 1), run.stderr[-3000:]  # 1: the target was not held on this (busy) machine
     assert "N=2: server up" in run.stderr and "2/2 calls done" in run.stderr  # progress per step
     assert "v2v p95" in run.stdout and "largest N with p95 voice-to-voice <= 1.5 s" in run.stdout
+    assert "llm/turn" in run.stdout  # model requests per answered turn
     assert "where the wait went" in run.stdout  # the server's own account of each answer's wait, per part
     with (out / "load.csv").open() as f:
         rows = list(csv.DictReader(f))
@@ -71,6 +74,7 @@ def test_bench_load_runs_real_calls_and_writes_its_table_csvs_and_plot(tmp_path:
         assert int(row["runs"]) >= int(row["turns"]), row
         assert float(row["v2v_p50_ms"]) > 0 and float(row["rss_peak_mb"]) > float(row["rss_idle_mb"]) > 0
         assert float(row["stt_p50_ms"]) >= 0 and float(row["llm_first_token_p50_ms"]) > 0, row
+        assert 1.0 <= float(row["model_calls_per_turn"]) < 6.0, row  # each answer asked the model, speculation too
     with (out / "load_turns.csv").open() as f:
         turns = list(csv.DictReader(f))
     assert tuple(turns[0]) == TURN_COLUMNS and len(turns) == 6

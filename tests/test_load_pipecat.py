@@ -29,9 +29,10 @@ def _bot() -> ModuleType:
     return module
 
 
-def _row(n: int, v2v: list[float | None], cpu_s: float = 4.0, peak_mb: float = 500.0):
+def _row(n: int, v2v: list[float | None], cpu_s: float = 4.0, peak_mb: float = 500.0, model_calls: int | None = None):
     calls = [CallResult(i, [TurnResult(0, "u", False, ms)], seconds=10.0) for i, ms in enumerate(v2v)]
-    return step_row(n, calls, ServerUsage(cpu_s=cpu_s, wall_s=20.0, rss_idle_mb=100.0, rss_peak_mb=peak_mb), 1500)
+    usage = ServerUsage(cpu_s=cpu_s, wall_s=20.0, rss_idle_mb=100.0, rss_peak_mb=peak_mb, model_calls=model_calls)
+    return step_row(n, calls, usage, 1500)
 
 
 def test_the_bot_reads_the_stream_and_call_ids_from_twilios_start_message() -> None:
@@ -83,11 +84,12 @@ def test_another_servers_files_are_labelled_and_voiceloops_keep_their_names(tmp_
 
 
 def test_the_side_by_side_table_gives_both_servers_per_n() -> None:
-    rows = {"voiceloop": [_row(1, [700.0, 800.0]), _row(2, [900.0, 1000.0])],
-            "pipecat": [_row(1, [1200.0, 1400.0], cpu_s=6.0), _row(2, [1300.0, None], cpu_s=6.0)]}
+    rows = {"voiceloop": [_row(1, [700.0, 800.0], model_calls=3), _row(2, [900.0, 1000.0])],
+            "pipecat": [_row(1, [1200.0, 1400.0], cpu_s=6.0, model_calls=2), _row(2, [1300.0, None], cpu_s=6.0)]}
     text = load_pipecat.format_comparison(rows, 1500)
     one = next(line for line in text.splitlines() if line.strip().startswith("1 "))
     assert "700/800" in one and "1200/1400" in one and "yes | yes" in one
+    assert "1.50 | 1.00" in one  # model calls per answered turn: speculation's cost beside the other's
     two = next(line for line in text.splitlines() if line.strip().startswith("2 "))
     assert "unans." in two and "0 | 1" in two and "yes | no" in two  # an unanswered turn is infinitely late
     assert "voiceloop: largest N with p95 <= 1.5 s (nothing dropped or unanswered): 2" in text

@@ -80,6 +80,8 @@ def build_app(cfg: StandinConfig) -> Any:
     from starlette.responses import JSONResponse, StreamingResponse
     from starlette.routing import Route
 
+    served = {"completions": 0}  # requests answered: `bench load` reads it per step as model calls per turn
+
     async def completions(request: Request) -> Any:
         try:
             body = await request.json()
@@ -88,6 +90,7 @@ def build_app(cfg: StandinConfig) -> Any:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return JSONResponse({"error": {"message": "'messages' must be a list", "type": "invalid_request_error"}},
                                 400)
+        served["completions"] += 1
         text, prompt_tokens = reply_for(body), len(json.dumps(body["messages"])) // 4
         if body.get("stream"):
             return StreamingResponse(stream_reply(cfg, text, prompt_tokens), media_type="text/event-stream")
@@ -101,8 +104,11 @@ def build_app(cfg: StandinConfig) -> Any:
     async def models(_: Request) -> Any:
         return JSONResponse({"object": "list", "data": [{"id": cfg.model, "object": "model"}]})
 
+    async def stats(_: Request) -> Any:
+        return JSONResponse(served)
+
     return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                             Route("/v1/models", models)])
+                             Route("/v1/models", models), Route("/v1/stats", stats)])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,7 +45,14 @@ from voice.bench.load_report import (
     write_step_csv,
     write_turn_csv,
 )
-from voice.bench.load_usage import cpu_s, journal_runs_of, latency_parts_of, speech_work_of, status_mb
+from voice.bench.load_usage import (
+    cpu_s,
+    journal_runs_of,
+    latency_parts_of,
+    model_calls_served,
+    speech_work_of,
+    status_mb,
+)
 from voice.testing.scripted_call import FIXTURES
 
 # the spawned server and stand-in import exactly what this process imports (a checkout, a worktree, site-packages)
@@ -214,6 +221,7 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
             procs, port = [*procs, balancer.proc], balancer.port  # its CPU and memory count as the server's
         usage = ServerUsage(rss_idle_mb=_memory_of(procs, "VmRSS"))
         cpu0, t0, own0 = _cpu_of(procs), time.perf_counter(), time.process_time()
+        asked0 = model_calls_served(llm_url)
         where = f"pid {procs[0].pid}" if balancer is None else f"{cfg.workers} workers behind HAProxy"
         progress(f"N={n}: {'' if ours else server + ' '}server up ({where}, {usage.rss_idle_mb:.0f} MB); "
                  f"placing {n} calls...")
@@ -221,6 +229,8 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
         usage.cpu_s, usage.wall_s = _cpu_of(procs) - cpu0, time.perf_counter() - t0
         usage.callers_cpu_s = time.process_time() - own0  # the simulated callers run on the same cores
         usage.rss_peak_mb = _memory_of(procs, "VmHWM")
+        asked = model_calls_served(llm_url)
+        usage.model_calls = None if asked is None or asked0 is None else asked - asked0
     finally:
         if balancer is not None:
             _stop(balancer.proc)  # first, so no new call reaches a stopping worker (its SIGTERM exit is no failure)

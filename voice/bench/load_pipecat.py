@@ -98,14 +98,15 @@ def format_comparison(results: Mapping[str, Sequence[StepRow]], target_ms: float
         for row in results[server]:
             by_n.setdefault(row.calls, {})[server] = row
     names = " | ".join(servers)
-    out = [f"side by side ({names}): same callers, seed, recordings and model stand-in; cpu s per answered turn",
+    out = [f"side by side ({names}): same callers, seed, recordings and model stand-in; cpu s and model calls per "
+           "answered turn",
            f"{'calls':>5}  {'v2v p50/p95 ms (' + names + ')':<34} {'unanswered':<12} {'cpu s/ans. turn':<16} "
-           f"{'MB/call':<14} holds"]
+           f"{'llm/ans. turn':<14} {'MB/call':<14} holds"]
     for n in sorted(by_n):
         rows = [by_n[n].get(s) for s in servers]
         out.append(f"{n:>5}  {' | '.join(_ms_pair(r) for r in rows):<34} "
                    f"{_pair(rows, lambda r: str(r.unanswered)):<12} {_pair(rows, _cpu_per_answer):<16} "
-                   f"{_pair(rows, lambda r: f'{r.mb_per_call:.0f}'):<14} "
+                   f"{_pair(rows, _model_calls):<14} {_pair(rows, lambda r: f'{r.mb_per_call:.0f}'):<14} "
                    f"{_pair(rows, lambda r: 'yes' if r.holds else 'no')}")
     for server in servers:
         best = largest_holding(results[server])
@@ -124,6 +125,10 @@ def cpu_per_answer(row: StepRow) -> float | None:
 def _cpu_per_answer(row: StepRow) -> str:
     value = cpu_per_answer(row)
     return "-" if value is None else f"{value:.2f}"
+
+
+def _model_calls(row: StepRow) -> str:
+    return "-" if row.model_calls_per_turn is None else f"{row.model_calls_per_turn:.2f}"
 
 
 def suffixed(paths: Sequence[Path], server: str) -> list[Path]:

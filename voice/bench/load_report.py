@@ -19,7 +19,7 @@ STEP_COLUMNS = ("calls", "turns", "answered", "unanswered", "v2v_p50_ms", "v2v_p
                 "barge_ins", "barge_stop_p95_ms", "dropped", "runs", "runs_open", "server_cpu_pct",
                 "cpu_pct_per_call", "cpu_s_per_turn", "rss_idle_mb", "rss_peak_mb", "mb_per_call", "stt_per_turn",
                 "stt_mean_ms", "mean_batch", "stt_busy_pct", "tts_busy_pct", "turn_skipped_pct", "callers_cpu_pct",
-                "wall_s", "holds")
+                "wall_s", "holds", "model_calls_per_turn")
 TURN_COLUMNS = ("calls", "call", "turn", "utterance", "barge_in", "voice_to_voice_ms", "barge_stop_ms")
 
 
@@ -36,6 +36,7 @@ class ServerUsage:
     speech: dict[str, float] = field(default_factory=dict)  # the server's speech work (voice.speech.shared_models)
     callers_cpu_s: float = 0.0  # what the bench's own simulated callers used (same machine)
     parts: dict[str, list[float]] = field(default_factory=dict)  # per answered turn, the server's latency parts
+    model_calls: int | None = None  # requests the model stand-in served during the step (speculation included)
 
 
 # The server's own account of an answer's wait (voice/call/reply.py, voice/call/core.py), in the order it happens.
@@ -74,6 +75,7 @@ class StepRow:
     wall_s: float
     holds: bool  # p95 within the target, nothing dropped or unanswered, no run left open
     parts: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)  # part -> (p50, p95) ms
+    model_calls_per_turn: float | None = None  # model requests per answered turn: what speculation costs a paid model
 
 
 def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms: float) -> StepRow:
@@ -95,7 +97,8 @@ def step_row(n: int, calls: Sequence[CallResult], usage: ServerUsage, target_ms:
         round(usage.rss_idle_mb, 1), round(usage.rss_peak_mb, 1),
         round(max(0.0, usage.rss_peak_mb - usage.rss_idle_mb) / max(n, 1), 1), *_speech_columns(usage, len(turns)),
         round(100 * usage.callers_cpu_s / max(usage.wall_s, 1e-9), 1), round(usage.wall_s, 1), holds,
-        {p: (percentile(usage.parts[p], 50), percentile(usage.parts[p], 95)) for p in PARTS if usage.parts.get(p)})
+        {p: (percentile(usage.parts[p], 50), percentile(usage.parts[p], 95)) for p in PARTS if usage.parts.get(p)},
+        None if usage.model_calls is None else round(usage.model_calls / max(len(v2v), 1), 2))
 
 
 def _speech_columns(usage: ServerUsage, turns: int) -> tuple[float | None, ...]:
@@ -133,18 +136,19 @@ def format_table(rows: Sequence[StepRow], target_ms: float, title: str) -> str:
     head = (f"{'calls':>5} {'turns':>5} {'unans':>5} {'v2v p50':>8} {'v2v p95':>8} {'barge p95':>9} "
             f"{'dropped':>7} {'open runs':>9} {'cpu %':>6} {'cpu %/call':>10} {'cpu s/turn':>10} {'RSS MB':>7} "
             f"{'MB/call':>7} {'stt/turn':>8} {'stt ms':>6} {'batch':>5} {'stt %':>5} {'tts %':>5} "
-            f"{'turn skip %':>11} {'callers %':>9}  holds")
+            f"{'turn skip %':>11} {'callers %':>9} {'llm/turn':>8}  holds")
     out = [title, "(ms; cpu % of one core, server process; barge = barge-in stop; stt ms: asked -> text; "
                   "batch: Whisper windows per batch; stt %, tts %: model busy, % of wall time; turn skip %: pauses "
                   "whose end-of-turn model was skipped under load; "
-                  "callers %: the simulated callers' own CPU)", head]
+                  "callers %: the simulated callers' own CPU; llm/turn: model requests per answered turn, "
+                  "speculation included)", head]
     for r in rows:
         out.append(f"{r.calls:>5} {r.turns:>5} {r.unanswered:>5} {_ms(r.v2v_p50_ms):>8} {_ms(r.v2v_p95_ms):>8} "
                    f"{_ms(r.barge_stop_p95_ms):>9} {r.dropped:>7} {r.runs_open:>9} {r.server_cpu_pct:>6.0f} "
                    f"{r.cpu_pct_per_call:>10.1f} {r.cpu_s_per_turn:>10.2f} {r.rss_peak_mb:>7.0f} {r.mb_per_call:>7.1f} "
                    f"{_num(r.stt_per_turn, 8, 2)} {_num(r.stt_mean_ms, 6, 0)} {_num(r.mean_batch, 5, 2)} "
                    f"{_num(r.stt_busy_pct, 5, 0)} {_num(r.tts_busy_pct, 5, 0)} {_num(r.turn_skipped_pct, 11, 0)} "
-                   f"{r.callers_cpu_pct:>9.0f}  "
+                   f"{r.callers_cpu_pct:>9.0f} {_num(r.model_calls_per_turn, 8, 2)}  "
                    f"{'yes' if r.holds else 'no'}")
     best = largest_holding(rows)
     out.append(f"largest N with p95 voice-to-voice <= {target_ms / 1000:g} s, nothing dropped or unanswered, every "

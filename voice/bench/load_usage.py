@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sqlite3
+import urllib.request
 from pathlib import Path
 
 
@@ -95,3 +96,12 @@ def journal_runs_of(db_paths: list[Path]) -> tuple[int, list[str]]:
         n, kinds = journal_runs(path)
         runs, still_open = runs + n, still_open + kinds
     return runs, still_open
+
+
+def model_calls_served(llm_url: str) -> int | None:
+    """Requests the model stand-in (`voice.bench.llm_standin`) has answered so far; None if it cannot say."""
+    try:
+        with urllib.request.urlopen(f"{llm_url.rstrip('/')}/stats", timeout=5) as response:
+            return int(json.load(response)["completions"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
