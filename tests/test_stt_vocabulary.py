@@ -153,6 +153,20 @@ def test_a_sentence_said_twice_at_once_is_found_and_kept_once() -> None:
     assert not repeats_a_sentence("No. No. No.") and not repeats_a_sentence("I said it. I said it again.")
 
 
+def test_a_decoder_that_starts_the_window_over_is_cut_where_it_does() -> None:
+    """Whisper tiny.en on the garage's collection line: two sentences, then the first again with its numbers
+    dropped. Left in, the caller's words end on "is" and the turn waits the long silence for a number."""
+    looped = ("I'd like to pick up my car on Friday at 10 am. The job number is 6021 I'd like to pick up my car on"
+              " Friday at am The job number is")
+    kept = "I'd like to pick up my car on Friday at 10 am. The job number is 6021"
+    assert repeats_a_sentence(looped) and drop_repeated_sentence(looped) == kept
+    assert drop_repeated_sentence(kept + ". " + kept) == kept + "."  # the copy whole
+    # a caller who starts over inside a sentence, or says something like an earlier sentence, is left alone
+    for said in ["I want to cancel my, I want to cancel my order.", "Hi. Is my car ready? The job number is 4712.",
+                 "Please send order 1234 to 20 Oxford Street. Please send it today."]:
+        assert not repeats_a_sentence(said), said
+
+
 def test_a_transcript_mentions_a_vocabulary_entry_or_one_of_its_rare_words() -> None:
     from voice.speech._whisper_text import hint_terms, mentions
 

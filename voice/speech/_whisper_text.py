@@ -41,12 +41,39 @@ def _sentences(text: str) -> list[tuple[str, list[str]]]:
 
 def drop_repeated_sentence(text: str) -> str:
     """"Can I get a Calzone? Can I get a Calzone" -> "Can I get a Calzone?": a sentence of four words or more that
-    comes again at once (the copy ending early or not) is kept once."""
+    comes again at once (the copy ending early or not) is kept once; and a decoder that starts over from an earlier
+    sentence ("Pick up on Friday at 10 am. The job is 6021 Pick up on Friday at am The job is") is cut where it
+    does (`_cut_restart`)."""
     kept: list[tuple[str, list[str]]] = []
     for sentence, words in _sentences(text):
         if not (len(words) >= _MIN_REPEATED_WORDS and kept and kept[-1][1][: len(words)] == words):
             kept.append((sentence, words))
-    return "".join(sentence for sentence, _ in kept).strip()
+    return _cut_restart("".join(sentence for sentence, _ in kept).strip())
+
+
+_RESTART_WORDS = 5  # the opening words of an earlier sentence that, said again, mark the decoder starting over
+
+
+def _cut_restart(text: str) -> str:
+    """`text` up to where the opening `_RESTART_WORDS` words of one of its sentences come again after the sentence
+    that follows it: Whisper looping over a window that holds several sentences, the copy often garbled (numbers
+    dropped), which the rule above, comparing neighbouring sentences whole, misses."""
+    words: list[tuple[str, int]] = []  # (word, where it starts in text)
+    starts: list[int] = []  # indices in `words` of each sentence's first word
+    for m in re.finditer(r"[\w']+|[.?!]", text):
+        if m.group() in ".?!":
+            continue
+        if not words or text[words[-1][1]:m.start()].strip(" ,;:\"'")[-1:] in (".", "?", "!"):
+            starts.append(len(words))
+        words.append((m.group().lower(), m.start()))
+    said = [tuple(w for w, _ in words[k:k + _RESTART_WORDS]) for k in range(len(words))]
+    for n, first in enumerate(starts[:-1]):
+        if first + _RESTART_WORDS > len(words):
+            break
+        for k in range(starts[n + 1], len(words) - _RESTART_WORDS + 1):
+            if said[k] == said[first]:
+                return text[: words[k][1]].rstrip()
+    return text
 
 
 def repeats_a_sentence(text: str) -> bool:
