@@ -110,7 +110,7 @@ def test_a_finished_sentence_ends_the_turn_after_the_short_silence_and_starts_on
 def test_the_paused_utterance_is_held_open_and_stays_one_turn() -> None:
     h = Harness()
     h.say("so what i wanted", 1.0)
-    h.frames(0.9, speech=False)  # past 0.45 s, but the words are unfinished
+    h.frames(0.9, speech=False)  # past 0.42 s, but the words are unfinished
     assert not any(isinstance(c, StartRun) for c in h.log)
     h.say("so what i wanted was to ask about my order.", 1.0)
     h.frames(0.6, speech=False)
@@ -258,7 +258,7 @@ def test_the_decision_is_started_in_the_pause_once_and_never_while_a_run_is_on()
     h = Harness()
     h.say("Where is my order?", 1.0)
     h.log.clear()
-    h.frames(0.3, speech=False)  # past the 0.2 s early transcript, before the 0.45 s endpoint
+    h.frames(0.3, speech=False)  # past the 0.2 s early transcript, before the 0.42 s endpoint
     assert [c.text for c in h.log if isinstance(c, Speculate)] == ["Where is my order?"]
     h.frames(0.3, speech=False)
     assert [type(c).__name__ for c in h.log].count("Speculate") == 1 and h.core.run_active
