@@ -59,13 +59,12 @@ def _cut_restart(text: str) -> str:
     that follows it: Whisper looping over a window that holds several sentences, the copy often garbled (numbers
     dropped), which the rule above, comparing neighbouring sentences whole, misses."""
     words: list[tuple[str, int]] = []  # (word, where it starts in text)
-    starts: list[int] = []  # indices in `words` of each sentence's first word
-    for m in re.finditer(r"[\w']+|[.?!]", text):
-        if m.group() in ".?!":
-            continue
-        if not words or text[words[-1][1]:m.start()].strip(" ,;:\"'")[-1:] in (".", "?", "!"):
+    starts: list[int] = []  # indices in `words` of each sentence's first word, sentences as `_SENTENCE` cuts them
+    for sentence in _SENTENCE.finditer(text):
+        found = [(w.group().lower(), sentence.start() + w.start()) for w in re.finditer(r"[\w']+", sentence.group())]
+        if found:
             starts.append(len(words))
-        words.append((m.group().lower(), m.start()))
+            words += found
     said = [tuple(w for w, _ in words[k:k + _RESTART_WORDS]) for k in range(len(words))]
     for n, first in enumerate(starts[:-1]):
         if first + _RESTART_WORDS > len(words):

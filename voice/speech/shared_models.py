@@ -120,10 +120,13 @@ class PooledTTS:
     def spare(self) -> bool:
         """Work that may be wasted (a clause rehearsed in a caller's pause) may take a voice: none is synthesising
         or waited for, and Whisper is not busy. Under load the voices belong to audio callers are waiting for."""
-        return not self.slots.running() and not self.slots.waiting() and not (self.busy is not None and self.busy())
+        return not self.slots.running() and not self.slots.waiting() and not self._whisper_busy()
 
     def _alone(self) -> bool:
-        return self.slots.running() == 1 and not self.slots.waiting() and not (self.busy is not None and self.busy())
+        return self.slots.running() == 1 and not self.slots.waiting() and not self._whisper_busy()
+
+    def _whisper_busy(self) -> bool:
+        return self.busy is not None and self.busy()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.voices[0], name)
