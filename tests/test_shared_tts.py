@@ -10,7 +10,9 @@ import time
 import numpy as np
 import pytest
 
+from voice.speech.clause_memo import memo_for
 from voice.speech.shared_models import SPEECH_AHEAD_S, DeadlineSlots, PooledTTS
+from voice.speech.spoken import SpokenTTS
 
 
 class NamedTTS:
@@ -147,14 +149,16 @@ def test_beside_a_transcription_only_one_voice_runs_even_for_a_waiting_caller() 
     assert log[1].endswith("start")  # nothing to transcribe: both voices at once
 
 
-def test_a_greeting_is_synthesised_once_and_its_audio_reused() -> None:
+def test_a_greeting_is_synthesised_once_by_the_pool_and_its_audio_reused() -> None:
     voice = NamedTTS("a")
     tts = PooledTTS([voice])
-    first = tts.synthesize_fixed("Hello, Smile Dental, how can I help?")
+    calls = [SpokenTTS(tts), SpokenTTS(tts)]  # two calls' drivers over the server's one pool
+    first = calls[0].synthesize_fixed("Hello, Smile Dental, how can I help you today with your teeth?")
     first[:] = 7  # what a caller does with its copy never reaches the kept audio
-    again = tts.synthesize_fixed("Hello, Smile Dental, how can I help?")
-    assert voice.used == 1 and tts.work["fixed_reused"] == 1 and not again.any()
-    tts.synthesize_fixed("Good evening, Smile Dental.")
-    tts.synthesize("Order 4567 has shipped.")  # an answer is never kept
-    tts.synthesize("Order 4567 has shipped.")
-    assert voice.used == 4
+    again = calls[1].synthesize_fixed("Hello, Smile Dental, how can I help you today with your teeth?")
+    assert voice.used == 1 and memo_for(tts).work["reused"] == 1 and not again.any()
+    calls[0].synthesize("Order 4567 has shipped.")  # an answer about one order is never kept
+    calls[1].synthesize("Order 4567 has shipped.")
+    assert voice.used == 3 and tts.work["syntheses"] == 3
+
+

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from voice.speech.clause_memo import memo_for
 from voice.speech.engines import STT, TTS, EndOfTurn, transcribe_with
 
 # How much agent audio is still to play ahead of the synthesis asked for from this context, in seconds: 0 means a
@@ -21,7 +22,6 @@ from voice.speech.engines import STT, TTS, EndOfTurn, transcribe_with
 # (which copies the context into the worker thread).
 SPEECH_AHEAD_S: contextvars.ContextVar[float] = contextvars.ContextVar("speech_ahead_s", default=0.0)
 URGENT_WITHIN_S = 0.5  # a clause due to play within this long is urgent: someone will hear silence without it
-MAX_FIXED_TEXTS = 32  # greetings kept synthesised (one per agent and clause, in practice)
 
 
 class DeadlineSlots:
@@ -87,20 +87,7 @@ class PooledTTS:
             raise ValueError("PooledTTS needs at least one voice")
         self.voices, self.full, self.busy = voices, full, busy
         self.slots = DeadlineSlots(len(voices), defer)
-        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0, "fixed_reused": 0}
-        self._fixed: dict[str, np.ndarray] = {}
-
-    def synthesize_fixed(self, text: str) -> np.ndarray:
-        """Text every call says the same (the greeting): synthesised once, then the same audio again. A call's
-        first words come at once even when the voices are busy, and 20 calls starting cost one synthesis."""
-        audio = self._fixed.get(text)
-        if audio is None:
-            audio = self.synthesize(text)
-            if len(self._fixed) < MAX_FIXED_TEXTS:
-                self._fixed[text] = audio
-        else:
-            self.work["fixed_reused"] += 1
-        return audio.copy()  # the caller's own copy: the kept audio never changes
+        self.work = {"syntheses": 0, "busy_s": 0.0, "waited_s": 0.0, "full": 0}
 
     def synthesize(self, text: str) -> np.ndarray:
         asked = time.perf_counter()
@@ -234,6 +221,7 @@ def work_summary(stt: Any, tts: Any, turn: SharedTurnModel | None = None) -> str
     model = getattr(stt, "stt", stt)
     model = getattr(model, "stt", model)  # under a BatchedSTT
     stt_work, shared, tts_work = getattr(model, "work", {}), getattr(stt, "work", {}), getattr(tts, "work", {})
+    memo = memo_for(getattr(tts, "engine", tts))  # the clauses the voice said again from its memo
     n = max(1, shared.get("transcriptions", 0))
     windows, batches = stt_work.get("windows", 0), max(1, stt_work.get("batches", 0))
     syntheses = max(1, tts_work.get("syntheses", 0))
@@ -242,5 +230,5 @@ def work_summary(stt: Any, tts: Any, turn: SharedTurnModel | None = None) -> str
             f"{stt_work.get('batches', 0)} batches (mean batch {windows / batches:.2f}); "
             f"{tts_work.get('syntheses', 0)} syntheses, TTS busy {tts_work.get('busy_s', 0.0):.1f} s "
             f"(mean wait {tts_work.get('waited_s', 0.0) / syntheses:.3f} s; "
-            f"greeting clauses reused {tts_work.get('fixed_reused', 0)} times)"
+            f"clauses reused {memo.work['reused'] if memo else 0} times)"
             + (f"; end of turn scored {turn.work['scored']} pauses, skipped {turn.work['skipped']}" if turn else ""))

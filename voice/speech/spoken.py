@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from voice.speech.clause_memo import memo_for, recurs
 from voice.speech.spoken_en import EnglishUS
 
 log = logging.getLogger(__name__)
@@ -109,13 +110,30 @@ class SpokenTTS:
         self.engine = engine.engine if isinstance(engine, SpokenTTS) else engine
         self.form = form or SpokenForm()
 
-    def synthesize(self, text: str) -> np.ndarray:
+    def synthesize(self, text: str, fixed: bool = False) -> np.ndarray:
+        """The clause's audio. One that recurs (short, no digits: "Just to confirm:", "Okay,") or that every call
+        says (`fixed`: the greeting) comes from the voice's memo after its first time (`voice.speech.clause_memo`)."""
+        spoken = self._spoken(text)
+        memo = memo_for(self.engine)
+        if memo is None:
+            return self.engine.synthesize(spoken)
+        return memo.synthesize(spoken, self.engine.synthesize, keep=fixed or recurs(text))
+
+    def remembers(self, text: str) -> bool:
+        """The voice's memo holds this clause's audio (saying it costs no synthesis)."""
+        memo = memo_for(self.engine)
+        return memo is not None and self._spoken(text) in memo
+
+    def _spoken(self, text: str) -> str:
         try:
-            spoken = self.form.speak(text)
+            return self.form.speak(text)
         except Exception:  # a normaliser bug must not silence the call: say the written text instead
             log.exception("spoken form failed for %r; speaking it as written", text)
-            spoken = text
-        return self.engine.synthesize(spoken)
+            return text
+
+    def synthesize_fixed(self, text: str) -> np.ndarray:
+        """Text every call says the same (the greeting): synthesised once per voice, whatever its length."""
+        return self.synthesize(text, fixed=True)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
