@@ -20,6 +20,7 @@ from voice.call.reply import Reply
 from voice.call.state import Barge, PendingApproval, SessionConfig, TurnRecord, fresh_words
 from voice.call.turns import TurnDetector, content_words
 from voice.call.write_truth import WriteOutcomes
+from voice.speech.incremental_stt import TurnTranscriber
 from voice.trace import TraceKind
 
 MAX_JOINED_GAP_S = 0.5  # the silence kept between two turns transcribed as one
@@ -38,6 +39,7 @@ class GoingOn:
     turn_audio: list[np.ndarray]
     last_turn: tuple[float, np.ndarray] | None  # the last closed turn: (speech end, its audio)
     prefix: str  # the words of the turn this one may go on with: its audio is in front of this one's
+    heard: TurnTranscriber  # this turn's transcript so far
     went_on: TurnRecord | None  # a turn whose caller went on before hearing its answer: its run is being withdrawn
     _out: list[ce.CallCommand]
 
@@ -57,6 +59,8 @@ class GoingOn:
         gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), MAX_JOINED_GAP_S) * SAMPLE_RATE), np.int16)
         self.turn_audio = [audio, gap, *self.turn_audio]
         self.prefix = self.turns[-1].user_text
+        if self.heard.finished is not None and self.heard.finished(self.prefix):
+            self.heard.keep_head(len(audio) + len(gap), self.prefix)  # only the new words are transcribed
 
     def _fresh(self, text: str) -> str:
         """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""

@@ -29,7 +29,7 @@ from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
-from voice.call.turns import TurnDetector, ends_on_digits, is_interruption, needed_silence
+from voice.call.turns import TurnDetector, ends_on_digits, is_interruption, needed_silence, sentence_done
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.caller_digits import join_spoken_digits
 from voice.speech.incremental_stt import TurnTranscriber
@@ -50,7 +50,7 @@ class CallCore(AgentSide, GoingOn):
         self.trace: list[dict[str, Any]] = []
         self.now = 0.0
         self.turn_audio: list[np.ndarray] = []
-        self.heard = TurnTranscriber(config.turns.stt_window_s)  # the turn's finished windows, transcribed once
+        self.heard = self._new_transcriber()  # the turn's finished windows, transcribed once
         # the frames before this one: the start of a speech run and the pre-roll before its onset
         self.recent: deque[np.ndarray] = deque(maxlen=config.turns.start_frames - 1
                                                + math.ceil(config.turns.preroll_s / FRAME_S - 1e-9))
@@ -180,7 +180,7 @@ class CallCore(AgentSide, GoingOn):
         self._check_keys()
         if self.detector.update(frame.prob, frame.t, FRAME_S):
             self.turn_audio = [*self.recent, frame.pcm]
-            self.heard = TurnTranscriber(self.cfg.turns.stt_window_s)
+            self.heard = self._new_transcriber()
             self._join_last_turn()
             self._on_speech_start(frame.t)
         elif self.detector.in_turn:
@@ -244,7 +244,12 @@ class CallCore(AgentSide, GoingOn):
             self.wanted = False if not optional else (self.wanted is not False)
             return
         self.asked[key] = self.now
-        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard))
+        pause = self.detector.silence_s(self.now + FRAME_S) >= self.cfg.turns.early_stt_s  # not mid-word
+        self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard, pause))
+
+    def _new_transcriber(self) -> TurnTranscriber:
+        turns = self.cfg.turns
+        return TurnTranscriber(turns.stt_window_s, sentence_done if turns.keep_sentences else None)
 
     def _want_turn_score(self) -> None:
         key = self.detector.last_speech_s

@@ -174,11 +174,12 @@ class Transcribe:
     audio: np.ndarray
     optional: bool = False
     turn: TurnTranscriber | None = None
+    pause: bool = False  # the audio ends in the caller's pause, not in their speech
 
     def text(self, stt: STT, vocabulary: Sequence[str] = ()) -> str:
         """The transcript, biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`)."""
         if self.turn is not None:
-            return self.turn.transcribe(stt, self.audio, vocabulary).strip()
+            return self.turn.transcribe(stt, self.audio, vocabulary, pause=self.pause).strip()
         return transcribe_with(stt, self.audio, vocabulary).strip()
 
 

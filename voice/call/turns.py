@@ -90,6 +90,10 @@ class TurnConfig(BaseModel):
     """How often a partial transcript is offered for speculative reads while the caller speaks."""
     max_turn_s: float = Field(30.0, gt=1.0)
     """A caller turn is closed and answered after this much speech; what they say after it is the next turn."""
+    keep_sentences: bool = True
+    """A caller who goes on after a finished sentence and a pause has that sentence transcribed once: from then on
+    only what follows the pause is transcribed again (`voice.speech.incremental_stt.TurnTranscriber`), so the text
+    of a turn of several sentences is back in the time the last one takes. False: the whole turn every time."""
     stt_window_s: float = Field(10.0, ge=2.0)
     """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
     again for a partial (`voice/speech/incremental_stt.py`), so the cost per second of speech stays flat."""
@@ -164,6 +168,14 @@ def ends_on_number(text: str) -> bool:
 def ends_on_digits(text: str) -> bool:
     """The words end on digits, whatever follows them ("is 7,", "for 41."): a number was being said."""
     return bool(_DIGIT_END.search(text.strip()))
+
+
+def sentence_done(text: str) -> bool:
+    """Words that end a finished sentence, with nothing in them that goes on past it: not a number being dictated
+    ("is 7."), not one announced ("my job number is."), not a trailing word ("I'd like the.")."""
+    asked = re.search(r"[?!][\"')\]]*$", text.strip()) is not None  # "... at 9 am?": its last word ends nothing
+    return looks_finished(text) and (asked or not trails_off(text)) and not ends_on_digits(text) \
+        and not announces_a_number(text)
 
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,

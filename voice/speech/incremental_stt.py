@@ -11,7 +11,7 @@ transcribes only the open window at the end — at most `window_s` of audio, how
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,19 +42,30 @@ def quiet_cuts(samples: np.ndarray, max_window_s: float, search_s: float = SEARC
 @dataclass
 class TurnTranscriber:
     """One caller turn's transcript, built window by window (see the module docstring). Safe to share between
-    the transcription of a partial and the turn's final one (a window is at worst transcribed twice)."""
+    the transcription of a partial and the turn's final one (a window is at worst transcribed twice).
+
+    `finished` says whether words are a finished sentence. A transcription taken in the caller's pause (`pause`)
+    whose words are one makes its audio the turn's head: when the caller goes on, only what follows the pause is
+    transcribed again ("Can I collect my car on Saturday at 9am?" kept, "It's job 4712." transcribed), so a turn
+    of several sentences costs the last one's transcription, not all of them again. The cut lies in a pause, so
+    no word is split."""
 
     window_s: float = 10.0
+    finished: Callable[[str], bool] | None = None
     committed: dict[tuple[int, int], str] = field(default_factory=dict)  # finished windows' text
+    head: tuple[int, str] | None = None  # (samples, text): the turn's words up to a pause after a finished sentence
     calls: int = 0  # speech-to-text calls made for this turn
     audio_s: float = 0.0  # seconds of audio sent to speech-to-text for this turn
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
-        """The text of `audio` (this turn from its start): earlier windows from memory, the rest transcribed (biased
-        towards the call's `vocabulary`, which is the same for the whole turn)."""
-        spans = quiet_cuts(audio, self.window_s)
-        texts = []
+    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = (), pause: bool = False) -> str:
+        """The text of `audio` (this turn from its start): its head and earlier windows from memory, the rest
+        transcribed (biased towards the call's `vocabulary`, which is the same for the whole turn). `pause`: the
+        audio ends in the caller's pause."""
+        with self._lock:
+            head = self.head if self.head is not None and self.head[0] < len(audio) else None
+        start, texts = (head[0], [head[1]]) if head else (0, [])
+        spans = [(start + a, start + b) for a, b in quiet_cuts(audio[start:], self.window_s)]
         for i, span in enumerate(spans):
             with self._lock:
                 known = self.committed.get(span)
@@ -66,4 +77,13 @@ class TurnTranscriber:
                     if i < len(spans) - 1 and not QUICK_PASS.get():  # a finished window never changes
                         self.committed[span] = known
             texts.append(known)
-        return " ".join(t for t in texts if t)
+        text = " ".join(t for t in texts if t)
+        if pause and not QUICK_PASS.get() and self.finished is not None and self.finished(text):
+            self.keep_head(len(audio), text)
+        return text
+
+    def keep_head(self, samples: int, text: str) -> None:
+        """The turn's first `samples` of audio say `text`, a finished sentence, and end in a pause."""
+        with self._lock:
+            if self.head is None or self.head[0] < samples:
+                self.head = (samples, text)

@@ -1,0 +1,91 @@
+"""A caller who goes on after a finished sentence and a pause: the sentence is transcribed once, and only what follows
+the pause again (`TurnTranscriber.head`, `TurnConfig.keep_sentences`), so a turn of several sentences is back in
+the time its last sentence takes. Unit tests with a counting stand-in, then real Whisper on a real caller line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from voice.audio import SAMPLE_RATE, load_audio
+from voice.call.turns import sentence_done
+from voice.speech.engines import STT_ENGINES
+from voice.speech.incremental_stt import TurnTranscriber
+
+S = SAMPLE_RATE
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Sentences:
+    """Says each whole second of audio it is sent as one finished sentence, or what `said` tells it to."""
+
+    said: str | None = None
+    sent: list[float] = field(default_factory=list)
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        self.sent.append(len(audio) / S)
+        return self.said if self.said is not None else " ".join(["Fine."] * round(len(audio) / S))
+
+
+def test_words_after_a_finished_sentence_and_a_pause_are_all_that_is_transcribed_again() -> None:
+    stt, heard = Sentences(), TurnTranscriber(10.0, sentence_done)
+    audio = np.ones(4 * S, np.int16)
+    assert heard.transcribe(stt, audio[: 2 * S], pause=True) == "Fine. Fine."
+    assert heard.head == (2 * S, "Fine. Fine.")
+    assert heard.transcribe(stt, audio, pause=True) == "Fine. Fine. Fine. Fine."
+    assert stt.sent == [2.0, 2.0]  # the two seconds after the pause, not all four
+    assert heard.head == (4 * S, "Fine. Fine. Fine. Fine.")
+
+
+@pytest.mark.parametrize("words", ["My order number is 45.", "I'd like to book the.", "My job number is.",
+                                   "I'd like to book a table"])
+def test_words_that_go_on_past_the_pause_keep_the_whole_turn_transcribed(words: str) -> None:
+    stt, heard = Sentences(said=words), TurnTranscriber(10.0, sentence_done)
+    heard.transcribe(stt, np.ones(2 * S, np.int16), pause=True)
+    assert heard.head is None  # digits being dictated, a trailing word, a number announced, no full stop
+
+
+def test_only_a_transcription_in_a_pause_can_make_a_head_and_the_setting_turns_it_off() -> None:
+    stt = Sentences()
+    mid_word = TurnTranscriber(10.0, sentence_done)
+    mid_word.transcribe(stt, np.ones(2 * S, np.int16))  # a barge-in check while the caller speaks
+    assert mid_word.head is None
+    off = TurnTranscriber(10.0, None)  # TurnConfig(keep_sentences=False)
+    off.transcribe(stt, np.ones(2 * S, np.int16), pause=True)
+    off.transcribe(stt, np.ones(3 * S, np.int16), pause=True)
+    assert off.head is None and stt.sent[-1] == 3.0
+
+
+@pytest.fixture(scope="module")
+def whisper() -> object:
+    return STT_ENGINES.load("tiny.en", threads=1)
+
+
+class Counting:
+    def __init__(self, stt: object) -> None:
+        self.stt, self.sent = stt, []  # type: ignore[var-annotated]
+
+    def transcribe(self, audio: np.ndarray) -> str:
+        self.sent.append(len(audio) / S)
+        return self.stt.transcribe(audio)  # type: ignore[attr-defined]
+
+
+def test_a_real_caller_line_of_two_sentences_is_heard_whole_with_its_second_sentence_transcribed_alone(
+        whisper: object) -> None:
+    line = load_audio(ROOT / "examples/garage/calls/audio/collect_4712.wav")  # "... on Saturday at 9am? It's Job 4712."
+    level = np.abs(line.astype(np.int32))
+    frames = level[: len(level) // 512 * 512].reshape(-1, 512).max(axis=1)
+    loud = np.flatnonzero(frames > 600)
+    gaps = np.flatnonzero(np.diff(loud) >= 4)  # the pause between the sentences: 4 or more quiet frames
+    assert len(gaps) >= 1
+    pause = (loud[gaps[0]] + 4) * 512  # three quiet frames into it, as the call asks for a transcript
+    stt, heard = Counting(whisper), TurnTranscriber(10.0, sentence_done)
+    first = heard.transcribe(stt, line[:pause], pause=True)
+    assert "saturday" in first.lower() and first.rstrip().endswith("?") and heard.head is not None
+    whole = heard.transcribe(stt, line, pause=True)
+    assert whole.startswith(first) and "4712" in whole.replace(" ", "")
+    assert stt.sent[-1] < len(line) / S - 1.5  # only the audio after the pause was transcribed again
