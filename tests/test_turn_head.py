@@ -28,25 +28,36 @@ class Sentences:
 
     def transcribe(self, audio: np.ndarray) -> str:
         self.sent.append(len(audio) / S)
-        return self.said if self.said is not None else " ".join(["Fine."] * round(len(audio) / S))
+        return self.said if self.said is not None else " ".join(["I am fine now."] * round(len(audio) / S))
 
 
 def test_words_after_a_finished_sentence_and_a_pause_are_all_that_is_transcribed_again() -> None:
     stt, heard = Sentences(), TurnTranscriber(10.0, sentence_done)
     audio = np.ones(4 * S, np.int16)
-    assert heard.transcribe(stt, audio[: 2 * S], pause=True) == "Fine. Fine."
-    assert heard.head == (2 * S, "Fine. Fine.")
-    assert heard.transcribe(stt, audio, pause=True) == "Fine. Fine. Fine. Fine."
+    two = "I am fine now. I am fine now."
+    assert heard.transcribe(stt, audio[: 2 * S], pause=True) == two
+    assert heard.head == (2 * S, two)
+    assert heard.transcribe(stt, audio, pause=True) == f"{two} {two}"
     assert stt.sent == [2.0, 2.0]  # the two seconds after the pause, not all four
-    assert heard.head == (4 * S, "Fine. Fine. Fine. Fine.")
+    assert heard.head == (4 * S, f"{two} {two}")
+
+
+def test_a_short_sentence_after_the_head_does_not_move_it() -> None:
+    stt, heard = Sentences(said="I want to check my booking."), TurnTranscriber(10.0, sentence_done)
+    heard.transcribe(stt, np.ones(2 * S, np.int16), pause=True)
+    stt.said = "Thanks."  # the audio after the head says one word: the whole of it is transcribed next time
+    assert heard.transcribe(stt, np.ones(3 * S, np.int16), pause=True) == "I want to check my booking. Thanks."
+    assert heard.head == (2 * S, "I want to check my booking.")
 
 
 @pytest.mark.parametrize("words", ["My order number is 45.", "I'd like to book the.", "My job number is.",
-                                   "I'd like to book a table"])
+                                   "I'd like to book a table", "Can you check?", "I want the references.",
+                                   "The reference is four, one.", "Could you give me the reference?"])
 def test_words_that_go_on_past_the_pause_keep_the_whole_turn_transcribed(words: str) -> None:
     stt, heard = Sentences(said=words), TurnTranscriber(10.0, sentence_done)
     heard.transcribe(stt, np.ones(2 * S, np.int16), pause=True)
-    assert heard.head is None  # digits being dictated, a trailing word, a number announced, no full stop
+    # digits being dictated (in figures or words), a trailing word, a number announced, no full stop, a stub
+    assert heard.head is None
 
 
 def test_only_a_transcription_in_a_pause_can_make_a_head_and_the_setting_turns_it_off() -> None:

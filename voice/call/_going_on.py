@@ -59,8 +59,7 @@ class GoingOn:
         gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), MAX_JOINED_GAP_S) * SAMPLE_RATE), np.int16)
         self.turn_audio = [audio, gap, *self.turn_audio]
         self.prefix = self.turns[-1].user_text
-        if self.heard.finished is not None and self.heard.finished(self.prefix):
-            self.heard.keep_head(len(audio) + len(gap), self.prefix)  # only the new words are transcribed
+        self.heard.offer_head(len(audio) + len(gap), self.prefix)  # a finished sentence: only new words transcribed
 
     def _fresh(self, text: str) -> str:
         """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""

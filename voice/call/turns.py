@@ -172,10 +172,12 @@ def ends_on_digits(text: str) -> bool:
 
 def sentence_done(text: str) -> bool:
     """Words that end a finished sentence, with nothing in them that goes on past it: not a number being dictated
-    ("is 7."), not one announced ("my job number is."), not a trailing word ("I'd like the.")."""
+    ("is 7.", "Four, one."), not one announced ("my job number is.", "The references."), not a trailing word
+    ("I'd like the.")."""
     asked = re.search(r"[?!][\"')\]]*$", text.strip()) is not None  # "... at 9 am?": its last word ends nothing
+    last = _last_word(text)
     return looks_finished(text) and (asked or not trails_off(text)) and not ends_on_digits(text) \
-        and not announces_a_number(text)
+        and last not in en.DIGIT_WORDS and last.removesuffix("s") not in en.NUMBER_NAMES
 
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,

@@ -19,6 +19,7 @@ import numpy as np
 from voice.audio import SAMPLE_RATE
 from voice.speech.engines import QUICK_PASS, STT, transcribe_with
 
+HEAD_WORDS = 4  # a sentence kept as the turn's head has this many words at least: "Can you check?" may be a stub
 SEARCH_S = 5.0  # where a cut may go: the quietest 100 ms in this much audio before the window's end
 
 
@@ -48,7 +49,8 @@ class TurnTranscriber:
     whose words are one makes its audio the turn's head: when the caller goes on, only what follows the pause is
     transcribed again ("Can I collect my car on Saturday at 9am?" kept, "It's job 4712." transcribed), so a turn
     of several sentences costs the last one's transcription, not all of them again. The cut lies in a pause, so
-    no word is split."""
+    no word is split; a sentence of fewer than `HEAD_WORDS` words is not kept (a caller's hesitation after
+    "Can you check" is not a sentence Whisper can be trusted to have closed)."""
 
     window_s: float = 10.0
     finished: Callable[[str], bool] | None = None
@@ -78,12 +80,16 @@ class TurnTranscriber:
                         self.committed[span] = known
             texts.append(known)
         text = " ".join(t for t in texts if t)
-        if pause and not QUICK_PASS.get() and self.finished is not None and self.finished(text):
-            self.keep_head(len(audio), text)
+        if pause and not QUICK_PASS.get():
+            self.offer_head(len(audio), text)
         return text
 
-    def keep_head(self, samples: int, text: str) -> None:
-        """The turn's first `samples` of audio say `text`, a finished sentence, and end in a pause."""
+    def offer_head(self, samples: int, text: str) -> None:
+        """The turn's first `samples` of audio, ending in a pause, say `text`: its head from now on if `text` ends
+        a finished sentence of `HEAD_WORDS` words or more past the head so far."""
+        if self.finished is None or not self.finished(text):
+            return
         with self._lock:
-            if self.head is None or self.head[0] < samples:
+            before = self.head[1].split() if self.head is not None else []
+            if (self.head is None or self.head[0] < samples) and len(text.split()) - len(before) >= HEAD_WORDS:
                 self.head = (samples, text)
