@@ -109,6 +109,11 @@ DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", 
 SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
 
 # ---- what the agent says --------------------------------------------------------------------------------
+# Words a spoken phrase starts with, where a long first clause of an answer may be cut for the voice ("We're open
+# Monday to Friday | from 8 in the morning"); not "in", "on", "by", "to": they end phrasal verbs ("check in").
+PHRASE_STARTS = ("and", "but", "or", "so", "because", "from", "until", "with", "at", "for", "which", "while",
+                 "where", "when", "after", "before", "unless")
+
 HAND_OVER = "Let me get a person to help you with that. Please hold."
 REPEAT_PLEASE = "Sorry, could you say that again?"
 COULD_NOT_FINISH = "Sorry, I couldn't finish that just now."

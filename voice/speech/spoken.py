@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from voice.speech._first_clause import is_cut_phrase, trim_pause
 from voice.speech.clause_memo import memo_for, recurs
 from voice.speech.spoken_en import EnglishUS
 
@@ -113,11 +114,14 @@ class SpokenTTS:
     def synthesize(self, text: str, fixed: bool = False) -> np.ndarray:
         """The clause's audio. One that recurs (short, no digits: "Just to confirm:", "Okay,") or that every call
         says (`fixed`: the greeting) comes from the voice's memo after its first time (`voice.speech.clause_memo`)."""
-        spoken = self._spoken(text)
+        cut = is_cut_phrase(text)  # the first part of a clause cut for the voice: said as a phrase that goes on
+        spoken = self._spoken(text) + ("," if cut else "")
         memo = memo_for(self.engine)
         if memo is None:
-            return self.engine.synthesize(spoken)
-        return memo.synthesize(spoken, self.engine.synthesize, keep=fixed or recurs(text))
+            audio = self.engine.synthesize(spoken)
+        else:
+            audio = memo.synthesize(spoken, self.engine.synthesize, keep=fixed or recurs(text))
+        return trim_pause(audio) if cut else audio
 
     def remembers(self, text: str) -> bool:
         """The voice's memo holds this clause's audio (saying it costs no synthesis)."""

@@ -18,6 +18,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from voice.audio import SAMPLE_RATE, AudioFormatError, parse_wav_bytes, to_internal
+from voice.speech._first_clause import head_cut
 from voice.speech.engines import TTS, TTS_ENGINES
 
 logger = logging.getLogger(__name__)
@@ -178,10 +179,14 @@ class ClauseChunker:
     Text without any boundary is cut at a space after `max_chars` so speech never waits long.
     """
 
-    def __init__(self, min_chars: int = 3, max_chars: int = 250) -> None:
+    def __init__(self, min_chars: int = 3, max_chars: int = 250, first_phrase: bool = True) -> None:
+        """`first_phrase`: a long first clause is cut before a word that starts a phrase (`_first_clause.head_cut`),
+        so the caller hears its first words sooner."""
         self.min_chars = min_chars
         self.max_chars = max_chars
+        self.first_phrase = first_phrase
         self._buffer = ""
+        self._emitted = 0
 
     def push(self, delta: str) -> list[str]:
         """Add a text delta; return the clauses it completed (possibly none)."""
@@ -201,6 +206,7 @@ class ClauseChunker:
             clause, self._buffer = self._buffer[: cut[0]].strip(), self._buffer[cut[1] :]
             if clause:
                 clauses.append(clause)
+                self._emitted += 1
         return clauses
 
     def _next_cut(self, final: bool) -> tuple[int, int] | None:
@@ -218,7 +224,16 @@ class ClauseChunker:
                 next_char = text[match.end()] if match.end() < len(text) else ""
                 if _ends_with_abbreviation(clause, next_char):
                     continue
-            return end, match.end()
+            return self._phrase_cut(text[:end], closed=True) or (end, match.end())
+        if head := self._phrase_cut(text, closed=final):
+            return head
         if len(text) > self.max_chars and (space := text.rfind(" ", 0, self.max_chars)) > 0:
             return space, space + 1
         return None
+
+    def _phrase_cut(self, clause: str, closed: bool) -> tuple[int, int] | None:
+        """The first clause's cut before a phrase (`first_phrase`), as (end of clause, start of the rest)."""
+        if not self.first_phrase or self._emitted:
+            return None
+        cut = head_cut(clause, closed)
+        return None if cut is None else (cut, cut)
