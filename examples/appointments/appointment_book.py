@@ -73,7 +73,7 @@ class Calendar:
         if not free:
             return f"{day.title()} is fully booked."
         times = f"{', '.join(free[:-1])} and {free[-1]}" if len(free) > 1 else free[0]
-        return f"On {day.title()} we have openings at {times}."
+        return f"On {day.title()} we have openings at {times}" + ("" if times.endswith(".") else ".")  # "4 p.m."
 
     def book_appointment(self, day: str, time: str, name: str) -> str:
         if day not in DAYS or time not in HOURS:
