@@ -291,8 +291,8 @@ def test_a_normaliser_failure_speaks_the_written_text_instead_of_silencing_the_c
     form = SpokenForm()
     form.rules = Broken()
     engine = RecordingTTS()
-    SpokenTTS(engine, form).synthesize("order 4567")
-    assert engine.heard == ["order 4567"]
+    SpokenTTS(engine, form).synthesize("Order 4567 is on its way.")
+    assert engine.heard == ["Order 4567 is on its way."]
 
 
 _PIECES = ["4567", "$", "20", ".", "00", ",", "250", "-", "0134", "555", ":", "30", " pm", "%", "#", "order ",
