@@ -96,3 +96,25 @@ def test_a_call_warms_its_openers_while_idle_and_the_next_call_on_the_voice_need
     assert first[0] == "Hello, how can I help?"  # the greeting first, then the openers
     assert {"Just to confirm:", "Okay,", "Sorry,"} <= set(first[1:])
     assert one_call() == []  # greeting and openers all from the voice's memo
+
+
+class BrokenVoice(Voice):
+    tried = 0
+
+    def synthesize(self, text: str) -> np.ndarray:
+        self.tried += 1
+        if text != "Hello, how can I help?":
+            raise ConnectionError("the speech server is down")
+        return super().synthesize(text)
+
+
+def test_a_voice_that_fails_while_warming_stops_the_warming_not_the_call(tmp_path: Path) -> None:
+    voice = BrokenVoice()
+    agent = Agent(model=ScriptedModel(["Fine."]), tools=[], config=LoopConfig.profile("voice"),
+                  journal_path=str(tmp_path / "journal.db"))
+    sink = PacedSink()
+    session = CallSession(agent, SileroVAD(), None, voice, ClauseChunker,
+                          SessionConfig(greeting="Hello, how can I help?"), sink, realtime=True)
+    asyncio.run(drive_realtime(session, sink, np.zeros(2 * 16000, np.int16), speed=4.0))
+    assert voice.asked == ["Hello, how can I help?"] and voice.tried == 2  # one clause failed to warm, then none
+    assert [e["text"] for e in session.trace if e["kind"] == "agent_said"] == ["Hello, how can I help?"]

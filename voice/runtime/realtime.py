@@ -132,7 +132,7 @@ class RealtimeDriver(CallDriver):
     async def _speak_forever(self) -> None:
         while True:
             if self.speech_queue.empty() and (clause := self._clause_to_warm()):
-                await asyncio.to_thread(self.tts.synthesize, clause)  # kept in the voice's memo
+                await self._warm(clause)
                 continue
             command = await self.speech_queue.get()
             try:
@@ -152,6 +152,13 @@ class RealtimeDriver(CallDriver):
             if not self.tts.remembers(clause):
                 return clause
         return ""
+
+    async def _warm(self, clause: str) -> None:
+        try:
+            await asyncio.to_thread(self.tts.synthesize, clause)  # kept in the voice's memo
+        except Exception as exc:  # a voice that fails here fails for the answers too: they say so, not this
+            log.warning("warming the voice failed (%r); no more clauses are synthesised ahead", exc)
+            self.to_warm.clear()
 
     async def _speak(self, command: Synthesize) -> None:
         if command.generation < self.speech_generation:
