@@ -40,6 +40,7 @@ class GoingOn:
     last_turn: tuple[float, np.ndarray] | None  # the last closed turn: (speech end, its audio)
     prefix: str  # the words of the turn this one may go on with: its audio is in front of this one's
     heard: TurnTranscriber  # this turn's transcript so far
+    turn_ends: dict[float, tuple[float | None, float]]  # pause -> (the end-of-turn model's verdict, when)
     went_on: TurnRecord | None  # a turn whose caller went on before hearing its answer: its run is being withdrawn
     _out: list[ce.CallCommand]
 
@@ -59,7 +60,21 @@ class GoingOn:
         gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), MAX_JOINED_GAP_S) * SAMPLE_RATE), np.int16)
         self.turn_audio = [audio, gap, *self.turn_audio]
         self.prefix = self.turns[-1].user_text
-        self.heard.offer_head(len(audio) + len(gap), self.prefix)  # a finished sentence: only new words transcribed
+        if self._long_pause(self.detector.onset_s - end):  # after a finished sentence only new words are transcribed
+            self.heard.offer_head(len(audio) + len(gap), self.prefix)
+
+    def _going_on_in_turn(self, pause_key: float, t: float) -> None:
+        """The caller speaks again in their turn (this frame, at `t`, is speech after the pause at `pause_key`):
+        a long pause that the end-of-turn model heard as the end of a sentence ends the turn's head there. Its
+        word alone is not enough: Whisper closes a fragment cut at a reader's pause ("... to consider how.")."""
+        if self.detector.last_speech_s > pause_key and self._long_pause(t - pause_key):
+            complete = self.turn_ends.get(pause_key, (None, 0.0))[0]
+            if complete is not None and complete >= self.cfg.turns.semantic_threshold:
+                self.heard.went_on(pause_key)
+
+    def _long_pause(self, pause_s: float) -> bool:
+        after = self.cfg.turns.keep_sentences_after_s
+        return after is not None and pause_s >= after - 1e-9
 
     def _fresh(self, text: str) -> str:
         """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""

@@ -178,6 +178,7 @@ class CallCore(AgentSide, GoingOn):
         self.arrivals.append((frame.t, frame.wall))
         self._check_approval_timeout()
         self._check_keys()
+        pause_key = self.detector.last_speech_s  # the caller's pause, if this frame ends one
         if self.detector.update(frame.prob, frame.t, FRAME_S):
             self.turn_audio = [*self.recent, frame.pcm]
             self.heard = self._new_transcriber()
@@ -185,6 +186,7 @@ class CallCore(AgentSide, GoingOn):
             self._on_speech_start(frame.t)
         elif self.detector.in_turn:
             self.turn_audio.append(frame.pcm)
+            self._going_on_in_turn(pause_key, frame.t)
         self.recent.append(frame.pcm)
         if self.detector.in_turn:
             self._during_speech(frame.t)
@@ -249,7 +251,7 @@ class CallCore(AgentSide, GoingOn):
 
     def _new_transcriber(self) -> TurnTranscriber:
         turns = self.cfg.turns
-        return TurnTranscriber(turns.stt_window_s, sentence_done if turns.keep_sentences else None)
+        return TurnTranscriber(turns.stt_window_s, None if turns.keep_sentences_after_s is None else sentence_done)
 
     def _want_turn_score(self) -> None:
         key = self.detector.last_speech_s

@@ -179,7 +179,7 @@ class Transcribe:
     def text(self, stt: STT, vocabulary: Sequence[str] = ()) -> str:
         """The transcript, biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`)."""
         if self.turn is not None:
-            return self.turn.transcribe(stt, self.audio, vocabulary, pause=self.pause).strip()
+            return self.turn.transcribe(stt, self.audio, vocabulary, self.key if self.pause else None).strip()
         return transcribe_with(stt, self.audio, vocabulary).strip()
 
 

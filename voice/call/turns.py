@@ -90,10 +90,12 @@ class TurnConfig(BaseModel):
     """How often a partial transcript is offered for speculative reads while the caller speaks."""
     max_turn_s: float = Field(30.0, gt=1.0)
     """A caller turn is closed and answered after this much speech; what they say after it is the next turn."""
-    keep_sentences: bool = True
-    """A caller who goes on after a finished sentence and a pause has that sentence transcribed once: from then on
-    only what follows the pause is transcribed again (`voice.speech.incremental_stt.TurnTranscriber`), so the text
-    of a turn of several sentences is back in the time the last one takes. False: the whole turn every time."""
+    keep_sentences_after_s: float | None = 0.25
+    """A caller who goes on after a finished sentence and a pause at least this long, which the end-of-turn model
+    heard as an end (or which ended the turn before), has that sentence transcribed once: from then on only what
+    follows the pause is transcribed again (`voice.speech.incremental_stt`), so the text of a turn of several
+    sentences is back in the time the last one takes. Shorter pauses are breaths inside a sentence more often
+    than between two. None: the whole turn is transcribed every time."""
     stt_window_s: float = Field(10.0, ge=2.0)
     """A turn is transcribed in windows of at most this much audio; only the newest window is transcribed
     again for a partial (`voice/speech/incremental_stt.py`), so the cost per second of speech stays flat."""

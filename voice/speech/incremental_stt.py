@@ -45,25 +45,32 @@ class TurnTranscriber:
     """One caller turn's transcript, built window by window (see the module docstring). Safe to share between
     the transcription of a partial and the turn's final one (a window is at worst transcribed twice).
 
-    `finished` says whether words are a finished sentence. A transcription taken in the caller's pause (`pause`)
-    whose words are one makes its audio the turn's head: when the caller goes on, only what follows the pause is
-    transcribed again ("Can I collect my car on Saturday at 9am?" kept, "It's job 4712." transcribed), so a turn
-    of several sentences costs the last one's transcription, not all of them again. The cut lies in a pause, so
-    no word is split; a sentence of fewer than `HEAD_WORDS` words is not kept (a caller's hesitation after
-    "Can you check" is not a sentence Whisper can be trusted to have closed)."""
+    `finished` says whether words are a finished sentence. When the caller goes on after a long pause
+    (`went_on`) and the transcription taken in that pause (`pause_key`) ends a finished sentence, its audio becomes
+    the turn's head: only what follows the pause is transcribed again ("Can I collect my car on Saturday at 9am?"
+    kept, "It's job 4712." transcribed), so a turn of several sentences costs the last one's transcription, not
+    all of them again. The cut lies in a pause, so no word is split. A sentence of fewer than `HEAD_WORDS` words
+    is kept only when the call says so (`went_on`: after a pause of `TurnConfig.keep_sentences_after_s` that the
+    end-of-turn model heard as an end, or the end of the turn before): Whisper closes a fragment heard up to a
+    reader's pause ("John Dashwood had them.", "... to consider how.") as readily as a sentence, and the words
+    after it, heard alone, come out worse (the recordings of `scripts/measure_end_of_turn.py`: 13.0 -> 15.3 %
+    WER when every pause after such words made a head, 14.6 % after pauses of 0.25 s, 13.0 % as now)."""
 
     window_s: float = 10.0
     finished: Callable[[str], bool] | None = None
     committed: dict[tuple[int, int], str] = field(default_factory=dict)  # finished windows' text
     head: tuple[int, str] | None = None  # (samples, text): the turn's words up to a pause after a finished sentence
+    paused: dict[float, tuple[int, str]] = field(default_factory=dict)  # pause -> (samples, text) transcribed in it
     calls: int = 0  # speech-to-text calls made for this turn
     audio_s: float = 0.0  # seconds of audio sent to speech-to-text for this turn
+    _gone_on: set[float] = field(default_factory=set, repr=False)  # long pauses gone on from, transcript not back
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = (), pause: bool = False) -> str:
+    def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = (),
+                   pause_key: float | None = None) -> str:
         """The text of `audio` (this turn from its start): its head and earlier windows from memory, the rest
-        transcribed (biased towards the call's `vocabulary`, which is the same for the whole turn). `pause`: the
-        audio ends in the caller's pause."""
+        transcribed (biased towards the call's `vocabulary`, which is the same for the whole turn). `pause_key`:
+        the audio ends in this pause of the caller's (for `went_on`)."""
         with self._lock:
             head = self.head if self.head is not None and self.head[0] < len(audio) else None
         start, texts = (head[0], [head[1]]) if head else (0, [])
@@ -80,9 +87,23 @@ class TurnTranscriber:
                         self.committed[span] = known
             texts.append(known)
         text = " ".join(t for t in texts if t)
-        if pause and not QUICK_PASS.get():
-            self.offer_head(len(audio), text)
+        if pause_key is not None and not QUICK_PASS.get():
+            with self._lock:
+                self.paused[pause_key] = (len(audio), text)
+                gone_on = pause_key in self._gone_on
+            if gone_on:  # the caller went on before this was back
+                self.went_on(pause_key)
         return text
+
+    def went_on(self, pause_key: float) -> None:
+        """The caller went on after a long pause: what was transcribed in it (now, or when it is back) may become
+        the head (`offer_head`)."""
+        with self._lock:
+            heard = self.paused.pop(pause_key, None)
+            if heard is None:
+                self._gone_on.add(pause_key)
+        if heard is not None:
+            self.offer_head(*heard)
 
     def offer_head(self, samples: int, text: str) -> None:
         """The turn's first `samples` of audio, ending in a pause, say `text`: its head from now on if `text` ends
