@@ -18,7 +18,7 @@ from voice.call import events as ce
 from voice.call.answers import Answer, read_answer
 from voice.call.reply import Reply
 from voice.call.state import Barge, PendingApproval, SessionConfig, TurnRecord, fresh_words
-from voice.call.turns import TurnDetector, content_words
+from voice.call.turns import TurnDetector, content_words, sentence_done
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.incremental_stt import TurnTranscriber
 from voice.trace import TraceKind
@@ -62,6 +62,11 @@ class GoingOn:
         self.prefix = self.turns[-1].user_text
         if self._long_pause(self.detector.onset_s - end):  # after a finished sentence only new words are transcribed
             self.heard.offer_head(len(audio) + len(gap), self.prefix)
+
+    def _new_transcriber(self) -> TurnTranscriber:
+        """A turn's transcriber; it keeps a finished sentence as the turn's head where the caller goes on after it."""
+        turns = self.cfg.turns
+        return TurnTranscriber(turns.stt_window_s, None if turns.keep_sentences_after_s is None else sentence_done)
 
     def _going_on_in_turn(self, pause_key: float, t: float) -> None:
         """The caller speaks again in their turn (this frame, at `t`, is speech after the pause at `pause_key`):

@@ -29,10 +29,9 @@ from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
-from voice.call.turns import TurnDetector, ends_on_digits, is_interruption, needed_silence, sentence_done
+from voice.call.turns import TurnDetector, ends_on_digits, is_interruption, needed_silence
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.caller_digits import join_spoken_digits
-from voice.speech.incremental_stt import TurnTranscriber
 from voice.trace import TraceKind
 
 
@@ -248,10 +247,6 @@ class CallCore(AgentSide, GoingOn):
         self.asked[key] = self.now
         pause = self.detector.silence_s(self.now + FRAME_S) >= self.cfg.turns.early_stt_s  # not mid-word
         self._out.append(ce.Transcribe(key, np.concatenate(self.turn_audio), optional, self.heard, pause))
-
-    def _new_transcriber(self) -> TurnTranscriber:
-        turns = self.cfg.turns
-        return TurnTranscriber(turns.stt_window_s, None if turns.keep_sentences_after_s is None else sentence_done)
 
     def _want_turn_score(self) -> None:
         key = self.detector.last_speech_s
