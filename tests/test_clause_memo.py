@@ -54,7 +54,7 @@ def test_the_greeting_is_kept_whatever_its_length() -> None:
     voice = Voice()
     greeting = "Hello, and thank you for calling Hartley's Garage, the friendliest garage in 2026."
     for _ in range(3):
-        SpokenTTS(voice).synthesize_fixed(greeting)
+        SpokenTTS(voice).synthesize(greeting, fixed=True)
     assert len(voice.asked) == 1 and "twenty" in voice.asked[0]  # in its spoken form, once
 
 

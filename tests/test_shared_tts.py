@@ -153,9 +153,9 @@ def test_a_greeting_is_synthesised_once_by_the_pool_and_its_audio_reused() -> No
     voice = NamedTTS("a")
     tts = PooledTTS([voice])
     calls = [SpokenTTS(tts), SpokenTTS(tts)]  # two calls' drivers over the server's one pool
-    first = calls[0].synthesize_fixed("Hello, Smile Dental, how can I help you today with your teeth?")
+    first = calls[0].synthesize("Hello, Smile Dental, how can I help you today with your teeth?", fixed=True)
     first[:] = 7  # what a caller does with its copy never reaches the kept audio
-    again = calls[1].synthesize_fixed("Hello, Smile Dental, how can I help you today with your teeth?")
+    again = calls[1].synthesize("Hello, Smile Dental, how can I help you today with your teeth?", fixed=True)
     assert voice.used == 1 and memo_for(tts).work["reused"] == 1 and not again.any()
     calls[0].synthesize("Order 4567 has shipped.")  # an answer about one order is never kept
     calls[1].synthesize("Order 4567 has shipped.")

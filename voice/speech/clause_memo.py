@@ -23,7 +23,6 @@ MAX_CHARS = 48  # longer clauses say something particular to this turn
 MAX_CLAUSES = 256
 MAX_SAMPLES = 16000 * 600  # ten minutes of 16 kHz audio, ~19 MB: the memo never grows past it
 _DIGIT = re.compile(r"\d")
-_PLACEHOLDER = re.compile(r"\{")
 
 
 def recurs(text: str) -> bool:
@@ -100,6 +99,6 @@ def opening_clauses(words: ModuleType, chunker: Callable[[], Any]) -> list[str]:
         one = chunker()
         clauses = [*one.push(line), *one.flush()]
         first = clauses[0] if clauses else ""
-        if first and not _PLACEHOLDER.search(first) and recurs(first) and first not in out:
+        if first and "{" not in first and recurs(first) and first not in out:
             out.append(first)
     return out

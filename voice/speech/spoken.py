@@ -135,9 +135,5 @@ class SpokenTTS:
             log.exception("spoken form failed for %r; speaking it as written", text)
             return text
 
-    def synthesize_fixed(self, text: str) -> np.ndarray:
-        """Text every call says the same (the greeting): synthesised once per voice, whatever its length."""
-        return self.synthesize(text, fixed=True)
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self.engine, name)
