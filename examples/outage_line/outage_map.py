@@ -82,7 +82,8 @@ class OutageMap:
         known = self._outage(account["postcode"])
         text = f"The power cut at {account['address']} is reported, reference {reference}."
         if known["outage"] != "none":
-            text += f" It is part of a known {known['outage']}; power should be back by {known['power back']}."
+            back = known["power back"].removesuffix(".")  # "about 6 p.m." ends the sentence itself
+            text += f" It is part of a known {known['outage']}; power should be back by {back}."
         return text
 
     def account(self, account_number: str) -> dict[str, str] | None:
