@@ -34,6 +34,11 @@ from voice.speech.caller_digits import join_spoken_digits
     ("from 9 to 5 every day", "from 9 to 5 every day"),
     ("I want 2 to 3 for now", "I want 2 to 3 for now"),  # it ends on one: no dictation
     ("two for one", "two for one"),
+    # "four four" heard as "for for": one digit said twice, right after the number is named
+    ("The references for for one eight.", "The references 4418."),
+    ("my account number is to to 5 1", "my account number is 2251"),
+    ("I want to to 1 2", "I want to to 1 2"),
+    ("Tell me for for 1 2", "Tell me for for 1 2"),
     # digits and digit words in one dictated run (Whisper writes some of each)
     ("6, 6, oh, oh.", "6600."),
     ("It's 3 0 5 one, eight.", "It's 30518."),

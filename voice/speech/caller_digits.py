@@ -42,10 +42,20 @@ def _sounds_like_digits(m: re.Match[str]) -> str:
     heard = [w for w in words if w not in _SOUNDS_LIKE]
     if len(heard) == len(words):
         return m.group(0) if _UNIT.match(m.string, m.end()) else "".join(DIGIT_WORDS.get(w, w) for w in words)
-    if not 2 <= len(heard) < 4 or words[-1] in _SOUNDS_LIKE \
-            or any(a in _SOUNDS_LIKE and b in _SOUNDS_LIKE for a, b in itertools.pairwise(words)):
+    # a digit said twice right after the number is named is one too ("the reference is for for one eight")
+    twice = _announced(m.string[: m.start()])
+    if not 2 <= len(heard) < 4 or words[-1] in _SOUNDS_LIKE or any(
+            a in _SOUNDS_LIKE and b in _SOUNDS_LIKE and not (twice and a == b) for a, b in itertools.pairwise(words)):
         return m.group(0)
     return "".join(_SOUNDS_LIKE.get(w) or DIGIT_WORDS.get(w, w) for w in words)
+
+
+def _announced(before: str) -> bool:
+    """The words before a run name a number: "... the references", "... my account number is"."""
+    last = re.findall(r"[a-z]+", before.lower())[-2:]
+    if last and last[-1] == "is":
+        last = last[:-1]
+    return bool(last) and (last[-1] in en.NUMBER_NAMES or last[-1].removesuffix("s") in en.NUMBER_NAMES)
 
 
 def join_spoken_digits(text: str) -> str:
