@@ -139,6 +139,13 @@ async def until_media(ws: Any, timeout: float = 20.0) -> None:
             pass
 
 
+async def until_tool_ran(served: Served, timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not any(c.session.turns and c.session.turns[0].tool_calls
+                      for c in served.ctx.registry.live()):
+            await asyncio.sleep(0.01)
+
+
 # ---- streamdouble calls ------------------------------------------------------------------------------------
 
 
@@ -252,6 +259,7 @@ async def test_protocol_error_mid_reply_still_leaves_a_complete_journal(stack: S
                 for message in utterance():
                     await ws.send(message)
                 await until_media(ws)  # the agent is talking and the run is waiting on the model
+                await until_tool_ran(served)  # its first words may come from the voice's memo before the tool ran
                 if ending == "garbage":
                     await ws.send("\x00garbage")
                     assert (await close_code(ws))[0] == 1007
