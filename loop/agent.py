@@ -116,6 +116,16 @@ class Agent:
             if inspect.isawaitable(result):
                 await result
 
+    async def warm_conversation(self, history: Sequence[Message]) -> int:
+        """Hand the conversation so far to a model that keeps a cache of it (the embedded one), so the next turn's
+        request evaluates only what is new. Never a model call: nothing is generated, journaled or spent.
+        Returns how many tokens the model read (0: it keeps no cache, or had them already)."""
+        warm = getattr(self.model, "warm_conversation", None)
+        if warm is None or not history:
+            return 0
+        request, _ = self.assembler.build(history, 0, self.config.max_output_tokens)
+        return int(await warm(request))
+
     async def prefetch_reads(self, words: str, history: Sequence[Message] = (), *,
                              answer_too: bool = False) -> Prefetch:
         """Speculation on the caller's words so far (`loop.prefetch`): the reads the model proposes for them, vetted

@@ -49,7 +49,8 @@ def test_a_read_the_caller_asks_about_yields_to_the_read_their_words_fill() -> N
     plan, _ = _plan("Which city is order 1234 going to?")
     assert plan.missing["delivery_status"] == ["city"] and plan.yields("delivery_status")
     assert plan.instead_calls == ['{"name": "lookup_order", "arguments": {"order_id": "1234"}}']
-    assert not plan.yields("issue_refund")  # a write still asks for what it lacks
+    # a write the caller spoke of by no word of its own ("order" is every tool's) gives way to the read too
+    assert plan.yields("issue_refund")
 
 
 def test_a_refund_without_an_amount_asks_for_it_and_a_stray_remark_is_steered_to_the_order() -> None:
@@ -112,3 +113,29 @@ def test_fresh_reads_take_values_not_loose_words() -> None:
 def test_a_name_the_caller_addresses_is_not_a_place() -> None:
     assert proper_names("Lord, but I am glad to see you again, Phil.") == []
     assert proper_names("Any deliveries going to New York?") == ["New York"]
+
+
+def _garage_plan(said: str) -> Plan:
+    from examples.garage.workshop import Workshop
+
+    tools = Workshop(":memory:").tools()
+    assembler = PromptAssembler("You answer a garage's phone.", tools, lambda text: len(text) // 4 + 1, 4096)
+    return plan_for(assembler.build([Message("user", said)], 0, 96)[0], lambda gbnf: gbnf)
+
+
+def test_a_decision_with_one_possible_call_is_made_before_generating() -> None:
+    status = '{"name": "repair_status", "arguments": {"job_number": "4712"}}'
+    # book_collection lacks the day and the time and gives way to the read: whatever the model names, this call
+    assert _garage_plan("Hi, is my car ready? The job number is 4712").sole_call() == status
+    price = _garage_plan("How much is the repair on job 5186 going to cost?")  # "repair", "job": every tool's words
+    assert price.sole_call() == '{"name": "price_quote", "arguments": {"job_number": "5186"}}'
+    # the caller spoke of a collection: naming it asks for the day and time, so the model still decides
+    assert _garage_plan("I want to collect my car, job 6021.").sole_call() == ""
+    assert _garage_plan("Can I collect job 6021 on Friday at 10 a.m.?").sole_call() == ""  # several whole calls
+    assert _garage_plan("Is my car ready yet?").sole_call() == ""  # nothing to fill a call with
+    # the order desk's update_address takes any address: its call is never whole, so the model decides
+    plan, _ = _plan("Where is my order 4567?")
+    assert plan.sole_call() == "" and plan.instead_calls == [
+        '{"name": "lookup_order", "arguments": {"order_id": "4567"}}']
+    refund, _ = _plan("I'd like a refund for order 4567.")
+    assert not refund.yields("issue_refund") and refund.sole_call() == ""  # it asks for the amount

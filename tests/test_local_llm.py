@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -330,3 +331,47 @@ async def test_decoding_uses_both_threads_until_a_voice_speaks_beside_it(model: 
     request.words_spoken = True
     await _collect(model, request)
     assert threads() == 1
+
+
+async def test_a_call_with_no_alternative_is_not_generated(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The garage's "is my car ready? job 4712" admits one call whatever the model names (`Plan.sole_call`): it
+    comes out at once, nothing evaluated, and it is the call the model makes when it does decide."""
+    from examples.garage.workshop import Workshop
+    from loop.models.llama.decoding import Plan
+    from loop.prompt import PromptAssembler
+
+    tools = Workshop(":memory:").tools()
+    garage = PromptAssembler("You answer Hartley's Garage's phone. Look jobs up with the tools.", tools,
+                             model.count_tokens, 2048)
+    request = garage.build([Message("user", "Hi, is my car ready? The job number is 4712")], 0, 96)[0]
+    events, decided = await _collect(model, request)
+    assert [c.name for c in decided.tool_calls] == ["repair_status"] and decided.finish_reason == "tool_calls"
+    assert isinstance(events[0], ToolCallDelta) and model.last.evaluated_tokens == 0 == model.last.output_tokens
+    monkeypatch.setattr(Plan, "sole_call", lambda self: "")
+    _, generated = await _collect(model, request)
+    assert model.last.output_tokens > 0
+    assert [(c.name, c.arguments) for c in generated.tool_calls] == [(c.name, c.arguments) for c in decided.tool_calls]
+
+
+async def test_the_call_so_far_is_read_ahead_of_the_turn_and_never_over_another_call(model: Any, desk: Any) -> None:
+    """`warm_conversation` (while the caller speaks): the turn's prompt then evaluates only the caller's new words;
+    a cache holding another call's turn is left alone, and a generation waiting for the model stops the reading."""
+    history = [{"role": "user", "content": "Where is my order?"},
+               {"role": "assistant", "content": "Sure, I can help with that. Could you tell me the order number?"}]
+    request = _ask(desk, "It is 4567.", history)
+    so_far = replace(request, messages=request.messages[:-1])
+    model.reset_cache()
+    await model.warm(request)
+    model._wanted.set()  # a generation waits for the model: nothing is read
+    assert await model.warm_conversation(so_far) == 0
+    model._wanted.clear()
+    assert await model.warm_conversation(so_far) > 0
+    assert await model.warm_conversation(so_far) == 0  # read already
+    await _collect(model, request)
+    new_words = len(model._tok("<|im_start|>user\nIt is 4567.<|im_end|>\n<|im_start|>assistant\n"))
+    assert model.last.evaluated_tokens <= new_words + len(model._tok('{"name": "'))
+    other = _ask(desk, "Can I get a refund on order 2020?")  # another call's first turn, now in the cache
+    await _collect(model, other)
+    assert await model.warm_conversation(so_far) == 0
+    model._used_at -= 60  # that call has not used the model for a minute: it is over, or between turns
+    assert await model.warm_conversation(so_far) > 0

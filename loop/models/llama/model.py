@@ -65,6 +65,8 @@ from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDel
 
 log = logging.getLogger("voiceloop.local_llm")
 _MAX_CACHED_COUNTS = 4096
+WARM_CHUNK = 8  # tokens evaluated at a time while warming: ~90 ms on one core here
+LIVE_S = 5.0  # a call whose turn is in the cache and that used the model this recently is still talking to it
 
 
 class LlamaModel:
@@ -111,6 +113,8 @@ class LlamaModel:
         self.state_dir = cache_dir() / "kv" if state_dir == "default" else Path(state_dir) if state_dir else None
         self.last = GenStats()
         self._lock = threading.Lock()
+        self._wanted = threading.Event()  # a generation waits for the lock: warming gives way (`warm_conversation`)
+        self._used_at = 0.0  # time.monotonic() of the last generation's end
         self._counts: dict[str, int] = {}
         self._samplers: dict[str, GrammarSampler] = {}
         self._candidates: Any = None
@@ -178,6 +182,34 @@ class LlamaModel:
                 self._save_state(tokens)
             return evaluated
 
+    async def warm_conversation(self, request: ModelRequest) -> int:
+        """Evaluate the conversation so far into the KV cache while the caller speaks, so their turn's prompt
+        evaluates only their new words (earlier turns are 40-150 tokens, ~5 ms each here). It never replaces the
+        turn of another call still talking to the model (calls share it: `LIVE_S`), and gives way to any
+        generation that wants the model. Returns how many tokens it evaluated."""
+        messages = present(request.messages, locale.get(request.language))
+        # this call's own: the cache holds its first message after the system prompt, which every call shares
+        first = self._tok(render_prefix(messages[: request.stable_prefix + 1], request.tools))
+        return await asyncio.to_thread(self._extend_cache, self._tok(render_prefix(messages, request.tools)),
+                                       len(first))
+
+    def _extend_cache(self, tokens: list[int], own: int) -> int:
+        if not self._lock.acquire(blocking=False):
+            return 0  # a generation has the model: it evaluates what it needs itself
+        try:
+            common = self._common_prefix(tokens)
+            if common < self.llm.n_tokens and common < own and time.monotonic() - self._used_at < LIVE_S:
+                return 0  # the cache holds the turn of another call that is still talking to the model
+            self.llm.n_tokens = common  # eval() drops our own older tail (a call as decoded, not as rendered)
+            self.llm._ctx.set_n_threads(1, 1)  # the other core transcribes the caller's pauses meanwhile
+            done = common
+            while done < len(tokens) and not self._wanted.is_set():
+                self.llm.eval(tokens[done: done + WARM_CHUNK])  # a waiting generation waits one chunk at most
+                done = self.llm.n_tokens
+            return done - common
+        finally:
+            self._lock.release()
+
     def _state_path(self, tokens: list[int]) -> Path | None:
         if self.state_dir is None:
             return None
@@ -209,8 +241,10 @@ class LlamaModel:
     def _plan(self, request: ModelRequest) -> Plan:
         if not self.use_grammar:
             return Plan(None)
-        return plan_for(request, self._compiled, grounded=self.ground, forced_calls=self.force_fixed,
+        plan = plan_for(request, self._compiled, grounded=self.ground, forced_calls=self.force_fixed,
                         tagged=self.tag_calls)
+        # a finished call ends the output (`one_call`), so a plan with one possible call has it decided already
+        return Plan(None, call=call) if self.one_call and (call := plan.sole_call()) else plan
 
     # ---- stream ----
 
@@ -313,12 +347,14 @@ class LlamaModel:
                   cancel: threading.Event, lead: str = "", answer: str = "") -> None:
         """Worker thread: greedy decoding (under the grammar) one token at a time until a stop token. `answer`:
         the reply is already known (`read_out`), nothing is generated."""
+        self._wanted.set()
         with self._lock:  # the KV cache, the samplers and their shared token array belong to one generation
+            self._wanted.clear()
             try:
                 plan = Plan(None, say=answer) if answer else \
                     Plan(self._compiled(CONTINUATION)) if lead else self._plan(request)
-                if plan.say:  # decided before generating: nothing for the model to do
-                    emit(("say", plan.say))
+                if plan.say or plan.call:  # decided before generating: nothing for the model to do
+                    emit(("say", plan.say) if plan.say else ("piece", plan.call))
                     self.last = GenStats(prompt_tokens=len(prompt), reused_tokens=len(prompt), finish="stop")
                     emit(("done", self.last))
                     return
@@ -333,5 +369,5 @@ class LlamaModel:
             except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging
                 emit(("error", exc))
                 return
-            self.last = stats
+            self.last, self._used_at = stats, time.monotonic()
             emit(("done", stats))
