@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from loop import Decision, Event, ToolCall, Verdict
+from loop import Decision, Event, Message, RunOutcome, RunResult, ToolCall, Verdict
 from tests.fakes import WordChunker
 from voice.audio import FRAME_S
 from voice.call.core import CallCore
@@ -31,6 +31,7 @@ from voice.call.events import (
     Traced,
     Transcribe,
     TranscriptReady,
+    WarmModel,
 )
 from voice.call.playout import FRAME
 from voice.call.state import SessionConfig
@@ -185,6 +186,29 @@ def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:
     assert h.feed(ClockTick(h.t + 2.0)) == []
     assert [type(c) for c in h.feed(ClockTick(h.t + 3.5))] == [SettleApproval]
     assert "approval_timeout" in h.kinds()
+
+
+def test_a_new_turn_lets_the_model_read_the_call_so_far_but_speech_over_the_agent_does_not() -> None:
+    h = Harness()
+    h.say("Where is my order?", 1.0)
+    assert not any(isinstance(c, WarmModel) for c in h.log)  # the first turn: nothing said yet to read
+    run_started(h, "Where is my order?")
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "Could you tell me the number?"})))
+    h.agent_speaks("Could you tell me the number?")
+    h.say("it is 4567", 0.3)  # over the agent: a barge-in, whose history is cut to what was heard
+    assert not any(isinstance(c, WarmModel) for c in h.log)
+    h = Harness()
+    run_started(h, "Where is my order?")
+    ask = "Could you tell me the order number?"
+    said = [Message("user", "Where is my order?"), Message("assistant", ask)]
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": ask + " "})))
+    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", ask, [], {}, said)))
+    h.agent_speaks(ask)
+    h.feed(AudioPlayed(int(16000 * len(ask.split()) * 0.3)))  # heard whole
+    h.frames(1.0, speech=False)
+    h.log.clear()
+    h.say("It is 4567.", 0.3)  # the next turn: the model may read the question and its turn while they speak
+    assert [c.history for c in h.log if isinstance(c, WarmModel)] == [said]
 
 
 def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run() -> None:

@@ -18,6 +18,7 @@ TRANSPORT_PREFIX = "transport."
 class TraceKind(StrEnum):
     # the call
     PREFIX_WARMED = "prefix_warmed"  # the model's stable prefix is in its cache before the first turn
+    CALL_READ_AHEAD = "call_read_ahead"  # the model read the call so far while the caller spoke (tokens, ms)
     CALL_ENDED = "call_ended"
     # the caller
     CALLER_SPEECH_STARTED = "caller_speech_started"

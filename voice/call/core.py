@@ -205,6 +205,8 @@ class CallCore(AgentSide, GoingOn):
             arrived = next((w for ft, w in reversed(self.arrivals) if ft <= onset + 1e-9), None)
             wall = {} if arrived is None else {"stop_latency_wall_ms": round((self.clock() - arrived) * 1000, 1)}
             self._trace(TraceKind.AGENT_PAUSED, stop_latency_ms=round((t + FRAME_S - onset) * 1000, 1), **wall)
+        elif not (self.run_active or self.reply.busy or self.prefix) and self.history:  # a new turn: read the call
+            self._out.append(ce.WarmModel(list(self.history)))  # so far meanwhile; the decision then only the new words
 
     def _during_speech(self, t: float) -> None:
         turns, key = self.cfg.turns, self.detector.last_speech_s

@@ -236,6 +236,14 @@ class StopSpeculating:
 
 
 @dataclass(frozen=True)
+class WarmModel:
+    """The caller started a new turn: the model may read the call so far meanwhile (`Agent.warm_conversation`),
+    so the turn's decision evaluates only their new words."""
+
+    history: list[Message]
+
+
+@dataclass(frozen=True)
 class ClearAudio:
     """Drop the agent audio buffered in the transport (the caller started talking)."""
 
@@ -264,4 +272,4 @@ class Traced:
 
 
 CallCommand = (Transcribe | ScoreTurnEnd | Synthesize | StartRun | CancelRun | SettleApproval | Speculate
-               | StopSpeculating | ClearAudio | DropStaleSpeech | HandOver | Traced)
+               | StopSpeculating | WarmModel | ClearAudio | DropStaleSpeech | HandOver | Traced)

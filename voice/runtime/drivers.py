@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from opentelemetry import context as otel_context
 
-from loop import Agent, ApprovalAnswer, Event, ToolCall, Verdict
+from loop import Agent, ApprovalAnswer, Event, Message, ToolCall, Verdict
 from voice.audio import FRAME_S, FRAME_SAMPLES
 from voice.call.core import CallCore
 from voice.call.events import (
@@ -50,6 +50,7 @@ from voice.call.events import (
     Transcribe,
     TranscriptReady,
     TurnEndScored,
+    WarmModel,
 )
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
@@ -116,6 +117,8 @@ class CallDriver:
                 self.speculate(command)
             case StopSpeculating():
                 self.stop_speculating()
+            case WarmModel(history=history):
+                self.warm_model(history)
             case DropStaleSpeech(generation=generation):
                 self.speech_generation = max(self.speech_generation, generation)
             case HandOver(reason=reason):
@@ -197,6 +200,14 @@ class CallDriver:
     def stop_speculating(self) -> None:
         """Drop decisions on older words (the caller paused)."""
 
+    def warm_model(self, history: list[Message]) -> None:
+        """Let the model read the call so far while the caller speaks."""
+
+    async def read_ahead(self, history: list[Message]) -> None:
+        started = time.perf_counter()
+        if tokens := await self.agent.warm_conversation(history):
+            self.trace(TraceKind.CALL_READ_AHEAD, tokens=tokens, ms=round((time.perf_counter() - started) * 1000, 1))
+
     def approval_asked(self) -> None:
         """The run now waits for the caller."""
 
@@ -215,6 +226,7 @@ class VirtualDriver(CallDriver):
         self.max_tail_s = max_tail_s
         self.out: list[np.ndarray] = []
         self.speculations: list[Speculate] = []
+        self.warming: list[list[Message]] = []
         self.settle_due = False
         self.asking = asyncio.Event()
 
@@ -237,8 +249,10 @@ class VirtualDriver(CallDriver):
 
     async def catch_up(self) -> None:
         """Finish what the last inputs started: speculation, then the run until it ends or asks the caller."""
-        while self.speculations or self.settle_due:
-            if self.speculations:
+        while self.speculations or self.settle_due or self.warming:
+            if self.warming:
+                await self.read_ahead(self.warming.pop(0))
+            elif self.speculations:
                 command = self.speculations.pop(0)
                 await speculate_reads(self.agent, command.history, command.text, self.trace,
                                       answer_too=command.in_pause)
@@ -273,6 +287,9 @@ class VirtualDriver(CallDriver):
 
     def speculate(self, command: Speculate) -> None:
         self.speculations.append(command)
+
+    def warm_model(self, history: list[Message]) -> None:
+        self.warming.append(history)
 
     def start_run(self, command: StartRun) -> None:
         super().start_run(command)

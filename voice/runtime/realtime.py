@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from loop import Message
 from voice.audio import FRAME_S, SAMPLE_RATE, FrameAssembler
 from voice.call.events import (
     AudioPlayed,
@@ -215,6 +216,9 @@ class RealtimeDriver(CallDriver):
         """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""
         if self.speculation is not None and not self.speculation.done() and not self.speculation_in_pause:
             self.speculation.cancel()
+
+    def warm_model(self, history: list[Message]) -> None:
+        self._spawn(self.read_ahead(history))
 
     def stop_speculating(self) -> None:
         self._cancel_older_speculation()
