@@ -66,3 +66,22 @@ def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits
     assert answer("Do you have a double room free from June 12 for two nights?") == ""  # a tool's question
     assert answer("Can you check my booking? The reference is 3091.") == ""  # an identifier: a tool's
     assert answer("I'd like a room.", "What date would you arrive?", "Check-out on Friday") == ""  # an answer
+
+
+def test_a_word_for_the_same_thing_counts_toward_the_prompts_line() -> None:
+    """"What time do you close?" meets the garage's hours line by "close" for "open" and "time" for "hours" (the
+    0.5B otherwise spent ~150 ms on a reply the guard threw away for that same line); a question a tool answers
+    better stays the tool's."""
+    from examples.garage.workshop import Workshop
+    from loop.grounding._scope import prompt_answer
+    from loop.prompt import PromptAssembler
+
+    prompt = yaml.safe_load(Path("examples/garage/agent.yaml").read_text())["system_prompt"]
+    assembler = PromptAssembler(prompt, Workshop(":memory:").tools(), len, 4096)
+
+    def answer(said: str) -> str:
+        return prompt_answer(assembler.build([Message("user", said)], 0, 96)[0])
+
+    assert answer("What time do you close on Saturday?").startswith("We're open Monday to Friday")
+    assert answer("When is my car ready?") == "" and answer("How much does a service cost?") == ""
+    assert answer("Can I collect my car on Saturday at 9am?") == ""

@@ -19,6 +19,7 @@ from typing import Any
 from loop import locale
 from loop.grounding._arg_kinds import name_words
 from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
+from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.types import Message, ModelRequest
 
 _VERBS = {"get", "check", "look", "lookup", "find", "search", "list", "show", "fetch", "read", "issue", "update",
@@ -89,7 +90,6 @@ def _topic(tool: dict[str, Any]) -> str | None:
     return ("the " if words[-1] in _THE else "") + " ".join([*words[:-1], _plural(words[-1])])
 
 
-_QUOTE = re.compile(r"\"([^\"]{8,})\"")
 _ELSE = re.compile(r"\b(?:anything|everything) else\b|\banything but\b|\bother than\b|\bout of scope\b", re.I)
 
 
@@ -303,9 +303,15 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
     for line in system.splitlines():
-        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := len(caller & _stems(line))) > best:
+        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := _fit(caller, _stems(line))) > best:
             best, found = score, quotes[-1].strip()
     return best, found
+
+
+def _fit(caller: set[str], own: set[str]) -> int:
+    """How well words (`own`'s stems) fit the caller's: 2 a word of theirs, 1 a word for the same thing ("close"
+    for "open", "cost" for "price")."""
+    return sum(2 if w in own else 1 if _related({w}) & own else 0 for w in caller)
 
 
 def prompt_answer(request: ModelRequest) -> str:
@@ -318,7 +324,7 @@ def prompt_answer(request: ModelRequest) -> str:
         return ""
     caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
     best, found = _best_quote(request, caller)
-    tools = max((len(caller & _stems(_name_and_description(t))) for t in request.tools), default=0)
+    tools = max((_fit(caller, _stems(_name_and_description(t))) for t in request.tools), default=0)
     return found if best > tools else ""
 
 
@@ -333,10 +339,9 @@ def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) 
     their words tell none apart."""
     caller = {stem(w) for w in re.findall(r"[a-z']{3,}", _fresh(messages)[0].lower()) if w not in REQUEST_WORDS}
 
-    def score(tool: dict[str, Any]) -> int:  # a word of the tool's own: 2; a word for the same thing: 1
+    def score(tool: dict[str, Any]) -> int:
         fn = tool.get("function") or tool
-        own = _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " "))
-        return sum(2 if w in own else 1 if _related({w}) & own else 0 for w in caller)
+        return _fit(caller, _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " ")))
 
     best = max(map(score, reads), default=0)
     return [t for t in reads if score(t) == best] if best else list(reads)
