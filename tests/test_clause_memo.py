@@ -12,7 +12,7 @@ import numpy as np
 from loop import Agent, LoopConfig, ScriptedModel
 from loop.locale import en
 from voice.runtime.session import CallSession, SessionConfig
-from voice.speech.clause_memo import ClauseMemo, memo_for, opening_clauses, recurs
+from voice.speech.clause_memo import ClauseMemo, first_clause, memo_for, opening_clauses, recurs
 from voice.speech.spoken import SpokenTTS
 from voice.speech.tts import ClauseChunker
 from voice.speech.vad import SileroVAD
@@ -118,3 +118,21 @@ def test_a_voice_that_fails_while_warming_stops_the_warming_not_the_call(tmp_pat
     asyncio.run(drive_realtime(session, sink, np.zeros(2 * 16000, np.int16), speed=4.0))
     assert voice.asked == ["Hello, how can I help?"] and voice.tried == 2  # one clause failed to warm, then none
     assert [e["text"] for e in session.trace if e["kind"] == "agent_said"] == ["Hello, how can I help?"]
+
+
+def test_the_first_clause_of_each_reply_the_prompt_quotes_is_warmed_too(tmp_path: Path) -> None:
+    """A reply the agent's prompt quotes is said as it stands (`prompt_answer`): its first clause is synthesised
+    while the call is idle and kept whatever it holds ("from 3 p.m." too), so the answer is heard at once."""
+    voice = Voice()
+    prompt = ('You answer a hotel\'s phone.\n- the stay: "Check-in is from 3 p.m. and check-out is by 11 a.m."\n'
+              '- "Where is booking 3091?" -> booking_details\n- anything else: "Sorry, I can only help with rooms."')
+    agent = Agent(model=ScriptedModel(["Fine."]), tools=[], config=LoopConfig.profile("voice"),
+                  journal_path=str(tmp_path / "journal.db"), system_prompt=prompt)
+    sink = PacedSink()
+    session = CallSession(agent, SileroVAD(), None, voice, ClauseChunker, SessionConfig(greeting="Hello."), sink,
+                          realtime=True)
+    asyncio.run(drive_realtime(session, sink, np.zeros(3 * 16000, np.int16), speed=4.0))
+    check_in = next(c for c in voice.asked if c.startswith("Check-in"))
+    assert "three" in check_in and not any("Where is" in c for c in voice.asked)  # a caller's words: not a reply
+    assert SpokenTTS(voice).remembers(first_clause("Check-in is from 3 p.m. and check-out is by 11 a.m.",
+                                                   ClauseChunker))

@@ -16,6 +16,15 @@ from dataclasses import dataclass, field
 
 from loop.locale import en
 
+QUOTE = re.compile(r"\"([^\"]{8,})\"")  # a reply an agent's prompt quotes, as the caller is to hear it
+
+
+def quoted_replies(system: str) -> list[str]:
+    """The replies an agent's prompt quotes for what callers ask ('opening hours: "We're open ..."'), which are
+    said as they stand (`loop.grounding._scope.prompt_answer`); not callers' words quoted before a tool call
+    ('"Where is order 3141?" -> lookup_order')."""
+    return [quotes[-1].strip() for line in system.splitlines() if "->" not in line and (quotes := QUOTE.findall(line))]
+
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
 
 _BRACKETS = re.compile(r"[{}\[\]<>`]")

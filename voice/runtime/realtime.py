@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from loop import Message
+from loop.grounding.speakable import quoted_replies
 from voice.audio import FRAME_S, SAMPLE_RATE, FrameAssembler
 from voice.call.events import (
     AudioPlayed,
@@ -31,7 +32,7 @@ from voice.runtime.drivers import CallDriver, transcript_of, turn_verdict
 from voice.runtime.priming import PrimedModel
 from voice.runtime.rehearsal import REHEARSAL_AHEAD_S, Rehearsal
 from voice.runtime.speculation import speculate_reads
-from voice.speech.clause_memo import opening_clauses
+from voice.speech.clause_memo import first_clause, opening_clauses
 from voice.speech.engines import QUICK_PASS
 from voice.speech.shared_models import SPEECH_AHEAD_S, SharedTurnModel
 from voice.trace import TraceKind
@@ -56,7 +57,11 @@ class RealtimeDriver(CallDriver):
         # the answer's first clause synthesised in the caller's pause, when the pause's decision knows it
         self.rehearsal = Rehearsal(self._rehearse_clause, self.core.chunker_cls) \
             if self.core.cfg.preempt and self.core.cfg.rehearse else None
-        self.to_warm = opening_clauses(self.core.words, self.core.chunker_cls)  # `_clause_to_warm`
+        # `_clause_to_warm`: (clause, kept whatever it holds): fixed lines' openings, and the first clause of each
+        # reply the agent's prompt quotes, which is said as it stands ("We're open Monday to Friday")
+        self.to_warm = [(c, False) for c in opening_clauses(self.core.words, self.core.chunker_cls)] + [
+            (c, True) for line in quoted_replies(self.agent.assembler.system)
+            if (c := first_clause(line, self.core.chunker_cls))]
 
     async def start(self) -> None:
         self._spawn(self._speak_forever())
@@ -133,7 +138,7 @@ class RealtimeDriver(CallDriver):
     async def _speak_forever(self) -> None:
         while True:
             if self.speech_queue.empty() and (clause := self._clause_to_warm()):
-                await self._warm(clause)
+                await self._warm(*clause)
                 continue
             command = await self.speech_queue.get()
             try:
@@ -141,22 +146,23 @@ class RealtimeDriver(CallDriver):
             finally:
                 self.speech_gate.done()
 
-    def _clause_to_warm(self) -> str:
-        """An opening clause of the agent's fixed lines ("Just to confirm:") its voice has not said yet, while
-        nothing else wants the cores (no caller speech, no run, an idle shared voice): when an answer opens with it,
-        the caller hears it at once instead of ~50 ms later. "" when there is none, or not now."""
+    def _clause_to_warm(self) -> tuple[str, bool] | None:
+        """An opening clause of the agent's fixed lines ("Just to confirm:", "We're open Monday to Friday") its
+        voice has not said yet, and whether to keep it whatever it holds, while nothing else wants the cores (no
+        caller speech, no run, an idle shared voice): when an answer opens with it, the caller hears it at once
+        instead of ~50-150 ms later. None when there is none, or not now."""
         spare = getattr(self.tts, "spare", None)
         if self.core.detector.in_turn or self.core.run_active or (callable(spare) and not spare()):
-            return ""
+            return None
         while self.to_warm:
-            clause = self.to_warm.pop(0)
+            clause, fixed = self.to_warm.pop(0)
             if not self.tts.remembers(clause):
-                return clause
-        return ""
+                return clause, fixed
+        return None
 
-    async def _warm(self, clause: str) -> None:
+    async def _warm(self, clause: str, fixed: bool) -> None:
         try:
-            await asyncio.to_thread(self.tts.synthesize, clause)  # kept in the voice's memo
+            await asyncio.to_thread(self.tts.synthesize, clause, fixed)  # kept in the voice's memo
         except Exception as exc:  # a voice that fails here fails for the answers too: they say so, not this
             log.warning("warming the voice failed (%r); no more clauses are synthesised ahead", exc)
             self.to_warm.clear()

@@ -96,9 +96,14 @@ def opening_clauses(words: ModuleType, chunker: Callable[[], Any]) -> list[str]:
         line = getattr(words, name)
         if not name.isupper() or not isinstance(line, str) or " " not in line.strip():
             continue
-        one = chunker()
-        clauses = [*one.push(line), *one.flush()]
-        first = clauses[0] if clauses else ""
+        first = first_clause(line, chunker)
         if first and "{" not in first and recurs(first) and first not in out:
             out.append(first)
     return out
+
+
+def first_clause(line: str, chunker: Callable[[], Any]) -> str:
+    """The first clause of `line` as a reply's chunker hands it to the voice."""
+    one = chunker()
+    clauses = [*one.push(line), *one.flush()]
+    return clauses[0] if clauses else ""

@@ -126,7 +126,7 @@ class SpokenTTS:
     def remembers(self, text: str) -> bool:
         """The voice's memo holds this clause's audio (saying it costs no synthesis)."""
         memo = memo_for(self.engine)
-        return memo is not None and self._spoken(text) in memo
+        return memo is not None and self._spoken(text) + ("," if is_cut_phrase(text) else "") in memo
 
     def _spoken(self, text: str) -> str:
         try:
