@@ -246,6 +246,7 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
     assert spoken_data('{"job_number": "33900", "found": false, "note": "no such job; job numbers have four digits"}'
                        ) == "Job number 33900, no such job; job numbers have four digits."
     assert spoken_data("Order 4567 has shipped.") == "" and spoken_data('{"a": {"b": {"c": 1}}}') == ""
+    assert spoken_data('{"job": "5186", "ready": "today at 5 p.m."}') == "Job 5186, ready today at 5 p.m."
     rooms = '{"nights": 2, "rooms": [{"type": "double", "free": 2}, {"type": "suite", "free": 0}]}'
     assert spoken_data(rooms) == "Nights 2, rooms: double, free 2; suite, free 0."
     assert spoken_data(rooms, known=[2]) == "Rooms: double, free 2; suite, free 0."  # the caller said how long

@@ -287,7 +287,7 @@ def spoken_data(content: str, max_words: int = 40, known: Sequence[Any] = ()) ->
     text = ", ".join(parts)
     if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
         return ""
-    return text[0].upper() + text[1:] + "."
+    return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")  # "at 5 p.m.", not "p.m.."
 
 
 def quoted_reply(request: ModelRequest) -> str:
