@@ -139,3 +139,16 @@ def test_a_decision_with_one_possible_call_is_made_before_generating() -> None:
         '{"name": "lookup_order", "arguments": {"order_id": "4567"}}']
     refund, _ = _plan("I'd like a refund for order 4567.")
     assert not refund.yields("issue_refund") and refund.sole_call() == ""  # it asks for the amount
+
+
+def test_an_acknowledgement_after_an_answer_gets_the_offer_of_more_help() -> None:
+    """"Brilliant." after a read's answer: no tool answers it and it is not outside what the agent is for, so not
+    the scope sentence either; "Okay." to the agent's own question is left to the model (a number may follow)."""
+    answered, _ = _plan("Where is my order 4567?", "Order 4567 has shipped.", "Brilliant.")
+    assert answered.say == "Is there anything else I can help with?"
+    for said in ("Oh, great.", "Okay, perfect.", "Lovely"):
+        assert _plan("Where is my order 4567?", "Order 4567 has shipped.", said)[0].say == answered.say, said
+    asked, _ = _plan("Where is my order?", "Could you tell me the order number?", "Okay.")
+    assert asked.say != answered.say
+    more, _ = _plan("Where is my order 4567?", "Order 4567 has shipped.", "Great, and order 1234?")
+    assert more.say == ""  # more than an acknowledgement

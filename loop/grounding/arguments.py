@@ -342,6 +342,18 @@ def closing_remark(text: str) -> bool:
     return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
 
 
+_ACK_CUES = {"brilliant", "great", "perfect", "lovely", "wonderful", "awesome", "excellent", "good", "ok", "okay",
+             "alright", "cool", "sweet", "fantastic", "amazing", "superb", "sorted", "nice"}
+_ACK_WORDS = _ACK_CUES | {"oh", "that's", "thats", "very", "so", "sounds", "right", "fine", "really", "all"}
+
+
+def acknowledgement(text: str) -> bool:
+    """"Brilliant." / "Oh, great." / "Okay, perfect.": the caller took in an answer and says nothing more, which
+    no tool answers (and the agent is not for anything they asked)."""
+    words = re.findall(r"[a-z'-]+|\d", text.lower())
+    return 0 < len(words) <= 4 and bool(_ACK_CUES & set(words)) and all(w in _ACK_WORDS for w in words)
+
+
 _FAREWELLS = {"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"}
 
 

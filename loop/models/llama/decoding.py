@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,6 +23,7 @@ from loop.grounding._scope import (
 )
 from loop.grounding.arguments import (
     about_tool,
+    acknowledgement,
     answered_ask,
     ask_for,
     asked_for,
@@ -37,7 +38,7 @@ from loop.grounding.arguments import (
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
-from loop.types import ModelRequest
+from loop.types import Message, ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
 REPEAT_PLEASE = en.REPEAT_PLEASE
@@ -150,6 +151,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     if last is not None and last.role == "user" and closing_remark(last.content):
         # thanks and goodbye: never a tool, never a transfer
         return Plan(None, say=closing_reply(last.content, locale.get(request.language)))
+    if last is not None and last.role == "user" and acknowledgement(last.content) and _answered(request.messages):
+        return Plan(None, say=locale.get(request.language).ANYTHING_ELSE)  # "Brilliant." after an answer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return Plan(None, say=scope_sentence(every))
     if answer := prompt_answer(every):  # "What time is check-out?": the prompt's own words for it, at once
@@ -180,6 +183,13 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
         plan.pursued = _pursued(request, missing)
     return plan
+
+
+def _answered(messages: Sequence[Message]) -> bool:
+    """The agent's last words before the caller's were an answer, not a question ("Okay." to "Could you tell me the
+    job number?" is no acknowledgement of an answer)."""
+    said = next((m.content.strip() for m in reversed(messages[:-1]) if m.role == "assistant" and m.content.strip()), "")
+    return bool(said) and not said.endswith("?")
 
 
 def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
