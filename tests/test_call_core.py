@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from loop import Decision, Event, Message, RunOutcome, RunResult, ToolCall, Verdict
+from loop import Decision, Event, RunOutcome, RunResult, ToolCall, Verdict
 from tests.fakes import WordChunker
 from voice.audio import FRAME_S
 from voice.call.core import CallCore
@@ -31,7 +31,6 @@ from voice.call.events import (
     Traced,
     Transcribe,
     TranscriptReady,
-    WarmModel,
 )
 from voice.call.playout import FRAME
 from voice.call.state import SessionConfig
@@ -188,29 +187,6 @@ def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:
     assert "approval_timeout" in h.kinds()
 
 
-def test_a_new_turn_lets_the_model_read_the_call_so_far_but_speech_over_the_agent_does_not() -> None:
-    h = Harness()
-    h.say("Where is my order?", 1.0)
-    assert not any(isinstance(c, WarmModel) for c in h.log)  # the first turn: nothing said yet to read
-    run_started(h, "Where is my order?")
-    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "Could you tell me the number?"})))
-    h.agent_speaks("Could you tell me the number?")
-    h.say("it is 4567", 0.3)  # over the agent: a barge-in, whose history is cut to what was heard
-    assert not any(isinstance(c, WarmModel) for c in h.log)
-    h = Harness()
-    run_started(h, "Where is my order?")
-    ask = "Could you tell me the order number?"
-    said = [Message("user", "Where is my order?"), Message("assistant", ask)]
-    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": ask + " "})))
-    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", ask, [], {}, said)))
-    h.agent_speaks(ask)
-    h.feed(AudioPlayed(int(16000 * len(ask.split()) * 0.3)))  # heard whole
-    h.frames(1.0, speech=False)
-    h.log.clear()
-    h.say("It is 4567.", 0.3)  # the next turn: the model may read the question and its turn while they speak
-    assert [c.history for c in h.log if isinstance(c, WarmModel)] == [said]
-
-
 def test_speculation_is_offered_while_the_caller_speaks_and_never_during_a_run() -> None:
     h = Harness(speculate=True)  # offered while they speak only when asked for (`--speculate speech`)
     h.say("where is my order 4567", 1.5)
@@ -354,7 +330,6 @@ def test_words_without_punctuation_that_do_not_trail_off_end_the_turn_before_the
 
 
 def test_an_escalation_hands_the_call_over_once_its_hand_over_line_has_been_heard() -> None:
-    from loop import RunOutcome, RunResult
     from voice.call.events import HandOver
 
     h = Harness()
@@ -375,7 +350,6 @@ def test_an_escalation_hands_the_call_over_once_its_hand_over_line_has_been_hear
 
 
 def test_a_hand_over_line_that_never_ends_still_hands_the_call_over() -> None:
-    from loop import RunOutcome, RunResult
     from voice.call.events import HandOver
 
     h = Harness()

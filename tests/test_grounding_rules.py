@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from loop.grounding.arguments import closing_remark, closing_reply, fresh_reads, proper_names, uncued
+from loop.grounding.arguments import fresh_reads, proper_names, uncued
+from loop.grounding.remarks import closing_remark, closing_reply
 from loop.models.llama.decoding import Plan, plan_for
 from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler

@@ -20,6 +20,7 @@ from loop import locale
 from loop.grounding._arg_kinds import name_words
 from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
 from loop.grounding.speakable import QUOTE as _QUOTE
+from loop.grounding.speakable import quoted_lines
 from loop.types import Message, ModelRequest
 
 _VERBS = {"get", "check", "look", "lookup", "find", "search", "list", "show", "fetch", "read", "issue", "update",
@@ -302,9 +303,9 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
-    for line in system.splitlines():
-        if "->" not in line and (quotes := _QUOTE.findall(line)) and (score := _fit(caller, _stems(line))) > best:
-            best, found = score, quotes[-1].strip()
+    for line, reply in quoted_lines(system):
+        if (score := _fit(caller, _stems(line))) > best:
+            best, found = score, reply
     return best, found
 
 

@@ -325,46 +325,6 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     return bool(shared)
 
 
-_CLOSING_CUES = {"thanks", "thank", "bye", "goodbye", "cheers"}
-_CLOSING_WORDS = _CLOSING_CUES | {
-    "you", "so", "much", "very", "that's", "thats", "that", "is", "was", "all", "it", "good", "great", "ok", "okay",
-    "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
-    "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
-    "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
-    "lot", "lots", "loads", "heaps", "bunch", "ton", "tons", "kind", "helpful", "goodnight", "night", "cool", "sweet",
-    "fantastic", "amazing", "superb", "sorted", "cheerio", "all's", "much,",
-}
-
-
-def closing_remark(text: str) -> bool:
-    """"Great, thanks, that's all. Bye!": thanks or a goodbye and nothing else, which no tool answers."""
-    words = re.findall(r"[a-z'-]+|\d", text.lower())
-    return bool(words) and bool(_CLOSING_CUES & set(words)) and all(w in _CLOSING_WORDS for w in words)
-
-
-_ACK_CUES = {"brilliant", "great", "perfect", "lovely", "wonderful", "awesome", "excellent", "good", "ok", "okay",
-             "alright", "cool", "sweet", "fantastic", "amazing", "superb", "sorted", "nice"}
-_ACK_WORDS = _ACK_CUES | {"oh", "that's", "thats", "very", "so", "sounds", "right", "fine", "really", "all"}
-
-
-def acknowledgement(text: str) -> bool:
-    """"Brilliant." / "Oh, great." / "Okay, perfect.": the caller took in an answer and says nothing more, which
-    no tool answers (and the agent is not for anything they asked)."""
-    words = re.findall(r"[a-z'-]+|\d", text.lower())
-    return 0 < len(words) <= 4 and bool(_ACK_CUES & set(words)) and all(w in _ACK_WORDS for w in words)
-
-
-_FAREWELLS = {"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"}
-
-
-def closing_reply(text: str, words: ModuleType = en) -> str:
-    """What is said to a closing remark ("Thank you, goodbye." -> "You're welcome. Goodbye!"): fixed words, said at
-    once; a small model only took a second to say much the same."""
-    if set(re.findall(r"[a-z'-]+", text.lower())) & _FAREWELLS:
-        return words.YOURE_WELCOME_BYE
-    return words.YOURE_WELCOME
-
-
 def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en) -> str:
     """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
     with the tool's schema, an identifier reads as one ("account" -> "the account number")."""

@@ -19,11 +19,17 @@ from loop.locale import en
 QUOTE = re.compile(r"\"([^\"]{8,})\"")  # a reply an agent's prompt quotes, as the caller is to hear it
 
 
+def quoted_lines(system: str) -> list[tuple[str, str]]:
+    """(line, reply) for each reply an agent's prompt quotes for what callers ask ('opening hours: "We're open
+    ..."'), which is said as it stands (`loop.grounding._scope.prompt_answer`); not callers' words quoted before
+    a tool call ('"Where is order 3141?" -> lookup_order')."""
+    return [(line, quotes[-1].strip()) for line in system.splitlines()
+            if "->" not in line and (quotes := QUOTE.findall(line))]
+
+
 def quoted_replies(system: str) -> list[str]:
-    """The replies an agent's prompt quotes for what callers ask ('opening hours: "We're open ..."'), which are
-    said as they stand (`loop.grounding._scope.prompt_answer`); not callers' words quoted before a tool call
-    ('"Where is order 3141?" -> lookup_order')."""
-    return [quotes[-1].strip() for line in system.splitlines() if "->" not in line and (quotes := QUOTE.findall(line))]
+    """The replies of `quoted_lines`."""
+    return [reply for _, reply in quoted_lines(system)]
 
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
 

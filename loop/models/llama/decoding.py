@@ -23,18 +23,16 @@ from loop.grounding._scope import (
 )
 from loop.grounding.arguments import (
     about_tool,
-    acknowledgement,
     answered_ask,
     ask_for,
     asked_for,
-    closing_remark,
-    closing_reply,
     fresh_reads,
     ground,
     named_writes,
     uncued,
     unnamed_id_writes,
 )
+from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
