@@ -15,7 +15,7 @@ from loop.policy.rules import Decision, GuardrailHit, Policy, Rule, Severity, Ve
 from loop.store.journal import Event, Journal
 from loop.store.ledger import SharedLedger, TenantBudget
 from loop.testing import Conversation, TestModel
-from loop.tools import Tool, ToolOutput
+from loop.tools import Tool, ToolDefinitionError, ToolOutput
 from loop.types import Message, Model, ModelRequest, ModelResponse, Pricing, TextDelta, ToolCall, ToolCallDelta, Usage
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolCallDelta",
+    "ToolDefinitionError",
     "ToolOutput",
     "Usage",
     "Verdict",

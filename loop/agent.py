@@ -6,7 +6,7 @@ import asyncio
 import inspect
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import Future
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -19,6 +19,7 @@ from loop.budget import BudgetLedger
 from loop.config import LoopConfig
 from loop.errors import ModelError
 from loop.events import EventKind, ObservationStatus
+from loop.grounding.phase import grounded_stream
 from loop.otel import ModelCallMetrics, agent_span, annotate, chat_span, provider_name, record_model_call
 from loop.outcomes import (
     ApprovalDenied,
@@ -40,7 +41,17 @@ from loop.store.db import open_journal
 from loop.store.journal import Event, EventLog, Listener
 from loop.store.ledger import TenantBudget
 from loop.tools import Tool
-from loop.types import TOOL_ANSWER, Message, Model, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
+from loop.types import (
+    TOOL_ANSWER,
+    Message,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelResponse,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 from loop.vet import Approver, BatchVetter
 
 
@@ -71,6 +82,14 @@ class RunState:
     waited_s: float = 0.0  # this turn's wait for a human's approval: not the turn's own time
 
 
+def _check_tools(model: Model, tools: Sequence[Tool]) -> None:
+    """A model that can tell, at load, that it cannot call a tool as declared says so here (`ToolDefinitionError`),
+    not on every turn."""
+    check = getattr(model, "check_tools", None)
+    if check is not None and tools:
+        check([t.openai_schema() for t in tools])
+
+
 class Agent:
     def __init__(self, model: Model, tools: Sequence[Tool] = (), policy: Policy | None = None,
                  config: LoopConfig | None = None, journal_path: str | None = None, *,
@@ -89,6 +108,7 @@ class Agent:
         self.conversation_id = conversation_id
         self.config = config or LoopConfig.profile("task")
         self.tools = {t.name: t for t in tools}
+        _check_tools(model, tools)
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
         self.journal = open_journal(journal_path) if journal_path else None  # a SQLite path or postgresql:// URL
         self.speculative: dict[str, Observation] = {}  # read results prefetched while the caller speaks
@@ -102,6 +122,7 @@ class Agent:
 
     def use_model(self, model: Model) -> None:
         """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
+        _check_tools(model, list(self.tools.values()))
         self.model = model
         a = self.assembler
         self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,
@@ -262,7 +283,7 @@ class Agent:
         return [results.get(c.id) or refused[c.id] for c in calls]
 
     async def _decide(self, request: ModelRequest, log: EventLog, tape: Tape) -> ModelResponse:
-        source = tape.model_stream(request.turn) or self.model.stream(request)
+        source = tape.model_stream(request.turn) or self._model_stream(request)
         log.emit(EventKind.MODEL_CALL, turn=request.turn, messages=len(request.messages), model=self.model.name)
         response: ModelResponse | None = None
         provider, started, first = provider_name(self.model), time.perf_counter(), None
@@ -298,6 +319,13 @@ class Agent:
             self._measure(provider, started, first, response)
         log.emit(EventKind.MODEL_RESPONSE, turn=request.turn, response=response.to_dict())
         return response
+
+    def _model_stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """The model's stream through the grounding phase (`loop.grounding.phase`), unless the model grounds its
+        own output (the embedded model, inside its decoding) or says words it was given (a script)."""
+        if getattr(self.model, "grounds_output", False):
+            return self.model.stream(request)
+        return grounded_stream(self.model, request)
 
     def _measure(self, provider: str, started: float, first_token_s: float | None, response: ModelResponse | None,
                  error: str = "") -> None:

@@ -18,6 +18,11 @@ class ArgumentError(ValueError):
     """The model's arguments do not fit the tool's schema; the message is written for the model."""
 
 
+class ToolDefinitionError(ValueError):
+    """A tool that cannot work as declared, found when it is made: one line naming the tool, the parameter and
+    the fix."""
+
+
 @dataclass
 class ToolOutput:
     """What a tool may return when it wants to report its actual cost alongside the value."""
@@ -99,13 +104,20 @@ def args_from_signature(fn: Callable[..., Any], name: str) -> type[BaseModel] | 
     plain function is a tool without writing an argument class; None when it takes no arguments."""
     try:
         params = inspect.signature(fn, eval_str=True).parameters.values()
-    except (TypeError, ValueError, NameError):  # a builtin without a signature, an annotation that cannot resolve
+    except (TypeError, ValueError):  # a builtin without a signature
         return None
+    except NameError as exc:  # an annotation that names what its module cannot see (a local import, a typo)
+        raise ToolDefinitionError(f"tool {name!r}: a type annotation cannot be resolved ({exc}): import what it "
+                                  f"names at the top of the tool's module") from None
     fields: dict[str, Any] = {}
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in INJECTED_PARAMS or p.name == "self":
             continue
-        annotation = Any if p.annotation is inspect.Parameter.empty else p.annotation
+        if p.annotation is inspect.Parameter.empty:
+            raise ToolDefinitionError(
+                f"tool {name!r}: parameter {p.name!r} has no type: annotate it ({p.name}: str, int, ...) so a model "
+                f"knows what to fill in, or pass args= a pydantic model or JSON schema")
+        annotation = p.annotation
         fields[p.name] = (annotation, ... if p.default is inspect.Parameter.empty else p.default)
     if not fields:
         return None

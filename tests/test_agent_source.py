@@ -92,7 +92,8 @@ def test_a_bad_agent_file_names_the_file_and_the_field(tmp_path: Path, body: str
     ("[json:nothing_here]", "json has no attribute 'nothing_here'"),
     ("[json]", "not an import path"),
     ("[json:__doc__]", "expected a function, a loop.Tool or a list of Tools"),
-    ("[json:dumps, json:dumps]", "two tools are named dumps"),
+    ("[loop.locale:get, loop.locale:get]", "two tools are named get"),
+    ("[json:dumps]", "parameter 'obj' has no type"),
 ])
 def test_bad_tool_import_paths_are_clear_errors(tmp_path: Path, tools: str, message: str) -> None:
     source = load_agent(str(write_agent_file(tmp_path, f"tools: {tools}")))

@@ -35,6 +35,7 @@ class SlowModel:
     """Two seconds to think, every call (speculation included), then a short answer."""
 
     name, pricing = "slow", Pricing()
+    grounds_output = True  # its words are the test's: what is measured is the intake, not the answer
 
     def __init__(self) -> None:
         self.calls = 0

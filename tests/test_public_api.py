@@ -18,7 +18,10 @@ def test_loop_exposes_the_model_protocol_and_the_testing_helpers() -> None:
     from loop.testing import Conversation as FromTesting
 
     assert Conversation is FromTesting and {"Model", "Conversation", "TestModel", "Agent"} <= set(loop.__all__)
-    agent = Agent(TestModel(), [Tool(lambda order_id: f"Order {order_id} has shipped.", name="lookup_order")])
+    def lookup_order(order_id: str) -> str:
+        return f"Order {order_id} has shipped."
+
+    agent = Agent(TestModel(), [Tool(lookup_order)])
     turn = Conversation(agent).say_sync("Where is order 4567?")
     turn.expect.executed("lookup_order")
     assert isinstance(TestModel(), Model)

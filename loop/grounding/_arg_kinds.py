@@ -122,9 +122,27 @@ def _string_kind(words: list[str], schema: dict[str, Any]) -> str:
     return "text"
 
 
+_DECLARED = {"id": "id", "name": "name", "item": "text", "address": "address", "when": "when", "date": "when",
+             "time": "when", "amount": "number", "count": "integer", "free": "free"}
+
+
+def declared_kind(schema: dict[str, Any]) -> Kind | None:
+    """The kind the tool's author declared (`loop.kinds`: `x-kind` in the schema), or None."""
+    declared = str(schema.get("x-kind", ""))
+    if declared not in _DECLARED:
+        return None
+    when = declared if declared in ("date", "time") else ""
+    return Kind(_DECLARED[declared], pattern=str(schema.get("pattern", "")) if declared == "id" else "",
+                integer=declared == "id" and schema.get("type") == "integer", when=when,
+                digits=int(schema.get("x-digits") or 0))
+
+
 def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
-    """The kind of value the argument `name` holds (see the module's docstring), or None to leave it as is."""
+    """The kind of value the argument `name` holds (see the module's docstring), or None to leave it as is. A kind
+    the tool declares (`loop.kinds`) wins over what its name and schema suggest."""
     schema = non_null(schema)
+    if schema is not None and (declared := declared_kind(schema)) is not None:
+        return declared
     if schema is None or any(k in schema for k in ("const", "format", "anyOf", "oneOf", "$ref", "allOf")):
         return None
     if "enum" in schema:

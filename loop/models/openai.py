@@ -66,8 +66,12 @@ class OpenAICompatModel:
         transport: httpx.AsyncBaseTransport | None = None,
         client: httpx.AsyncClient | None = None,
         extra_body: dict[str, Any] | None = None,
+        grounding: bool = True,
     ) -> None:
         self.name = model
+        # False: its words go to the caller as they come, with no grounding phase (`loop.grounding.phase`); only for
+        # measuring the model path itself (`bench load` against a stand-in that answers every line the same way)
+        self.grounds_output = not grounding
         self.model = model
         self.pricing = pricing or Pricing()
         self.url = _endpoint(base_url)
@@ -83,7 +87,8 @@ class OpenAICompatModel:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **kwargs: Any) -> OpenAICompatModel:
-        """Build from VOICELOOP_LLM_URL, VOICELOOP_LLM_MODEL, OPENAI_API_KEY (optional for local servers)."""
+        """Build from VOICELOOP_LLM_URL, VOICELOOP_LLM_MODEL, OPENAI_API_KEY (optional for local servers);
+        VOICELOOP_LLM_GROUNDING=off passes the model's words through ungrounded (for measuring the model path)."""
         env = os.environ if env is None else env
         values = {}
         for var in ("VOICELOOP_LLM_URL", "VOICELOOP_LLM_MODEL"):
@@ -93,7 +98,9 @@ class OpenAICompatModel:
         api_key = env.get("OPENAI_API_KEY", "").strip() or None
         if api_key is None and (urlsplit(values["VOICELOOP_LLM_URL"]).hostname or "").endswith("openai.com"):
             raise ValueError("OPENAI_API_KEY is not set, and the OpenAI API requires it")
-        return cls(values["VOICELOOP_LLM_URL"], values["VOICELOOP_LLM_MODEL"], api_key=api_key, **kwargs)
+        grounding = env.get("VOICELOOP_LLM_GROUNDING", "on").strip().lower() not in ("off", "0", "false", "no")
+        return cls(values["VOICELOOP_LLM_URL"], values["VOICELOOP_LLM_MODEL"], api_key=api_key,
+                   **{"grounding": grounding, **kwargs})
 
     def count_tokens(self, text: str) -> int:
         """Cheap estimate (~4 chars/token); good enough for budgeting, not for billing."""

@@ -64,6 +64,8 @@ class ScriptedModel:
     latest reply is always kept), a resumed run finds its replayed replies, and a peek (speculation) moves
     nothing: the model keeps no state between calls."""
 
+    grounds_output = True  # the loop adds no grounding phase (`loop.grounding.phase`): its words are the developer's
+
     provider = "voiceloop.scripted"  # gen_ai.provider.name
 
     def __init__(self, turns: Sequence[ScriptItem], name: str = "scripted", pricing: Pricing | None = None,

@@ -18,6 +18,7 @@ from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDel
 
 class TestModel:
     __test__ = False  # not a pytest test class despite the name
+    grounds_output = True  # the loop adds no grounding phase (`loop.grounding.phase`): its words are the test's
 
     def __init__(self, call_tools: Sequence[str] | None = None, text: str | None = None,
                  args: Mapping[str, Mapping[str, Any]] | None = None) -> None:

@@ -21,6 +21,8 @@ class LoopingScript:
     reply with no tool calls; user turn k plays block k (round and round), step by step within the turn.
     Tool call ids carry the call id and turn so a refund in one call never collides with another's."""
 
+    grounds_output = True  # the loop adds no grounding phase (`loop.grounding.phase`): its words are the developer's
+
     provider = "voiceloop.scripted"  # gen_ai.provider.name
 
     def __init__(self, turns: list[ScriptedTurn], call_id: str = "", name: str = "scripted") -> None:

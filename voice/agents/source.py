@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from loop import Agent
+from loop import Agent, ToolDefinitionError
 from loop.store.db import open_journal
 from loop.types import Model
 from voice.agents.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script_turns
@@ -86,6 +86,12 @@ class AgentMaker:
         return lambda call_id: LoopingScript(turns, call_id)
 
     def __call__(self, call_id: str) -> Agent:
+        try:
+            return self._agent(call_id)
+        except ToolDefinitionError as exc:  # a tool the model cannot call as declared: one line, at load
+            raise AgentConfigError(f"{self.source.ref}: {exc}") from None
+
+    def _agent(self, call_id: str) -> Agent:
         spec = self.source.spec
         if spec is not None:
             assert self.model_for is not None

@@ -36,7 +36,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from loop import LoopConfig, Tool
+from loop import LoopConfig, Tool, ToolDefinitionError
+from loop.kinds import parse_kind
 from loop.policy.config import PolicyConfig
 
 
@@ -62,6 +63,8 @@ class ToolEntry(BaseModel):
     """Its result is what the caller hears as the answer (`loop.Tool.answers`)."""
     cues: list[str] | None = None
     """Words one of which the caller must have said before the embedded model may call it (`loop.Tool.cues`)."""
+    kinds: dict[str, str] | None = None
+    """What each argument holds, declared: `{last_four: "id:4", pet: name, dish: item}` (`loop.kinds`)."""
 
     def overrides(self) -> dict[str, Any]:
         fields = ("name", "description", "confirm", "mutates", "reversible", "timeout_s", "answers")
@@ -177,6 +180,12 @@ class AgentSpec(BaseModel):
 
     def build_tools(self, data_dir: Path) -> tuple[list[Tool], Any]:
         """The agent's tools, and the toolset object that owns their state (None without a `toolset`)."""
+        try:
+            return self._build_tools(data_dir)
+        except ToolDefinitionError as exc:  # an untyped parameter: one line at load, naming the tool and the fix
+            raise AgentConfigError(f"agent {self.name}: {exc}") from None
+
+    def _build_tools(self, data_dir: Path) -> tuple[list[Tool], Any]:
         tools: list[Tool] = []
         state: Any = None
         if self.toolset:
@@ -185,7 +194,8 @@ class AgentSpec(BaseModel):
             tools.extend(_as_tools(state.tools() if hasattr(state, "tools") else state, self.toolset))
         for entry in self.tools:
             entry = entry if isinstance(entry, ToolEntry) else ToolEntry(use=entry)
-            tools.extend(_as_tools(resolve_ref(entry.use, self.base_dir), entry.use, entry.overrides()))
+            made = _as_tools(resolve_ref(entry.use, self.base_dir), entry.use, entry.overrides())
+            tools.extend(_with_kinds(t, entry.kinds, self.name) for t in made)
         for server in self.mcp:
             try:
                 tools.extend(server.toolset(self.base_dir).tools())
@@ -206,6 +216,20 @@ def _as_tools(value: Any, ref: str, overrides: dict[str, Any] | None = None) -> 
     if callable(value):
         return [Tool(value, **overrides)]
     raise AgentConfigError(f"{ref} is {type(value).__name__}: expected a function, a loop.Tool or a list of Tools")
+
+
+def _with_kinds(tool: Tool, kinds: dict[str, str] | None, agent: str) -> Tool:
+    """The tool's schema with the agent file's declared argument kinds (`loop.kinds`)."""
+    properties = tool.schema.get("properties") or {}
+    for arg, kind in (kinds or {}).items():
+        if arg not in properties:
+            raise AgentConfigError(f"agent {agent}: tool {tool.name!r} has no argument {arg!r} to declare a kind for "
+                                   f"(it has {', '.join(properties) or 'none'})")
+        try:
+            properties[arg] = {**properties[arg], **parse_kind(str(kind))}
+        except ValueError as exc:
+            raise AgentConfigError(f"agent {agent}: tool {tool.name!r}, argument {arg!r}: {exc}") from None
+    return tool
 
 
 def _tool_fields(tool: Tool) -> dict[str, Any]:

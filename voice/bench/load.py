@@ -134,6 +134,8 @@ def start_audio_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Pope
 def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": IMPORT_PATH, "VOICELOOP_TOKEN": "bench-load-caller-token",
            "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "VOICELOOP_LLM_URL": llm_url, "VOICELOOP_LLM_MODEL": "standin",
+           # the stand-in's fixed replies to recordings of any words: the model path is what is measured, as Pipecat's
+           "VOICELOOP_LLM_GROUNDING": "off",
            **cfg.env}
     env.pop("TWILIO_AUTH_TOKEN", None)
     speech = ["--stt", "openai" if cfg.remote_stt else "tiny.en", "--tts", "openai" if cfg.remote_tts else "piper"]

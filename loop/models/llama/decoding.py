@@ -6,37 +6,29 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop import locale
 from loop.errors import ModelRequestError
-from loop.grounding._facts import FactCheck
 from loop.grounding._scope import (
     closest_reads,
-    out_of_scope,
-    prompt_answer,
-    quoted_reply,
     scope_sentence,
-    spoken_data,
 )
 from loop.grounding.arguments import (
     about_tool,
     answered_ask,
-    ask_for,
-    asked_for,
     fresh_reads,
     ground,
     named_writes,
     uncued,
     unnamed_id_writes,
 )
-from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
-from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.grounding.phase import questions_for_missing, said_without_generating
+from loop.grounding.speakable import leaks, sentences
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
-from loop.types import Message, ModelRequest
+from loop.types import ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
 REPEAT_PLEASE = en.REPEAT_PLEASE
@@ -145,22 +137,14 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
     tools = uncued(request.tools, request.messages, request.cues)
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
-    last = request.messages[-1] if request.messages else None
-    if last is not None and last.role == "user" and closing_remark(last.content):
-        # thanks and goodbye: never a tool, never a transfer
-        return Plan(None, say=closing_reply(last.content, locale.get(request.language)))
-    if last is not None and last.role == "user" and acknowledgement(last.content) and _answered(request.messages):
-        return Plan(None, say=locale.get(request.language).ANYTHING_ELSE)  # "Brilliant." after an answer
-    if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
-        return Plan(None, say=scope_sentence(every))
-    if answer := prompt_answer(every):  # "What time is check-out?": the prompt's own words for it, at once
-        return Plan(None, say=answer)
+    if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
+        return Plan(None, say=say)
 
     def texts(tools: list[dict[str, Any]]) -> list[str]:
         return call_texts(tools, tagged=tagged) if forced_calls else []
 
     tools, missing = ground(request.tools, request.messages)
-    asks = _questions(request, missing, scope_sentence(every))
+    asks = questions_for_missing(request, missing, scope_sentence(every))
     # the caller gave what was asked for
     if completing := answered_ask(request.tools, request.messages, tools, request.writes):
         return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing),
@@ -183,13 +167,6 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     return plan
 
 
-def _answered(messages: Sequence[Message]) -> bool:
-    """The agent's last words before the caller's were an answer, not a question ("Okay." to "Could you tell me the
-    job number?" is no acknowledgement of an answer)."""
-    said = next((m.content.strip() for m in reversed(messages[:-1]) if m.role == "assistant" and m.content.strip()), "")
-    return bool(said) and not said.endswith("?")
-
-
 def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
     """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
     lacks only the amount): asking for the rest is what they want."""
@@ -202,33 +179,6 @@ def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
         if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
             found.add(tool_name(tool))
     return found
-
-
-def _questions(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:
-    """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
-    ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
-    ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
-    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
-    lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
-    the postcode, not the account number)."""
-    by_name = {tool_name(t): t for t in request.tools}
-    lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
-    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
-    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
-    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
-    asks = {}
-    for name in [n for n, lacks in missing.items() if lacks]:
-        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
-            read = next(t for t in about_reads if tool_name(t) in closest)
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
-        elif name in asked or about_tool(by_name[name], request.messages):
-            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language))
-        elif lacking_reads:
-            read = lacking_reads[0]
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
-        else:
-            asks[name] = scope
-    return asks
 
 
 def read_out(request: ModelRequest) -> str:
@@ -253,40 +203,6 @@ def read_out(request: ModelRequest) -> str:
            for t in request.tools if tool_name(t) in set(request.writes) - made):
         return ""
     return " ".join(results)
-
-
-def reply_guard(request: ModelRequest, repeat: str = REPEAT_PLEASE) -> ReplyGuard:
-    """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
-    last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
-    quotes for what the caller asked, else a request to repeat (`repeat`): honest, never an invented answer. A
-    clause stating a fact nobody gave, or the caller's own words, is not said either
-    (`loop.grounding._scope.FactCheck`); said instead, when nothing was said yet: the tool result (plain data read
-    out), a question for what a tool
-    the caller spoke of lacks, or what the agent is for."""
-    names = [tool_name(t) for t in request.tools]
-    system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
-    last = request.messages[-1] if request.messages else None
-    fallback, facts = repeat, FactCheck(request)
-    if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
-        fallback = last.content.strip()
-    elif last is not None and last.role == "tool":
-        fallback = spoken_data(last.content) or repeat
-    else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
-        return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
-                          vet=facts.unknown, vet_fallback=lambda: _unknown_fallback(request), echoes=facts.echoes)
-    vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
-    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
-
-
-def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
-    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
-    `otherwise`, else what the agent is for."""
-    _, missing = ground(request.tools, request.messages)
-    for tool in request.tools:
-        lacks = missing.get(tool_name(tool))
-        if lacks and about_tool(tool, request.messages):
-            return ask_for(lacks, tool, locale.get(request.language))
-    return otherwise or scope_sentence(request)
 
 
 @dataclass

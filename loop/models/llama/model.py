@@ -40,6 +40,7 @@ os.environ.setdefault("GOMP_SPINCOUNT", "100000")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from loop.errors import ModelError, ModelRequestError
+from loop.grounding.phase import reply_guard
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.models.llama._token_loop import TokenLoop
 from loop.models.llama.decoding import (
@@ -50,17 +51,18 @@ from loop.models.llama.decoding import (
     Plan,
     plan_for,
     read_out,
-    reply_guard,
 )
 from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_state
 from loop.models.llama.qwen_format import (
     CONTINUATION,
     OutputSplitter,
+    build_grammar,
     present,
     render_prefix,
     render_prompt,
     tool_name,
 )
+from loop.tools import ToolDefinitionError
 from loop.types import ModelEvent, ModelRequest, ModelResponse, Pricing, TextDelta, Usage
 
 log = logging.getLogger("voiceloop.local_llm")
@@ -71,6 +73,8 @@ LIVE_S = 5.0  # a call whose turn is in the cache and that used the model this r
 
 class LlamaModel:
     """The loop's `Model` over a local GGUF. One generation at a time per instance (the KV cache is its state)."""
+
+    grounds_output = True  # the loop adds no grounding phase (`loop.grounding.phase`): its decoding grounds itself
 
     provider = "llama.cpp"  # gen_ai.provider.name
 
@@ -238,6 +242,17 @@ class LlamaModel:
             self._samplers[gbnf] = GrammarSampler(self.llm, gbnf, self._candidates)
         return self._samplers[gbnf]
 
+    def check_tools(self, tools: Sequence[dict[str, Any]]) -> None:
+        """Every tool's calls can be written under the tool-call grammar, or `ToolDefinitionError` names the tool
+        and the parameter the grammar cannot hold: at load, not on every turn."""
+        if not self.use_grammar:
+            return
+        for tool in tools:
+            try:
+                self._compiled(build_grammar([tool], calls_only=True))
+            except Exception as exc:  # whatever the converter or llama.cpp refused: say where
+                raise ToolDefinitionError(_unholdable(tool, exc, self._compiled)) from None
+
     def _plan(self, request: ModelRequest) -> Plan:
         if not self.use_grammar:
             return Plan(None)
@@ -371,3 +386,17 @@ class LlamaModel:
                 return
             self.last, self._used_at = stats, time.monotonic()
             emit(("done", stats))
+
+
+def _unholdable(tool: dict[str, Any], exc: Exception, compiled: Any) -> str:
+    """Which parameter of `tool` the grammar cannot hold, in one line."""
+    fn = tool.get("function") or tool
+    params = fn.get("parameters") or {}
+    for name, schema in (params.get("properties") or {}).items():
+        alone = {**fn, "parameters": {"type": "object", "properties": {name: schema}, "required": [name]}}
+        try:
+            compiled(build_grammar([alone], calls_only=True))
+        except Exception:
+            return (f"tool {fn.get('name')!r}: parameter {name!r} has a type the embedded model cannot write "
+                    f"({schema}): give it a plain type (str, int, a Literal, a simple pattern)")
+    return f"tool {fn.get('name')!r}: the embedded model cannot write its arguments ({str(exc).splitlines()[0]})"

@@ -122,7 +122,43 @@ def render_prompt(request: ModelRequest) -> str:
 
 
 def _tool_params(tool: dict[str, Any]) -> dict[str, Any]:
-    return dict((tool.get("function") or tool).get("parameters") or {"type": "object", "properties": {}})
+    params = (tool.get("function") or tool).get("parameters") or {"type": "object", "properties": {}}
+    return _grammar_safe(dict(params))
+
+
+# Regular-expression shorthands llama.cpp's schema converter copies into the grammar as they are, where GBNF reads
+# them as unknown escapes: the classes they stand for (ASCII, as an argument a caller dictates is)
+_SHORTHANDS = {"d": "0-9", "w": "a-zA-Z0-9_", "s": " \\t"}
+
+
+def _grammar_safe(schema: Any) -> Any:
+    """`schema` with every `pattern`'s \\d, \\w and \\s spelt as the character classes they stand for."""
+    if isinstance(schema, dict):
+        return {k: _spelt_pattern(v) if k == "pattern" and isinstance(v, str) else _grammar_safe(v)
+                for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [_grammar_safe(v) for v in schema]
+    return schema
+
+
+def _spelt_pattern(pattern: str) -> str:
+    out, i, in_class = [], 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            if nxt in _SHORTHANDS:
+                out.append(_SHORTHANDS[nxt] if in_class else f"[{_SHORTHANDS[nxt]}]")
+            elif nxt.isupper() and nxt.lower() in _SHORTHANDS and not in_class:
+                out.append(f"[^{_SHORTHANDS[nxt.lower()]}]")
+            else:
+                out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        in_class = (in_class and ch != "]") or ch == "["
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def build_grammar(tools: Sequence[dict[str, Any]], calls_only: bool = False) -> str:

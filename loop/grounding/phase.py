@@ -1,0 +1,225 @@
+"""Grounding as a phase of the loop, the same for every model: what is said without asking a model, what a
+model's spoken reply may say, and whether its tool calls hold what the caller said.
+
+- `said_without_generating`: thanks and goodbye, "Brilliant." after an answer, a question about something the
+  agent is not for (its scope sentence) and a question the prompt quotes the answer to are answered by these words,
+  not a model's;
+- `reply_guard`: a spoken reply a clause at a time, ended where it would name the machinery, state a fact no tool,
+  prompt or caller gave, or only say the caller's words back (`loop.grounding.speakable.ReplyGuard`);
+- `grounded_calls`: a tool call whose arguments the caller never gave is not made: the caller is asked for them
+  (an argument heard one way only is taken as heard).
+
+The embedded model (`loop.models.llama`) applies these inside its decoding, where its grammar can steer each token;
+any other model's stream goes through `grounded_stream` (`loop.agent.Agent` does this for a model whose
+`grounds_output` is not true: the OpenAI-compatible adapter, a LiveKit session's model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+import jsonschema
+
+from loop import locale
+from loop.grounding._facts import FactCheck
+from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
+from loop.grounding.arguments import about_tool, ask_for, asked_for, ground, uncued, unnamed_id_writes
+from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
+from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.tools import tool_name
+from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
+
+
+def said_without_generating(request: ModelRequest, every: ModelRequest | None = None) -> str:
+    """The reply decided before any model is asked, or "". `every`: the request with all its tools (a cued tool
+    is in scope by its cues) when `request` holds only those the caller's words allow."""
+    every = every or request
+    last = request.messages[-1] if request.messages else None
+    if last is None or last.role != "user":
+        return ""
+    words = locale.get(request.language)
+    if closing_remark(last.content):  # thanks and goodbye: never a tool, never a transfer
+        return closing_reply(last.content, words)
+    if acknowledgement(last.content) and _answered(request.messages):
+        return str(words.ANYTHING_ELSE)  # "Brilliant." after an answer
+    if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
+        return scope_sentence(every)
+    return prompt_answer(every)  # "What time is check-out?": the prompt's own words for it, at once
+
+
+def _answered(messages: Sequence[Message]) -> bool:
+    """The agent's last words before the caller's were an answer, not a question ("Okay." to "Could you tell me the
+    job number?" is no acknowledgement of an answer)."""
+    said = next((m.content.strip() for m in reversed(messages[:-1]) if m.role == "assistant" and m.content.strip()), "")
+    return bool(said) and not said.endswith("?")
+
+
+def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:
+    """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
+    ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
+    ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
+    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
+    lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
+    the postcode, not the account number)."""
+    by_name = {tool_name(t): t for t in request.tools}
+    lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
+    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
+    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
+    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
+    asks = {}
+    for name in [n for n, lacks in missing.items() if lacks]:
+        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
+            read = next(t for t in about_reads if tool_name(t) in closest)
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
+        elif name in asked or about_tool(by_name[name], request.messages):
+            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language))
+        elif lacking_reads:
+            read = lacking_reads[0]
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
+        else:
+            asks[name] = scope
+    return asks
+
+
+def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
+    """The guard for a request's spoken reply. Its fallback, for a reply that leaks before it said anything, is the
+    last tool result when that is itself speakable (the facts, as the tool put them), else the reply the prompt
+    quotes for what the caller asked, else a request to repeat (`repeat`): honest, never an invented answer. A
+    clause stating a fact nobody gave, or the caller's own words, is not said either
+    (`loop.grounding._scope.FactCheck`); said instead, when nothing was said yet: the tool result (plain data read
+    out), a question for what a tool
+    the caller spoke of lacks, or what the agent is for."""
+    repeat = repeat or str(locale.get(request.language).REPEAT_PLEASE)
+    names = [tool_name(t) for t in request.tools]
+    system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
+    last = request.messages[-1] if request.messages else None
+    fallback, facts = repeat, FactCheck(request)
+    if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
+        fallback = last.content.strip()
+    elif last is not None and last.role == "tool":
+        fallback = spoken_data(last.content) or repeat
+    else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
+        return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
+                          vet=facts.unknown, vet_fallback=lambda: _unknown_fallback(request), echoes=facts.echoes)
+    vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
+    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
+
+
+def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
+    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
+    `otherwise`, else what the agent is for."""
+    _, missing = ground(request.tools, request.messages)
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        if lacks and about_tool(tool, request.messages):
+            return ask_for(lacks, tool, locale.get(request.language))
+    return otherwise or scope_sentence(request)
+
+
+def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[list[ToolCall], str]:
+    """The calls to make, and what to say instead of the rest ("" when all are made). A call is made when each of
+    its arguments holds a value the conversation gave (an argument the caller said one way only is taken as they
+    said it: "4567" for a model's "4576"); otherwise the caller is asked for what it lacks, once, and none of the
+    batch is made (a write after a read that was guessed is no better)."""
+    if not calls:
+        return [], ""
+    every = request
+    request = replace(request, tools=unnamed_id_writes(uncued(request.tools, request.messages, request.cues),
+                                                        request.messages, request.writes))
+    grounded, missing = ground(request.tools, request.messages)
+    by_name = {tool_name(t): t for t in grounded}
+    asks = questions_for_missing(request, missing, scope_sentence(every))
+    made = []
+    for call in calls:
+        tool = by_name.get(call.name)
+        if tool is None:  # a tool the caller's words cannot fill, or one it may not name yet
+            return [], asks.get(call.name) or _unknown_fallback(request)
+        fixed = _as_heard(call, tool)
+        if fixed is None:
+            lacking = _unheard(call, tool)
+            original = next((t for t in request.tools if tool_name(t) == call.name), tool)
+            return [], ask_for(lacking, original, locale.get(request.language))
+        made.append(fixed)
+    return made, ""
+
+
+def _params(tool: dict[str, Any]) -> dict[str, Any]:
+    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
+
+
+def _as_heard(call: ToolCall, tool: dict[str, Any]) -> ToolCall | None:
+    """`call` with each argument as the conversation holds it, or None when one holds a value nobody gave."""
+    arguments = dict(call.arguments)
+    for name, schema in _params(tool).items():
+        if name not in arguments or _fits(arguments[name], schema):
+            continue
+        options = schema.get("enum") or []
+        if len(options) != 1:
+            return None
+        arguments[name] = options[0]  # heard one way only: as heard
+    return replace(call, arguments=arguments)
+
+
+def _unheard(call: ToolCall, tool: dict[str, Any]) -> list[str]:
+    return [n for n, s in _params(tool).items() if n in call.arguments and not _fits(call.arguments[n], s)]
+
+
+def _fits(value: Any, schema: dict[str, Any]) -> bool:
+    if "enum" in schema:  # "4567" and 4567 are the same id
+        return any(str(value).strip().lower() == str(option).strip().lower() for option in schema["enum"])
+    return jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    """`model.stream(request)` through the phase: words said without asking it, its spoken reply guarded a clause
+    at a time (generation stops where the guard ends the reply), its calls made only when they hold what was said.
+    Tool-call deltas pass as they come; the response says what is done."""
+    if say := said_without_generating(*_narrowed(request)):
+        yield TextDelta(say)
+        yield ModelResponse(text=say, tool_calls=[], finish_reason="stop", model=str(getattr(model, "name", "")))
+        return
+    guard = reply_guard(request)
+    response: ModelResponse | None = None
+    spoke = False  # the model said something: a call alone has no words to guard (nor a fallback to say)
+    source = model.stream(request)
+    try:
+        async for event in source:
+            if isinstance(event, ModelResponse):
+                response = event
+            elif isinstance(event, ToolCallDelta):
+                yield event
+            elif isinstance(event, TextDelta):
+                spoke = spoke or bool(event.text.strip())
+                if text := guard.feed(event.text):
+                    yield TextDelta(text)
+            if guard.done:
+                break
+    finally:
+        await source.aclose()
+    if response is None and not guard.done:
+        return  # the loop reports a stream that ended without a response
+    if response is not None and response.refused:
+        yield response  # a provider's refusal is the loop's to report, as it came
+        return
+    if response is not None and response.text.strip() and not spoke:
+        spoke = True  # a model that gives its words only in the response (no deltas)
+        if text := guard.feed(response.text):
+            yield TextDelta(text)
+    if (spoke or response is None or not response.tool_calls) and (
+            tail := guard.finish(cut=not guard.done and response is not None and response.finish_reason == "length")):
+        yield TextDelta(tail)
+    calls, instead = grounded_calls(request, response.tool_calls if response is not None else [])
+    text = guard.said.strip()
+    if instead:
+        yield TextDelta((" " if text else "") + instead)
+        text = f"{text} {instead}".strip()
+    base = response or ModelResponse(text="", tool_calls=[], finish_reason="stop")
+    finish = base.finish_reason if calls == base.tool_calls and not guard.done else "tool_calls" if calls else "stop"
+    yield replace(base, text=text, tool_calls=calls, finish_reason=finish)
+
+
+def _narrowed(request: ModelRequest) -> tuple[ModelRequest, ModelRequest]:
+    tools = uncued(request.tools, request.messages, request.cues)
+    return replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes)), request

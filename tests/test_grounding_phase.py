@@ -1,0 +1,71 @@
+"""Grounding is a phase of the loop for every model: an agent on an OpenAI-compatible model (a real HTTP server
+speaking the chat-completions SSE protocol, scripted per test) gets the reply guard, the scope sentence, the words
+said without generating and the argument grounding the embedded model has."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from loop import Agent, LoopConfig, RunOutcome
+from loop.models.openai import OpenAICompatModel
+from tests.openai_server import OpenAIServer, text_reply, tool_calls_reply
+from voice.demo.order_desk import OrderDesk, order_policy
+
+PROMPT = "You are the order desk of a shop. Help callers with their orders."
+
+
+@pytest.fixture
+def server() -> Iterator[OpenAIServer]:
+    with OpenAIServer() as srv:
+        yield srv
+
+
+def _agent(server: OpenAIServer, tmp_path: Path) -> tuple[Agent, OrderDesk]:
+    desk = OrderDesk(tmp_path / "orders.db")
+    model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+    agent = Agent(model=model, tools=desk.tools(), policy=order_policy(), system_prompt=PROMPT,
+                  config=LoopConfig.profile("voice"))
+    return agent, desk
+
+
+def test_a_fact_no_tool_gave_is_not_said(server: OpenAIServer, tmp_path: Path) -> None:
+    """A remote model's "Your card's interest rate is 7.9 percent a year, ..." with no tool behind it is never
+    spoken: the caller hears what the agent is for, or a question for what a tool needs."""
+    server.enqueue(text_reply("Your order's interest rate is 7.9 percent a year, ",
+                              "and your limit is 4200 dollars."))
+    agent, _ = _agent(server, tmp_path)
+    result = agent.run_sync("What's the interest rate on my order?")
+    assert "7.9" not in result.answer and "4200" not in result.answer and result.answer.strip()
+
+
+def test_thanks_and_out_of_scope_are_answered_without_asking_the_model(server: OpenAIServer,
+                                                                         tmp_path: Path) -> None:
+    agent, _ = _agent(server, tmp_path)
+    bye = agent.run_sync("Thanks, bye!")
+    france = agent.run_sync("What is the capital of France?")
+    assert server.requests == []  # neither was sent to the model
+    assert "bye" in bye.answer.lower() and "sorry" in france.answer.lower() and "paris" not in france.answer.lower()
+
+
+def test_an_argument_heard_one_way_is_taken_as_heard(server: OpenAIServer, tmp_path: Path) -> None:
+    server.enqueue(tool_calls_reply([("c1", "lookup_order", json.dumps({"order_id": "4576"}))]),
+                   text_reply("It has shipped."))
+    agent, _ = _agent(server, tmp_path)
+    result = agent.run_sync("Where is my order 4567?")
+    assert [o.call.arguments for o in result.trajectory] == [{"order_id": "4567"}]
+
+
+def test_a_write_with_a_value_nobody_said_is_not_made_and_the_caller_is_asked(server: OpenAIServer,
+                                                                              tmp_path: Path) -> None:
+    server.enqueue(tool_calls_reply([("c1", "issue_refund", json.dumps({"order_id": "4567", "amount": 35}))]))
+    agent, desk = _agent(server, tmp_path)
+    asked: list = []
+    agent.approver = lambda call, verdict: asked.append(call)  # never reached: nothing is proposed to approve
+    result = agent.run_sync("I want a refund on order 4567.")
+    assert result.outcome is RunOutcome.COMPLETED and result.trajectory == [] and asked == []
+    assert "amount" in result.answer.lower() and result.answer.rstrip().endswith("?")
+    assert desk.db.execute("SELECT count(*) FROM refunds").fetchone() == (0,)
