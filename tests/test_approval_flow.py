@@ -26,7 +26,7 @@ def asked(h: Harness, heard: bool = True) -> None:
 
 def answer(h: Harness, text: str) -> None:
     h.say(text, 0.8)
-    h.frames(0.6, speech=False)
+    h.frames(1.2, speech=False)  # the answer's end (0.45 s), then the held yes's quiet (`approval_hold_s`)
 
 
 def settled(h: Harness) -> list[SettleApproval]:
@@ -49,6 +49,39 @@ def test_a_yes_after_the_whole_question_approves() -> None:
     answer(h, "Yes, go ahead.")
     (settle,) = settled(h)
     assert settle.answer.approved and not any(isinstance(c, StartRun) for c in h.log)
+
+
+def test_a_yes_is_committed_only_after_a_moment_of_quiet() -> None:
+    h = Harness()
+    asked(h)
+    h.say("Yes.", 0.5)
+    h.frames(0.7, speech=False)  # the yes is heard (0.45 s) but held
+    assert settled(h) == [] and "approval_held" in h.kinds()
+    h.frames(0.4, speech=False)
+    (settle,) = settled(h)
+    assert settle.answer.approved
+
+
+def test_speech_resuming_after_a_yes_withdraws_it_and_the_whole_answer_is_read_again() -> None:
+    h = Harness()
+    asked(h)
+    h.say("Yes.", 0.5)
+    h.frames(0.7, speech=False)  # "Yes." heard and held; 0.7 s later the caller goes on
+    answer(h, "but make it thirty dollars.")
+    (settle,) = settled(h)
+    assert not settle.answer.approved and "change" in settle.answer.reason
+    assert "Yes. but make it thirty dollars." in settle.answer.reason
+
+
+def test_noise_after_a_yes_does_not_withdraw_it() -> None:
+    h = Harness()
+    asked(h)
+    h.say("Yes.", 0.5)
+    h.frames(0.7, speech=False)
+    h.say("", 0.5)  # a cough: speech with no words, which ends as a turn only after the long silence
+    h.frames(2.0, speech=False)
+    (settle,) = settled(h)
+    assert settle.answer.approved
 
 
 def test_a_yes_over_the_question_is_not_taken_and_the_question_is_asked_again() -> None:

@@ -162,7 +162,7 @@ def test_a_spoken_yes_settles_the_approval_and_a_no_declines_it() -> None:
         run_started(h, "Refund twenty dollars on order 4567.")
         ask(h)
         h.say(answer, 0.8)
-        h.frames(0.6, speech=False)
+        h.frames(1.2, speech=False)  # a yes is committed after a moment's quiet (`approval_hold_s`)
         assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [approved]
         assert not any(isinstance(c, StartRun) for c in h.log)  # the answer is not a new question
 
@@ -175,7 +175,7 @@ def test_an_unclear_answer_is_asked_again() -> None:
     h.frames(0.6, speech=False)
     assert not any(isinstance(c, SettleApproval) for c in h.log)
     assert [c.text for c in h.log if isinstance(c, Synthesize)][-1] == (
-        "Sorry, I didn't get that. Shall I issue refund of $20 for order 4567?")
+        "Sorry, I need a clear answer. Shall I issue refund of $20 for order 4567? Please say yes or no.")
 
 
 def test_no_answer_declines_after_the_timeout_even_with_no_audio() -> None:

@@ -134,7 +134,7 @@ def test_a_verdict_that_comes_back_late_counts_in_the_wait() -> None:
 
 def test_an_answer_to_an_approval_question_ends_by_the_words_alone() -> None:
     """"Yes" followed by a pause and "but make it $10" must not be cut after the "yes" and approve."""
-    h = ScoredHarness(0.95)
+    h = ScoredHarness(0.95, approval_hold_s=0)  # the end of the answer alone: no held yes
     run_started(h, "Refund twenty dollars on order 4567.")
     ask(h)
     h.say("Yes.", 0.5)
@@ -157,7 +157,7 @@ def test_a_whole_yes_or_no_without_a_full_stop_ends_like_a_closed_sentence() -> 
     assert needed_silence("Yes.", TurnConfig(endpoint_silence_s=0.3, answer_silence_s=0.1), answered=True) == 0.3
     assert needed_silence("Yes, and", cfg, answered=True) == cfg.hold_silence_s
     for text, approved, ends_after in [("Yes, please", True, 0.45), ("No, leave it", False, 0.45)]:
-        h = Harness()
+        h = Harness(approval_hold_s=0)
         run_started(h, "Refund twenty dollars on order 4567.")
         ask(h)
         h.say(text, 0.5)
@@ -166,7 +166,7 @@ def test_a_whole_yes_or_no_without_a_full_stop_ends_like_a_closed_sentence() -> 
         h.frames(ends_after - 0.4 + 0.07, speech=False)
         assert [c.approved for c in h.log if isinstance(c, SettleApproval)] == [approved], text
     for text in ("Yes, but", "Well, maybe"):  # not a whole answer: the open or held silence, as before
-        h = Harness()
+        h = Harness(approval_hold_s=0)
         run_started(h, "Refund twenty dollars on order 4567.")
         ask(h)
         h.say(text, 0.5)
@@ -175,7 +175,7 @@ def test_a_whole_yes_or_no_without_a_full_stop_ends_like_a_closed_sentence() -> 
 
 
 def test_no_verdict_is_asked_for_an_answer_to_an_approval_question() -> None:
-    h = ScoredHarness(0.95)
+    h = ScoredHarness(0.95, approval_hold_s=0)  # the end of the answer alone: no held yes
     run_started(h, "Refund twenty dollars on order 4567.")
     ask(h)
     h.scored.clear()

@@ -58,10 +58,10 @@ async def test_the_turn_loop_answers_in_an_agent_session_and_asks_before_it_refu
         assert question.expect[0].event().item.text_content == (
             "I'm asking you this: shall I refund $20 on order 4567?")
         unclear = await session.run(user_input="mhm")  # a backchannel is no yes
-        assert unclear.expect[0].event().item.text_content.startswith("Sorry, I didn't get that.")
+        assert unclear.expect[0].event().item.text_content.startswith("Sorry, I need a clear answer.")
         assert refunds(desk) == [] and adapter.awaiting_approval
 
-        done = await session.run(user_input="Yes, go ahead.")
+        done = await session.run(user_input="Yes, go ahead.")  # held a moment (approval_hold_s), then committed
         done.expect.next_event().is_message(role="assistant")
         assert done.expect[0].event().item.text_content.strip() == "Done: $20 has been refunded on order 4567."
     assert refunds(desk) == [("4567", 20.0)]
@@ -107,6 +107,21 @@ async def test_a_yes_with_a_change_is_proposed_and_confirmed_afresh(tmp_path: Pa
         await session.run(user_input="Yes.")
     assert refunds(desk) == [("4567", 30.0)]
     assert [r.outcome.value for r in adapter.results] == ["APPROVAL_DENIED", "COMPLETED"]
+
+
+async def test_a_yes_the_caller_goes_on_from_is_read_again_whole(tmp_path: Path) -> None:
+    """"Yes." then, before the held yes is committed, "but make it $30.": the two are one answer, a change."""
+    agent, desk = desk_agent(tmp_path, REFUND)
+    adapter = VoiceloopLLM(agent, approval_hold_s=0.5)
+    async with AgentSession(llm=adapter) as session:
+        await session.start(LiveKitAgent(instructions=""))
+        await session.run(user_input="I want a refund of $20 on order 4567")
+        adapter.start_turn("m-yes", "Yes.")
+        await asyncio.sleep(0.1)
+        assert adapter.awaiting_approval  # held, not committed
+        adapter.start_turn("m-but", "but make it $30.")
+        await asyncio.sleep(0.8)
+        assert refunds(desk) == [] and adapter.rerun == "Yes. but make it $30."
 
 
 async def test_an_interrupted_reply_withdraws_the_run_and_the_next_turn_goes_on(tmp_path: Path) -> None:
@@ -202,3 +217,23 @@ def test_nothing_else_in_voiceloop_imports_livekit() -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     asyncio.run(test_silero_as_a_livekit_vad_finds_the_utterance())
+
+
+async def test_an_agent_on_a_remote_model_is_grounded_in_a_livekit_session(tmp_path: Path) -> None:
+    """The grounding phase is the loop's: a LiveKit session over an OpenAI-compatible model (a real SSE server)
+    does not speak a fact no tool gave."""
+    from loop.models.openai import OpenAICompatModel
+    from tests.openai_server import OpenAIServer, text_reply
+
+    with OpenAIServer() as server:
+        server.enqueue(text_reply("Order 4567 was delivered to Lisbon yesterday at 3 p.m."))
+        desk = OrderDesk(tmp_path / "orders.db")
+        model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+        agent = Agent(model=model, tools=desk.tools(), policy=order_policy(), config=LoopConfig.profile("voice"))
+        adapter = VoiceloopLLM(agent)
+        async with AgentSession(llm=adapter) as session:
+            await session.start(LiveKitAgent(instructions=""))
+            said = await session.run(user_input="Where is my order?")
+            text = said.expect[0].event().item.text_content
+        await model.aclose()
+    assert "Lisbon" not in text and "yesterday" not in text and text.strip()

@@ -41,6 +41,7 @@ class TraceKind(StrEnum):
     APPROVAL_ASKED = "approval_asked"
     APPROVAL_REPLY = "approval_reply"
     APPROVAL_TIMEOUT = "approval_timeout"  # no answer in time: declined
+    APPROVAL_HELD = "approval_held"  # a yes heard, committed once the caller has stayed quiet a moment
     CALLER_KEY = "caller_key"  # a key pressed on the phone's keypad
     CALLER_KEYED = "caller_keyed"  # keyed digits ended by '#' or a pause: the caller's turn
     OPERATOR_DECISION = "operator_decision"

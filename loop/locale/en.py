@@ -31,6 +31,9 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 TIME_WORDS = ("tomorrow", "today", "tonight", "noon", "midnight", "morning", "afternoon", "evening", "next week",
               "weekend")
 AMBIGUOUS_MONTHS = frozenset({"may"})  # a month that is also a common word: no date on its own
+CLOCK_WORDS = {"noon": "12 pm", "midday": "12 pm", "midnight": "12 am"}  # a time said as a word
+# "one" that is no number ("that one", "one moment"): a regular expression
+NOT_A_NUMBER = r"\b(?:(?:the|that|this|which|no|every|any) one|one (?:moment|sec(?:ond)?|minute|thing))\b"
 
 # ---- turn taking ----------------------------------------------------------------------------------------
 # Said over the agent while listening: never an interruption on their own
@@ -104,6 +107,56 @@ FILLERS = ("a", "absolutely", "ah", "ahead", "all", "and", "appreciate", "at", "
     "thing", "this", "to", "uh", "uhh", "um", "umm", "very", "we", "well", "with", "wonderful", "would", "yeah",
     "yes", "you")
 
+# ---- the approval grammar: a yes is an answer every word of which these account for --------------------
+# (voice/call/_yes_grammar.py; labelled examples: tests/data/approval_answers.tsv and the held-out sets in
+# tests/data/approval_sets/). Phrases are words without apostrophes ("thats right"), matched longest first.
+# A yes in itself: any one of these, said by the caller, is the go-ahead.
+APPROVE_AFFIRM = ("yes", "yeah", "yea", "yep", "yup", "ya", "yah", "yeh", "aye", "sure", "sure thing", "certainly",
+    "absolutely", "definitely", "of course", "course", "correct", "thats correct", "that is correct", "all correct",
+    "thats all correct", "thats right", "that is right", "thats exactly right", "exactly", "exactly right",
+    "affirmative", "indeed", "yes indeed", "confirm", "confirmed", "i confirm", "i confirm that", "i can confirm",
+    "i can confirm that", "go ahead", "go right ahead", "go for it", "go on then", "do it", "do that",
+    "please do", "proceed", "please proceed", "you can proceed", "ok", "okay", "alright", "all right", "righto",
+    "right oh", "sounds good", "that sounds good", "sounds great", "sounds perfect", "sounds fine",
+    "that sounds great", "sounds good to me", "that works", "that works for me", "works for me", "that suits me",
+    "suits me", "lets do it", "lets do that", "you bet", "by all means", "i do", "agreed", "i agree", "you can",
+    "you may", "thats what i want", "thats what i need", "thats what i asked for", "thats what i wanted",
+    "thats it", "thats the one", "thats it exactly", "thats fine", "thats good", "thats great", "thats perfect",
+    "thats lovely", "thats grand", "thats all good", "all good", "thatll do", "that will do", "thatd be great",
+    "that would be great", "thatd be lovely", "that would be lovely", "thatd be perfect",
+    "happy with that", "im happy with that", "im good with that", "im sure",
+    "for sure", "no problem", "not a problem", "no worries", "i dont mind", "dont mind", "no objection",
+    "no objections", "lock it in", "book it in", "put it through", "send it through", "make it so", "will do", "can do")
+# May stand beside a yes, never one alone: thanks, forms of address, praise.
+APPROVE_COURTESY = ("please", "thanks", "thank you", "thank you very much", "thank you so much", "thanks a lot",
+    "thanks so much", "many thanks", "cheers", "ta", "sir", "maam", "madam", "miss", "mate", "love", "dear",
+    "buddy", "great", "perfect", "lovely", "brilliant", "wonderful", "excellent", "fine", "good", "cool",
+    "awesome", "nice", "fantastic", "super", "grand", "splendid", "much appreciated", "appreciate it",
+    "i appreciate it", "appreciated", "kindly", "very much", "so much", "oh", "ah", "now", "right now", "then",
+    "just", "really", "again")
+# Hesitations: a yes may start with one, never end on one ("um, okay, so..." is not a yes).
+APPROVE_LEAD = ("um", "umm", "uh", "uhh", "er", "erm", "mm", "mmm", "mhm", "uh huh", "hmm", "well", "right", "oh",
+    "ah")
+# Words that restate the pending action around its own words and values ("yes, refund the $20 on it"); the
+# grammar also takes the pending call's own words (its action phrase, argument names and values), by stem.
+APPROVE_FRAME = ("the", "a", "an", "it", "that", "this", "them", "those", "these", "that one", "this one",
+    "the one", "for", "on", "to", "at", "from", "of", "in", "with", "by",
+    "and", "all", "please", "oclock", "am", "pm", "a m", "p m", "number", "i want",
+    "i want to", "id like", "id like to", "i would like", "i would like to", "i need", "i need to")
+# The caller's words for the agent's ("cancel your card" -> "yes, cancel my card"); the unit a "$" is said in.
+OWN_WORDS = {"your": ("my",), "yours": ("mine",), "you": ("me", "i"), "youre": ("im",)}
+MONEY_WORDS = ("dollars", "dollar", "bucks", "cents", "money")
+# Written short forms and the words said for them: a yes may say either of what the question wrote
+ABBREVIATIONS = {"mg": ("milligram", "milligrams"), "ml": ("millilitre", "milliliter", "millilitres"),
+                 "apt": ("apartment",), "ave": ("avenue",), "st": ("street",), "rd": ("road",), "dr": ("drive",),
+                 "blvd": ("boulevard",), "ln": ("lane",), "ct": ("court",), "pl": ("place",), "kg": ("kilos",)}
+# Generic verbs that may name the pending action ("yes, make the booking", "process the refund").
+APPROVE_VERBS = ("do", "make", "process", "place", "submit", "send", "go ahead with", "carry on",
+    "carry on with", "get", "set up", "sort", "sort out", "arrange")
+# A yes does not end on these: the caller is going on ("yes, and ...", "okay, so ...").
+APPROVE_GOES_ON = ("and", "but", "so", "or", "because", "if", "um", "umm", "uh", "uhh", "er", "erm", "well",
+    "except", "unless", "though", "although")
+
 # ---- naming an action to confirm it ("refund $20 on order 4567") -----------------------------------------
 DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
 SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
@@ -125,7 +178,8 @@ NO_YES_HEARD = "I haven't done that: I didn't hear a yes."
 NOT_APPROVED = "I haven't done that: it wasn't approved."
 KEYS_HINT = "Press 1 to confirm, or 2 to cancel."
 ASK_AGAIN = "Sorry, let me ask that again: shall I {action}?"
-UNCLEAR_ASK_AGAIN = "Sorry, I didn't get that. Shall I {action}?"
+UNCLEAR_ASK_AGAIN = "Sorry, I need a clear answer. Shall I {action}? Please say yes or no."
+UNCLEAR_KEYS = " Or press 1 for yes, 2 for no."  # added to the re-ask on a phone
 SCOPE = "Sorry, I can only help with {things} here."
 NO_SCOPE = "Sorry, I can't help with that here."
 CANNOT_DO = "Sorry, I can't do that: {reason}."

@@ -16,7 +16,7 @@ from voice.call import events as ce
 from voice.call.approval_dialog import ApprovalDialog, Step
 from voice.call.events import CallCommand, SpeechKind
 from voice.call.reply import Chunker, Reply
-from voice.call.state import Barge, PendingApproval, SessionConfig, TurnRecord, heard_history
+from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, heard_history
 from voice.call.write_truth import WriteOutcomes
 from voice.trace import FORWARDED_LOOP_EVENTS, TraceKind, loop_trace_kind
 
@@ -46,6 +46,7 @@ class AgentSide:
     hand_over: tuple[str, float] | None  # an escalation's reason and when it was decided, until it is handed over
     history_before: list[Message]  # the history the last turn's run started from (what a withdrawal goes back to)
     went_on: TurnRecord | None  # a withdrawn turn whose run is unwinding (`voice/call/_going_on.py`)
+    closed: ClosedTurn | None  # a turn ended by silence whose transcript is still coming
     _out: list[CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -245,7 +246,7 @@ class AgentSide:
         assert self.approval is not None
         pending = self.approval
         step = pending.dialog.hear(text, over_question=pending.over_question)
-        pending.over_question = False
+        pending.over_question, pending.held = False, None
         reading = step.reading
         self._trace(TraceKind.APPROVAL_REPLY, text=text, answer=reading.answer.value if reading else "",
                     why=reading.why if reading else "")
@@ -259,6 +260,10 @@ class AgentSide:
         return step
 
     def _apply(self, step: Step, turn: tuple[dict[str, float], float] | None = None) -> None:
+        if step.hold and step.settle is not None and self.approval is not None and self.cfg.approval_hold_s > 0:
+            self.approval.held = (self.now, step.settle)  # committed once the caller stays quiet (`_check_held`)
+            self._trace(TraceKind.APPROVAL_HELD, hold_s=self.cfg.approval_hold_s)
+            return
         if step.settle is None:
             if step.say and self.approval is not None:
                 self._ask(step.say)
@@ -270,10 +275,21 @@ class AgentSide:
         self._settle_approval(step.settle)
 
     def _check_approval_timeout(self) -> None:
+        if self.approval is not None and self.approval.held is not None:
+            self._check_held(*self.approval.held)
+            return
         if self.approval and not self._caller_speaking() and \
                 self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
             self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
             self._apply(self.approval.dialog.timed_out())
+
+    def _check_held(self, since: float, answer: ApprovalAnswer) -> None:
+        """A held yes is committed after `approval_hold_s` of quiet; while the caller speaks again, or their words
+        are being transcribed, it waits: their next turn is read together with it (`ApprovalDialog.hear`)."""
+        if self._caller_speaking() or self.closed is not None:
+            return
+        if self.now - since >= self.cfg.approval_hold_s:
+            self._settle_approval(answer)
 
     def _operator_decision(self, approved: bool) -> None:
         if self.approval is not None:

@@ -3,15 +3,20 @@
 Shared by the call core (`voice/call/_agent_side.py`) and the LiveKit adapter (`voice/livekit/llm.py`), so both
 ask the same way and approve on the same evidence. The rules (`voice.call.answers`):
 
-- only a clear yes, said after the whole question was heard, approves; a yes over the question asks it again;
+- only a clear yes, said after the whole question was heard, approves: every word of it accounted for
+  (`voice.call._yes_grammar`); a yes over the question asks it again;
+- a yes is held (`Step.hold`) until the caller has stayed quiet for a moment: speech that resumes before the
+  driver commits it is read again together with the yes ("Yes." + "but make it thirty" is a change);
 - a question is answered from the pending call itself ("I'm asking you this: shall I refund $20 on order 4567?") and
-  asked again; an unclear answer is asked again once; a second unclear answer, too many questions or silence
-  until the timeout decline and say so: "I haven't done that: I didn't hear a yes.";
+  asked again; an unclear answer is asked again once, narrower ("... Please say yes or no", and the keypad on a
+  phone); a second unclear answer, too many questions or silence until the timeout decline and say so: "I haven't
+  done that: I didn't hear a yes.";
 - a change ("yes, but make it $30") declines the pending call and the caller's words go back to the model, which
   proposes the new call, confirmed afresh;
 - the agent's own question heard back (an echo) and backchannels over the question change nothing.
 
-Every line the agent says here is free of yes words, so hearing it back can never approve anything.
+No line the agent says here approves anything when heard back: the narrow re-ask's "say yes or no" is read as the
+agent's own words (`voice.call.answers`).
 """
 
 from __future__ import annotations
@@ -36,9 +41,11 @@ MAX_QUESTIONS = 3  # questions answered before the agent stops asking
 class Step:
     """What to do after one answer: settle the approval (and say `say`), or say `say` and keep waiting.
     `resume`: the answer was a backchannel over the question, which goes on playing. `rerun`: after settling,
-    these words are the caller's next turn (a change)."""
+    these words are the caller's next turn (a change). `hold`: an approval the driver commits only once the caller
+    has stayed quiet a moment (`ApprovalDialog.hear` reads what they say meanwhile together with it)."""
 
     settle: ApprovalAnswer | None = None
+    hold: bool = False
     say: str = ""
     resume: bool = False
     rerun: str = ""
@@ -58,6 +65,8 @@ class ApprovalDialog:
                                         [name for name in other_tools if name != call.name])
         self.context.said = [SpokenForm().speak(self.question)]  # beside the written form: an echo may be either
         self.unclear = self.questions = 0
+        self.held = ""  # a yes not committed yet: the caller may be going on
+        self.keypad = keypad
         self.hint = self._said(words.KEYS_HINT) if keypad else ""  # said after the question, on a phone
 
     def _said(self, line: str) -> str:
@@ -71,12 +80,15 @@ class ApprovalDialog:
     def hear(self, text: str, *, over_question: bool = False) -> Step:
         """The caller's whole turn while the approval waits. `over_question`: they began before the question had
         been heard to its end."""
+        if self.held:  # the caller went on after their yes: the whole answer is read again
+            text, self.held = f"{self.held} {text.strip()}", ""
         reading = read_answer(text, self.context)
         match reading.answer:
             case Answer.YES if over_question:
                 return Step(say=self._said(self.words.ASK_AGAIN.format(action=self.action)), reading=reading)
             case Answer.YES:
-                return Step(settle=ApprovalAnswer(True, "the caller said yes"), reading=reading)
+                self.held = text.strip()
+                return Step(settle=ApprovalAnswer(True, "the caller said yes"), hold=True, reading=reading)
             case Answer.NO:
                 return Step(settle=ApprovalAnswer(False, "the caller said no", end_run=True), say=self.words.SAID_NO,
                             reading=reading)
@@ -95,7 +107,8 @@ class ApprovalDialog:
         self.unclear += 1
         if self.unclear >= MAX_UNCLEAR:
             return self._no_yes(reading, "no clear yes was heard (asked twice)")
-        return Step(say=self._said(self.words.UNCLEAR_ASK_AGAIN.format(action=self.action)), reading=reading)
+        again = self.words.UNCLEAR_ASK_AGAIN.format(action=self.action)
+        return Step(say=self._said(again + (self.words.UNCLEAR_KEYS if self.keypad else "")), reading=reading)
 
     def key(self, digit: str) -> Step | None:
         """A key pressed on the phone while the approval waits: the two the question offered settle it."""

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from loop import Message, ToolCall
+from loop import ApprovalAnswer, Message, ToolCall
 from voice.call.approval_dialog import ApprovalDialog
 from voice.call.turns import TurnConfig
 
@@ -24,6 +24,9 @@ class SessionConfig(BaseModel):
     """The language of the agent's fixed sentences (`loop.locale`); a session takes its agent's."""
     approval_timeout_s: float = 10.0
     """A pending approval with no answer for this long is declined."""
+    approval_hold_s: float = 0.55
+    """A caller's yes is committed only after this much more quiet (on top of the answer's own end of turn, 0.45 s):
+    speech that resumes before then is read together with the yes ("Yes." ... "but make it thirty")."""
     speculate: bool = False
     """While the caller is still speaking, offer their words so far to the model every `speculate_every_s` for
     reads policy allows outright (`loop.prefetch`): each offer is a model call. Off by default: with the decision
@@ -82,6 +85,7 @@ class PendingApproval:
     asked_s: float  # call time the question (or its latest re-ask) was put; the timeout counts from here
     dialog: ApprovalDialog
     over_question: bool = False  # the caller's current turn began before the question had been heard out
+    held: tuple[float, ApprovalAnswer] | None = None  # a yes waiting to be committed: (call time heard, answer)
 
 
 @dataclass

@@ -57,8 +57,10 @@ class VoiceloopLLM(llm.LLM):
     """One conversation's LLM: give each LiveKit session its own (it keeps the call's history and any pending
     approval). `conversation_id` (e.g. the room name) becomes every run's `gen_ai.conversation.id`."""
 
-    def __init__(self, agent: Agent, conversation_id: str = "") -> None:
+    def __init__(self, agent: Agent, conversation_id: str = "", approval_hold_s: float = 0.55) -> None:
         super().__init__()
+        self.approval_hold_s = approval_hold_s  # a yes is committed after this much quiet, as in a voiceloop call
+        self._held: asyncio.TimerHandle | None = None
         self.agent = agent
         agent.conversation_id = conversation_id or agent.conversation_id or uuid.uuid4().hex[:12]
         agent.approver = self._approve
@@ -124,6 +126,12 @@ class VoiceloopLLM(llm.LLM):
         finally:
             self._pending = self._dialog = None
 
+    def _commit(self, answer: ApprovalAnswer) -> None:
+        """A held yes after its moment of quiet: the write may go ahead."""
+        self._held = None
+        if self._pending is not None and not self._pending.done():
+            self._pending.set_result(answer)
+
     def _run_done(self, task: asyncio.Task[RunResult]) -> None:
         if task.cancelled():
             self.history = complete_pairs(self._transcript)
@@ -145,9 +153,15 @@ class VoiceloopLLM(llm.LLM):
         self._out = queue = asyncio.Queue()
         if self.awaiting_approval:
             assert self._pending is not None and self._dialog is not None
+            if self._held is not None:  # the caller went on after a yes: the dialog reads it all again
+                self._held.cancel()
+                self._held = None
             step = self._dialog.hear(text)
             if step.settle is None:
                 return step.say  # asked again, or "" for the agent's own question heard back
+            if step.hold and self.approval_hold_s > 0:
+                self._held = asyncio.get_running_loop().call_later(self.approval_hold_s, self._commit, step.settle)
+                return queue
             self.declined_say, self.rerun = step.say, step.rerun
             self._pending.set_result(step.settle)
             return queue

@@ -1,0 +1,35 @@
+"""The approval dialog on answers written by outside hands (tests/data/approval_sets/README.md): on both the
+development set and the held-out test set, nothing but a clear yes approves, and clear yeses are not refused."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "approval_sets.py"
+_spec = importlib.util.spec_from_file_location("approval_sets", _SCRIPT)
+assert _spec is not None and _spec.loader is not None
+approval_sets = sys.modules["approval_sets"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(approval_sets)
+
+# First-ask floors as measured when the sets were added (dev 87.9 %, test 78.9 %, fresh 80.5 %): a yes with a
+# word the grammar cannot account for is asked again, narrower, never approved
+FIRST_ASK = {"dev": 0.85, "test": 0.75, "fresh": 0.75}
+
+
+@pytest.mark.parametrize("name", sorted(FIRST_ASK))
+def test_nothing_but_a_clear_yes_approves_and_no_clear_yes_is_refused(name: str) -> None:
+    counts, wrong = approval_sets.read(name)
+    assert sum(counts.values()) >= 600 and len({k for k, _ in counts}) == 10
+    assert wrong == []
+    yes = sum(n for (kind, _), n in counts.items() if kind == "yes")
+    assert counts[("yes", "approved")] >= FIRST_ASK[name] * yes
+    assert counts[("yes", "refused")] <= 0.01 * yes
+
+
+def test_the_sets_cover_ten_kinds_of_write_between_them() -> None:
+    kinds = {w for name in FIRST_ASK for w in approval_sets.load(name)[0]}
+    assert len(kinds) >= 18
