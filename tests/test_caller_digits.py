@@ -44,6 +44,18 @@ from voice.speech.caller_digits import join_spoken_digits
     ("It's 3 0 5 one, eight.", "It's 30518."),
     ("2 and 3 and one", "2 and 3 and one"),
     ("1 2 3 4 dollars", "1 2 3 4 dollars"),
+    # a reference spelt as capitals then digits is one
+    ("The file reference is LIS 48213.", "The file reference is LIS48213."),
+    ("It's K X 4 7 2 9", "It's KX4729"),
+    ("share its KX for 729.", "share its KX4729."),
+    ("booking BT-1186 please", "booking BT1186 please"),
+    ("my ID 4821", "my ID 4821"),
+    ("at 10 AM 2 people", "at 10 AM 2 people"),
+    ("I am 34", "I am 34"),
+    # three decimals is no amount: a dictated id
+    ("It's member 418.005", "It's member 418005"),
+    ("It costs $12.50", "It costs $12.50"),
+    ("pi is 3.14", "pi is 3.14"),
 ])
 def test_join_spoken_digits(heard: str, joined: str) -> None:
     assert join_spoken_digits(heard) == joined

@@ -21,6 +21,9 @@ IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five":
                       "nine": "ninth", "twelve": "twelfth"}
 # A digit said alone, as a caller dictates an id ("four oh two one")
 DIGIT_WORDS = {**{w: str(i) for i, w in enumerate(ONES[:10])}, "oh": "0"}
+# Words Whisper writes in capitals that are no letters of a reference ("my ID 4821", "at 10 AM 2")
+CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF", "NO", "US", "UK", "USA", "ATM",
+                           "VIN", "DOB", "ASAP", "IT", "HR", "MR", "MRS", "MS", "DR", "ST", "RD"})
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0")
 DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
 

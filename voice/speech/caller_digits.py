@@ -58,7 +58,25 @@ def _announced(before: str) -> bool:
     return bool(last) and (last[-1] in en.NUMBER_NAMES or last[-1].removesuffix("s") in en.NUMBER_NAMES)
 
 
+# A reference spelt as capitals then digits ("LIS 48213", "K X 4729", "BT-1186"; "KX for 729", where "for" can only
+# be the digit it sounds like); never a word Whisper writes in capitals anyway (`en.CAPITAL_WORDS`: "ID 4821")
+_LETTERED = re.compile(r"(?<![\w-])(?P<letters>[A-Z]{2,4}|[A-Z](?:[ -][A-Z]){1,3})[ -]+(?P<digits>(?:(?:\d+|"
+                       + "|".join(_SOUNDS_LIKE) + r")[ -]+)*\d+)(?![\w.]?\d)")
+# A number Whisper wrote with three or more decimals is no amount: a dictated id ("four one eight double oh five"
+# -> "418.005")
+_DECIMAL_ID = re.compile(r"(?<![$\d.,])(\d{2,})\.(\d{3,})(?![.,]?\d)")
+
+
+def _lettered(m: re.Match[str]) -> str:
+    letters = re.sub(r"[ -]", "", m["letters"])
+    if letters in en.CAPITAL_WORDS or m["letters"] in en.CAPITAL_WORDS:
+        return m.group(0)
+    words = re.findall(r"\d+|[a-z]+", m["digits"])
+    return letters + "".join(_SOUNDS_LIKE.get(w, w) for w in words)
+
+
 def join_spoken_digits(text: str) -> str:
     """"It's 4 5 6 7." -> "It's 4567."; "order 12, 34" -> "order 1234"; "four five six seven" -> "4567";
-    "order to 0 to 0" -> "order 2020"."""
-    return _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
+    "order to 0 to 0" -> "order 2020"; "LIS 48213" -> "LIS48213"; "member 418.005" -> "member 418005"."""
+    joined = _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
+    return _LETTERED.sub(_lettered, _DECIMAL_ID.sub(r"\1\2", joined))

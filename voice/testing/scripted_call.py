@@ -35,7 +35,8 @@ from voice.testing.reply_checks import check_call
 # VOICELOOP_FIXTURES. A call script names its own recordings and agent relative to itself.
 FIXTURES = Path(os.environ.get("VOICELOOP_FIXTURES") or Path.cwd() / "audio_fixtures").resolve()
 # What `check_expectations` itself reads; any other key of `expect:` is the agent's toolset's to check.
-EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text"})
+EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text", "calls",
+                         "not_called"})
 
 
 @dataclass
@@ -219,12 +220,33 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
         heard = turns[int(i)].heard_text if int(i) < len(turns) else None
         if heard is None or not heard or frag.lower() not in heard.lower():
             fails.append(f"turn {i}: heard text should contain {frag!r}, got {heard!r}")
+    fails += _check_calls(expect, [c for t in turns for c in t.tool_calls if c["executed"]])
     extra = {k: v for k, v in expect.items() if k not in EXPECT_KEYS}
     if extra and hasattr(result.state, "check_expectations"):
         fails += result.state.check_expectations(extra)
     elif extra:
         fails.append(f"expect: {', '.join(sorted(extra))} unknown (this agent's toolset checks no such thing)")
     return fails
+
+
+def _check_calls(expect: dict[str, Any], executed: list[dict[str, Any]]) -> list[str]:
+    """`calls: [{tool: NAME, args: {...}}]`: each ran during the call with those arguments (a subset; values compared
+    as text, case and spacing aside); `not_called: [NAME]`: none of these ran."""
+    fails = []
+    for want in expect.get("calls", []):
+        args = {k: _plain(v) for k, v in (want.get("args") or {}).items()}
+        if not any(c["name"] == want["tool"] and all(_plain((c.get("arguments") or {}).get(k)) == v
+                                                      for k, v in args.items()) for c in executed):
+            ran = [(c["name"], c.get("arguments")) for c in executed]
+            fails.append(f"{want['tool']}({args}) should have run; ran {ran}")
+    fails += [f"{name} should not have run" for name in expect.get("not_called", [])
+              if any(c["name"] == name for c in executed)]
+    return fails
+
+
+def _plain(value: Any) -> str:
+    text = str(value).strip().lower()
+    return re.sub(r"\s+", " ", text[:-2] if text.endswith(".0") else text)
 
 
 _UNIT_WORDS, _TEEN_WORDS, _TEN_WORDS = en.ONES[:10], en.ONES[10:], en.TENS[2:]  # `loop.locale`

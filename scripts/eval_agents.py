@@ -1,0 +1,230 @@
+"""Agents written from short briefs by outside hands, and their callers (evals/agents/, README there).
+
+    python scripts/eval_agents.py build            # synthesise every caller line, write the call scripts
+    python scripts/eval_agents.py run [--half dev|test|all] [--agent NAME] [--llm local] [--stt tiny.en]
+    python scripts/eval_agents.py stt [--half dev|test|all] [--stt tiny.en base ...]   # word errors vs time
+
+`build` turns each agent's `calls.yaml` (lines the caller says, what must happen) into voiceloop call scripts under
+evals/.build/<agent>/ (not in git): each line spoken by one of nine voices of three synthesisers (espeak-ng,
+flite, Piper), chosen per call by a stable hash; a third of the calls over a telephone line (8 kHz G.711 μ-law and
+back), a fifth in background noise (the recordings in audio_fixtures/recordings/noise, 10 dB SNR); each call in
+the development or the test half by a stable hash of its name. `run` plays them on the virtual clock with the real
+model and prints each call's verdict and the figures per agent; a call with no expectation is "unchecked", never
+"passed". Progress goes to stderr; the verdicts to evals/.build/results-<half>.tsv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ROOT / "evals" / "agents"
+BUILD = ROOT / "evals" / ".build"
+NOISES = ["bike.wav", "dishes.wav", "office.wav"]
+# nine voices, three synthesisers; Piper's joe is also the agent's own voice, so callers get it least
+VOICES = ["espeak:en-us+f3", "espeak:en-gb+m4", "espeak:en-us+m7", "espeak:en-gb-scotland+f2", "flite:kal",
+          "flite:slt", "flite:rms", "flite:awb", "piper:joe"]
+FIRST_AT, GAP_S = 3.5, 9.0  # the first line after the greeting; later lines this long after the one before ends
+
+
+def _hash(text: str) -> int:
+    return int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)
+
+
+def half_of(agent: str, call: str) -> str:
+    return "dev" if _hash(f"{agent}/{call}") % 2 == 0 else "test"
+
+
+def _synth(voice: str, text: str, out: Path) -> np.ndarray:
+    from voice.audio import load_audio
+
+    engine, name = voice.split(":", 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        wav = Path(tmp) / "line.wav"
+        if engine == "espeak":
+            subprocess.run(["espeak-ng", "-v", name, "-s", "150", "-w", str(wav), text], check=True)
+        elif engine == "flite":
+            subprocess.run(["flite", "-voice", name, "-t", text, "-o", str(wav)], check=True)
+        else:
+            return _piper(text)
+        return load_audio(wav)
+
+
+_PIPER: Any = None
+
+
+def _piper(text: str) -> np.ndarray:
+    global _PIPER
+    from voice.speech.tts import PiperTTS
+
+    _PIPER = _PIPER or PiperTTS()
+    return _PIPER.synthesize(text)
+
+
+def _telephone(pcm: np.ndarray) -> np.ndarray:
+    """Through a phone line: 8 kHz, G.711 μ-law, and back to 16 kHz."""
+    from voice.audio import resample, ulaw_decode, ulaw_encode
+
+    narrow = resample(pcm, 16000, 8000)
+    return resample(ulaw_decode(ulaw_encode(narrow)), 8000, 16000)
+
+
+def build() -> None:
+    from voice.audio import write_wav
+
+    for spec_path in sorted(AGENTS.glob("*/calls.yaml")):
+        agent_dir, spec = spec_path.parent, yaml.safe_load(spec_path.read_text())
+        out = BUILD / agent_dir.name
+        (out / "audio").mkdir(parents=True, exist_ok=True)
+        for call in spec["calls"]:
+            h = _hash(f"{agent_dir.name}/{call['name']}")
+            voice, phone, noisy = VOICES[h % len(VOICES)], h % 3 == 0, (h // 3) % 5 == 0
+            caller, at = [], FIRST_AT
+            for i, line in enumerate(call["lines"]):
+                pcm = _synth(voice, line, out)
+                pcm = _telephone(pcm) if phone else pcm
+                name = f"audio/{call['name']}_{i}.wav"
+                write_wav(out / name, pcm)
+                caller.append({"audio": name, "at": round(at, 2)})
+                at += len(pcm) / 16000 + GAP_S
+            script = {"description": f"{call['name']} ({voice}{', telephone' if phone else ''}"
+                                     f"{', noise' if noisy else ''}; synthetic)",
+                      "agent": str((agent_dir / spec["agent"]).resolve()) if ":" not in spec["agent"]
+                      else f"{(agent_dir / spec['agent'].split(':')[0]).resolve()}:{spec['agent'].split(':')[1]}",
+                      "caller": caller, "tail_s": GAP_S, "lines": call["lines"],
+                      "half": half_of(agent_dir.name, call["name"]), "voice": voice, "telephone": phone}
+            if noisy:
+                script["noise"] = {"audio": str(ROOT / "audio_fixtures/recordings/noise" / NOISES[h % 3]),
+                                   "snr_db": 10}
+            expect = call.get("expect") or {}
+            if expect.get("calls") or expect.get("not_called"):
+                script["expect_llm"] = {k: expect[k] for k in ("calls", "not_called") if k in expect}
+            if expect.get("says") or expect.get("never"):
+                script["reply"] = {"contains": expect.get("says", []), "never": expect.get("never", [])}
+            (out / f"{call['name']}.yaml").write_text(yaml.safe_dump(script, sort_keys=False))
+            print(f"built {agent_dir.name}/{call['name']} ({voice})", file=sys.stderr)
+
+
+async def _run(calls: list[Path], llm: str, stt: str) -> list[tuple[str, str, str, str]]:
+    from voice.cli import _model_for
+    from voice.speech.stack import load_stack
+    from voice.testing.scripted_call import Fixture, run_call
+
+    stack = load_stack(stt, tts="auto")
+    model = _model_for(llm, has_script=False)
+    rows = []
+    for i, path in enumerate(calls, 1):
+        fixture = Fixture.load(path)
+        checked = bool(fixture.data.get("expect_llm") or fixture.data.get("reply"))
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                result = await run_call(fixture, stack, Path(tmp), model=model, agent=fixture.agent_source())
+                fails = result.failures
+                verdict = "unchecked" if not checked else "pass" if not fails else "FAIL"
+                why = "; ".join(fails)[:400]
+            except Exception as exc:  # a call that cannot run is a failed call, and the run goes on
+                verdict, why = "FAIL", f"{type(exc).__name__}: {exc}"[:400]
+        rows.append((path.parent.name, path.stem, verdict, why))
+        print(f"[{i}/{len(calls)}] {path.parent.name}/{path.stem}: {verdict} {why}", file=sys.stderr)
+    return rows
+
+
+def _calls(half: str, agent: str | None = None) -> list[Path]:
+    return [p for p in sorted(BUILD.glob(f"{agent or '*'}/*.yaml"))
+            if half == "all" or yaml.safe_load(p.read_text()).get("half") == half]
+
+
+def run(half: str, agent: str | None, llm: str, stt: str) -> None:
+    rows = asyncio.run(_run(_calls(half, agent), llm, stt))
+    (BUILD / f"results-{half}-{stt}.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
+    by_agent: dict[str, list[str]] = {}
+    for name, _, verdict, _ in rows:
+        by_agent.setdefault(name, []).append(verdict)
+    for name, verdicts in sorted(by_agent.items()):
+        print(f"{name:16} {verdicts.count('pass')}/{len(verdicts) - verdicts.count('unchecked')} right"
+              f" ({verdicts.count('unchecked')} unchecked)")
+    right = sum(r[2] == "pass" for r in rows)
+    checked = sum(r[2] != "unchecked" for r in rows)
+    print(f"all {half}: {right}/{checked} calls right ({right / max(checked, 1):.0%}); "
+          f"{len(rows) - checked} unchecked")
+
+
+def stt_compare(half: str, engines: list[str]) -> None:
+    """Each engine's word errors over every caller line of the half (all words; digits and the words of names and
+    things, which the tools need), and its time per line, on this machine."""
+    import time
+
+    from voice.audio import load_audio
+    from voice.bench.wer import normalize_words, word_errors
+    from voice.speech.engines import STT_ENGINES
+
+    lines = []
+    for path in _calls(half):
+        spec = yaml.safe_load(path.read_text())
+        lines += [(load_audio(path.parent / c["audio"]), text)
+                  for c, text in zip(spec["caller"], spec["lines"], strict=True)]
+    print(f"{len(lines)} caller lines ({half} half)", file=sys.stderr)
+    for name in engines:
+        engine = STT_ENGINES.load(name, threads=1)
+        engine.transcribe(lines[0][0])  # warm
+        errors = words = key_errors = key_words = 0
+        took = []
+        for pcm, text in lines:
+            started = time.perf_counter()
+            heard = engine.transcribe(pcm)
+            took.append(time.perf_counter() - started)
+            found = word_errors(text, heard)
+            errors, words = errors + found.errors, words + found.reference_words
+            hyp = set(normalize_words(heard))
+            key = [w for w in normalize_words(text) if _is_key(w, text)]
+            key_words += len(key)
+            key_errors += sum(w not in hyp for w in key)
+        took.sort()
+        print(f"{name:10} WER {errors / max(words, 1):6.1%}   key words missed {key_errors}/{key_words} "
+              f"({key_errors / max(key_words, 1):.1%})   per line p50 {took[len(took) // 2] * 1000:.0f} ms "
+              f"p95 {took[int(len(took) * 0.95)] * 1000:.0f} ms")
+
+
+def _is_key(word: str, text: str) -> bool:
+    """A number word or a capitalised word of the line (a name, a title, a street): what a tool needs heard."""
+    from loop.locale import en
+
+    if word in en.ONES or word in en.TENS or word in ("oh", "hundred", "thousand"):
+        return True
+    said = text.replace(",", " ").replace(".", " ").split()
+    return any(w.lower() == word and w[:1].isupper() for w in said[1:])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build")
+    r = sub.add_parser("run")
+    r.add_argument("--half", choices=["dev", "test", "all"], default="dev")
+    r.add_argument("--agent")
+    r.add_argument("--llm", default="local")
+    r.add_argument("--stt", default="tiny.en")
+    c = sub.add_parser("stt")
+    c.add_argument("--half", choices=["dev", "test", "all"], default="dev")
+    c.add_argument("--stt", nargs="+", default=["tiny.en", "base"])
+    args = parser.parse_args()
+    if args.cmd == "build":
+        build()
+    elif args.cmd == "stt":
+        stt_compare(args.half, args.stt)
+    else:
+        run(args.half, args.agent, args.llm, args.stt)
+
+
+if __name__ == "__main__":
+    main()
