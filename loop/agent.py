@@ -40,18 +40,8 @@ from loop.replay import Tape
 from loop.store.db import open_journal
 from loop.store.journal import Event, EventLog, Listener
 from loop.store.ledger import TenantBudget
-from loop.tools import Tool
-from loop.types import (
-    TOOL_ANSWER,
-    Message,
-    Model,
-    ModelEvent,
-    ModelRequest,
-    ModelResponse,
-    TextDelta,
-    ToolCall,
-    Usage,
-)
+from loop.tools import Tool, check_tools
+from loop.types import TOOL_ANSWER, Message, Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
 from loop.vet import Approver, BatchVetter
 
 
@@ -82,14 +72,6 @@ class RunState:
     waited_s: float = 0.0  # this turn's wait for a human's approval: not the turn's own time
 
 
-def _check_tools(model: Model, tools: Sequence[Tool]) -> None:
-    """A model that can tell, at load, that it cannot call a tool as declared says so here (`ToolDefinitionError`),
-    not on every turn."""
-    check = getattr(model, "check_tools", None)
-    if check is not None and tools:
-        check([t.openai_schema() for t in tools])
-
-
 class Agent:
     def __init__(self, model: Model, tools: Sequence[Tool] = (), policy: Policy | None = None,
                  config: LoopConfig | None = None, journal_path: str | None = None, *,
@@ -108,7 +90,7 @@ class Agent:
         self.conversation_id = conversation_id
         self.config = config or LoopConfig.profile("task")
         self.tools = {t.name: t for t in tools}
-        _check_tools(model, tools)
+        check_tools(model, tools)
         self.guardrails, self.approver, self.listeners = list(guardrails), approver, list(listeners)
         self.journal = open_journal(journal_path) if journal_path else None  # a SQLite path or postgresql:// URL
         self.speculative: dict[str, Observation] = {}  # read results prefetched while the caller speaks
@@ -122,7 +104,7 @@ class Agent:
 
     def use_model(self, model: Model) -> None:
         """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
-        _check_tools(model, list(self.tools.values()))
+        check_tools(model, list(self.tools.values()))
         self.model = model
         a = self.assembler
         self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,

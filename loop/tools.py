@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,6 +132,14 @@ def _describe_pydantic(tool: str, exc: ValidationError) -> str:
         parts.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
     return (f"Invalid arguments for {tool}: " + "; ".join(parts)
             + ". Fix these and call again; retrying unchanged will fail.")
+
+
+def check_tools(model: Any, tools: Sequence[Tool]) -> None:
+    """A model that can tell, at load, that it cannot call a tool as declared says so (`ToolDefinitionError`, from
+    its `check_tools`), not on every turn."""
+    check = getattr(model, "check_tools", None)
+    if check is not None and tools:
+        check([t.openai_schema() for t in tools])
 
 
 def tool_name(tool: dict[str, Any]) -> str:

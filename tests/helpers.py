@@ -85,3 +85,18 @@ def assert_heard(text: str, *wanted: str | Sequence[str]) -> None:
     missing = [w for w in wanted if not mentions(text, w)]
     assert not missing, f"{text!r} lacks " + ", ".join(
         repr(w) if isinstance(w, str) else " or ".join(map(repr, w)) for w in missing)
+
+
+def embedded_model(n_ctx: int = 2048) -> Any:
+    """The embedded Qwen2.5-Coder 0.5B for a test module, or the test skipped naming what is not installed."""
+    import pytest
+
+    from loop.models.llama import weights
+    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
+
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
+    try:
+        weights.ensure_gguf()
+    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
+        pytest.skip(f"Qwen2.5-Coder-0.5B GGUF not installed: {exc}")
+    return LlamaModel(n_ctx=n_ctx, state_dir=None)

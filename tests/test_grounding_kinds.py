@@ -378,3 +378,29 @@ def test_a_leak_ends_the_reply_as_soon_as_its_words_are_whole_not_at_the_clause_
     guard = ReplyGuard(["book_room"], "", "FALLBACK")
     assert guard.feed("I can book") == "" and guard.feed(" a room for you.") == ""
     assert guard.finish() == "I can book a room for you." and guard.fired is None
+
+
+@pytest.mark.parametrize(("answer", "name"), [
+    # answers to "What's the pet's name?" / "What name is it under?", as Whisper may case them
+    ("it's biscuit", "Biscuit"), ("um, sam lee.", "Sam Lee"), ("The name's Okafor.", "Okafor"),
+    ("yes, it's under priya shah", "Priya Shah"), ("it's for max", "Max"), ("Biscuit", "Biscuit"),
+    # no name in them
+    ("yes", None), ("no idea", None), ("I don't know", None), ("hang on", None), ("sorry", None),
+    ("pardon", None), ("twenty", None), ("my order number is 4567", None),
+    ("I want to book a table for four people", None),
+])
+def test_a_name_asked_for_is_taken_however_it_is_cased(answer: str, name: str | None) -> None:
+    from loop.grounding._heard import answered_name
+
+    assert answered_name(answer) == ([name] if name else [])
+
+
+def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
+    from loop.grounding.arguments import ground
+
+    tool = {"type": "function", "function": {"name": "book_groom", "parameters": {
+        "type": "object", "properties": {"pet_name": {"type": "string"}}, "required": ["pet_name"]}}}
+    messages = [Message("user", "I'd like to book a groom."), Message("assistant", "What's your dog's name?"),
+                Message("user", "it's biscuit")]
+    (grounded,), missing = ground([tool], messages)
+    assert grounded["function"]["parameters"]["properties"]["pet_name"] == {"enum": ["Biscuit"]} and not missing

@@ -21,7 +21,7 @@ from loop.grounding.arguments import ask_for, id_candidates, number_candidates, 
 from loop.models.llama import weights
 from loop.models.llama.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
-from tests.helpers import assert_heard
+from tests.helpers import assert_heard, embedded_model
 from voice.demo.order_desk import OrderDesk, demo_assembler
 
 TOOLS = [
@@ -189,14 +189,7 @@ def test_weights_reject_bad_magic(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
-
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
-    try:
-        weights.ensure_gguf()
-    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
-        pytest.skip(f"Qwen2.5-Coder-0.5B GGUF not installed: {exc}")
-    return LlamaModel(n_ctx=2048, state_dir=None)
+    return embedded_model()
 
 
 @pytest.fixture(scope="module")

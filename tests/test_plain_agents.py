@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from loop import Budget, LoopConfig
-from loop.models.llama import weights
 from loop.testing import Conversation
 from tests import plain_agents as pa
+from tests.helpers import embedded_model
 
 # the voice profile, with time enough that a busy 2-core machine evaluating a new agent's prompt is no timeout
 CONFIG = LoopConfig.profile("voice", model_timeout_s=60.0, budget=Budget.of(
@@ -25,14 +25,7 @@ _FACT = re.compile(r"\d|\b(?:sunny|rain\w*|degrees|cloud\w*|dollars?|pounds?)\b"
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
-
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
-    try:
-        weights.ensure_gguf()
-    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
-        pytest.skip(f"Qwen2.5-Coder-0.5B GGUF not installed: {exc}")
-    return LlamaModel(n_ctx=2048, state_dir=None)
+    return embedded_model()
 
 
 def _talk(model: Any, agent: str, approve: bool = False) -> Conversation:

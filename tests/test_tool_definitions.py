@@ -13,7 +13,7 @@ from pydantic import Field
 from loop import Agent, Message, ModelRequest, Tool, ToolDefinitionError
 from loop.grounding._arg_kinds import arg_kind
 from loop.kinds import identifier, item, person_name, when
-from loop.models.llama import weights
+from tests.helpers import embedded_model
 from voice.agents.source import load_agent
 from voice.agents.spec import AgentConfigError
 
@@ -41,14 +41,7 @@ def test_an_agent_file_with_an_untyped_tool_fails_at_load(tmp_path: Path) -> Non
 
 @pytest.fixture(scope="module")
 def model() -> Any:
-    from loop.models.llama.model import LlamaModel
-
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
-    try:
-        weights.ensure_gguf()
-    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
-        pytest.skip(f"Qwen2.5-Coder-0.5B GGUF not installed: {exc}")
-    return LlamaModel(n_ctx=2048, state_dir=None)
+    return embedded_model()
 
 
 def test_a_pattern_with_regex_shorthands_is_written_by_the_grammar(model: Any) -> None:
@@ -98,12 +91,12 @@ def test_a_declared_kind_wins_over_the_name() -> None:
 
 
 def test_an_agent_file_declares_kinds_and_a_wrong_one_is_one_line(tmp_path: Path) -> None:
-    (tmp_path / "cards.py").write_text("def freeze_card(card: str, why: str) -> str:\n    return 'frozen'\n")
-    good = "tools: [{use: cards:freeze_card, kinds: {card: 'id:4', why: free}}]"
+    (tmp_path / "kind_cards.py").write_text("def freeze_card(card: str, why: str) -> str:\n    return 'frozen'\n")
+    good = "tools: [{use: kind_cards:freeze_card, kinds: {card: 'id:4', why: free}}]"
     (tmp_path / "agent.yaml").write_text(f"name: cards\n{good}\nmodel: script\nscript:\n  - text: Hello.\n")
     agent = load_agent(str(tmp_path / "agent.yaml")).maker(tmp_path / "data")("c1")
     schema = agent.tools["freeze_card"].schema["properties"]["card"]
     assert arg_kind("card", schema).digits == 4
-    (tmp_path / "agent.yaml").write_text("name: cards\ntools: [{use: cards:freeze_card, kinds: {card: idd}}]\n")
+    (tmp_path / "agent.yaml").write_text("name: cards\ntools: [{use: kind_cards:freeze_card, kinds: {card: idd}}]\n")
     with pytest.raises(AgentConfigError, match=r"unknown argument kind 'idd'"):
         load_agent(str(tmp_path / "agent.yaml")).maker(tmp_path / "data")("c1")

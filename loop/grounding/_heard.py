@@ -176,6 +176,25 @@ def proper_names(text: str, initial: bool = False) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+_NAME_LEAD = re.compile(en.NAME_LEAD, re.IGNORECASE)
+# words no answer to "What's the name?" is made of: joining words, backchannels, fillers, numbers, question words
+_NOT_A_NAME = {w.lower() for w in (*en.TRAILING, *en.BACKCHANNELS, *en.FILLERS, *en.ONES, *en.TENS, *en.WH,
+                                   *en.NOT_A_NAME)}
+
+
+def answered_name(text: str) -> list[str]:
+    """The name in an answer to "What's the name?" however speech-to-text cased it ("it's biscuit" -> "Biscuit",
+    "um, sam lee" -> "Sam Lee"): the answer's first sentence less the words that introduce a name, when one to
+    three plain words are left."""
+    first = re.split(r"[.!?\n]+", text.strip())[0]
+    words = [re.sub(r"[^\w'-]", "", w) for w in _NAME_LEAD.sub("", first.strip()).split()]
+    words = [w for w in words if w]
+    if not 1 <= len(words) <= 3 or any(w.lower() in REQUEST_WORDS or w.lower() in _NOT_A_NAME
+                                       or any(c.isdigit() for c in w) for w in words):
+        return []
+    return [" ".join(w[:1].upper() + w[1:] for w in words)]
+
+
 def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None) -> list[str]:
     """Regex alternatives, one per start word of each run: that word, then optionally each next one in turn
     (a comma kept between two words: "12 High Street, Leeds")."""

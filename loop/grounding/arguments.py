@@ -38,6 +38,7 @@ from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
+    answered_name,
     id_candidates,
     identifier_candidates,
     number_candidates,
@@ -152,6 +153,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
                             if not digits or sum(c.isdigit() for c in str(i)) == digits]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
         found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
+        if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
+            found = answered_name(ev.fresh)
     elif k == "when":
         found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
     elif k == "enum":

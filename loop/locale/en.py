@@ -55,6 +55,14 @@ TRAILING = frozenset({
     "just", "really", "actually", "maybe"
 })
 
+# Words that introduce a name in an answer to "What's the name?" ("um, it's biscuit", "the name's Sam Lee"): a regular
+# expression over the answer's start (`loop.grounding._heard.answered_name`)
+NAME_LEAD = (r"^(?:(?:yes|yeah|yep|ok|okay|sure|um+|uh+|er+|erm|so|well|oh|right)\b[,.]?\s*)*(?:(?:it's|it is|"
+             r"that's|that is|the name's|the name is|name's|my name is|my name's|his name is|her name is|their name"
+             r" is|his name's|her name's|she's|he's|this is|i'm|i am|under|for|it's under|it's for|call (?:him|her|it"
+             r"))\b[,.]?\s*)*")
+NOT_A_NAME = ("sorry", "pardon", "hello", "hi", "thanks", "please", "bye", "hang", "wait", "nobody", "nothing")
+
 # What names a number the caller is about to say: "I'm calling about job number." is not the end of the turn
 NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin"})
 

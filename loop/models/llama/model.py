@@ -43,15 +43,7 @@ from loop.errors import ModelError, ModelRequestError
 from loop.grounding.phase import reply_guard
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.models.llama._token_loop import TokenLoop
-from loop.models.llama.decoding import (
-    REPEAT_PLEASE,
-    Emit,
-    GenStats,
-    GrammarSampler,
-    Plan,
-    plan_for,
-    read_out,
-)
+from loop.models.llama.decoding import REPEAT_PLEASE, Emit, GenStats, GrammarSampler, Plan, plan_for, read_out
 from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_state
 from loop.models.llama.qwen_format import (
     CONTINUATION,
