@@ -326,3 +326,22 @@ def test_the_bench_counts_turns_ended_inside_a_callers_line_and_those_withdrawn(
                       (0, 0, {"kind": "caller_turn_ended", "text": "", "speech_end_s": 5.0}),  # noise: no turn
                       (0, 0, {"kind": "caller_turn_ended", "text": "Yes.", "speech_end_s": 6.8})])
     assert cut_offs(fed, SimpleNamespace(lines=[line, other])) == {"cut_offs": 1, "went_on": 1}
+
+
+def test_digits_the_agent_asked_for_are_waited_for_across_a_pause() -> None:
+    """"Could you tell me the job number?" -> "Sure, it's" ... (a pause) ... "4 7 1 2": the pause is not the end."""
+    from loop import Message
+    from voice.call.turns import asked_for_a_number
+
+    cfg = TurnConfig()
+    asked = [Message("user", "Is my car ready?"), Message("assistant", "Could you tell me the job number?")]
+    assert asked_for_a_number(asked) and not asked_for_a_number([Message("assistant", "What day suits you?")])
+    assert not asked_for_a_number([Message("assistant", "Your job number is 4712.")])
+    assert needed_silence("Sure, it's.", cfg, awaiting_digits=True) == cfg.hold_silence_s
+    assert needed_silence("Sure, it's.", cfg) == cfg.endpoint_silence_s  # as before when nothing was asked
+    assert needed_silence("It's 4712.", cfg, awaiting_digits=True) == cfg.endpoint_silence_s  # the digits came
+    h = Harness()
+    h.core.history = asked
+    h.say("Sure, it's.", 0.6)
+    h.frames(0.6, speech=False)  # past the finished sentence's 0.42 s: still one turn
+    assert not [e for e in h.core.trace if e["kind"] == "caller_turn_ended"]

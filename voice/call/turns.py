@@ -162,6 +162,13 @@ def announces_a_number(text: str) -> bool:
     return _last_word(text) in en.NUMBER_NAMES and not text.strip().endswith("?")
 
 
+def asked_for_a_number(messages: list) -> bool:
+    """The agent's last words were a question for a number ("Could you tell me the job number?"): its digits are
+    what the caller's next words are for."""
+    said = next((m.content.strip() for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
+    return said.endswith("?") and any(w in en.NUMBER_NAMES for w in re.findall(r"[a-z]+", said.lower())[-4:])
+
+
 def ends_on_number(text: str) -> bool:
     """The words end on a number of three or more digits, unpunctuated ("my job number is 4712")."""
     return bool(_NUMBER_END.search(text.strip()))
@@ -183,7 +190,7 @@ def sentence_done(text: str) -> bool:
 
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
-                   answered: bool = False) -> float:
+                   answered: bool = False, awaiting_digits: bool = False) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
@@ -193,11 +200,12 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     `answered`: the words are a whole answer to the agent's confirmation question, a clear yes or no (read by
     `voice.call.answers`), which is as finished as a sentence Whisper closed: "Yes, please" has no full stop more
     often than "Yes, go ahead." has. It waits `answer_silence_s` (at least `endpoint_silence_s`), never the
-    model's word."""
+    model's word. `awaiting_digits`: the agent has just asked for a number (`asked_for_a_number`) and these words
+    hold no digit yet ("Sure, it's ..."): the digits come next, after the pause."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
-    if announces_a_number(text):
+    if announces_a_number(text) or (awaiting_digits and not re.search(r"\d", text)):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if answered and not trails_off(text):
         return max(cfg.endpoint_silence_s, cfg.answer_silence_s)
