@@ -159,29 +159,48 @@ def run(half: str, agent: str | None, llm: str, stt: str) -> None:
           f"{len(rows) - checked} unchecked")
 
 
-def stt_compare(half: str, engines: list[str]) -> None:
-    """Each engine's word errors over every caller line of the half (all words; digits and the words of names and
-    things, which the tools need), and its time per line, on this machine."""
+def _heard_lines(half: str) -> list[tuple[np.ndarray, str, tuple[str, ...]]]:
+    """Every caller line of the half as its call hears it (the line's span of the caller's track: noise
+    included), with the agent's vocabulary (what the call biases speech-to-text towards)."""
+    from loop import TestModel
+    from voice.audio import SAMPLE_RATE, load_audio
+    from voice.speech.vocabulary import agent_vocabulary
+    from voice.testing.scripted_call import Fixture
+
+    lines, vocabularies = [], {}
+    for path in _calls(half):
+        fixture = Fixture.load(path)
+        if path.parent.name not in vocabularies:
+            with tempfile.TemporaryDirectory() as tmp:
+                agent = fixture.agent_source().maker(tmp, lambda _id: TestModel())("stt")
+                vocabularies[path.parent.name] = agent_vocabulary(agent)
+        track = fixture.caller_audio()
+        for said, text in zip(fixture.data["caller"], fixture.data["lines"], strict=True):
+            start = int(float(said["at"]) * SAMPLE_RATE)
+            end = start + len(load_audio(path.parent / said["audio"]))
+            lines.append((track[start:end], text, vocabularies[path.parent.name]))
+    return lines
+
+
+def stt_compare(half: str, engines: list[str], vocabulary: bool = True) -> None:
+    """Each engine's word errors over every caller line of the half as the calls hear it (noise, the agent's
+    vocabulary unless `vocabulary` is off): all words; digits and the words of names and things, which the tools
+    need; and its time per line, on this machine."""
     import time
 
-    from voice.audio import load_audio
     from voice.bench.wer import normalize_words, word_errors
-    from voice.speech.engines import STT_ENGINES
+    from voice.speech.engines import STT_ENGINES, transcribe_with
 
-    lines = []
-    for path in _calls(half):
-        spec = yaml.safe_load(path.read_text())
-        lines += [(load_audio(path.parent / c["audio"]), text)
-                  for c, text in zip(spec["caller"], spec["lines"], strict=True)]
-    print(f"{len(lines)} caller lines ({half} half)", file=sys.stderr)
+    lines = _heard_lines(half)
+    print(f"{len(lines)} caller lines ({half} half, vocabulary {'on' if vocabulary else 'off'})", file=sys.stderr)
     for name in engines:
         engine = STT_ENGINES.load(name, threads=1)
         engine.transcribe(lines[0][0])  # warm
         errors = words = key_errors = key_words = 0
         took = []
-        for pcm, text in lines:
+        for i, (pcm, text, terms) in enumerate(lines, 1):
             started = time.perf_counter()
-            heard = engine.transcribe(pcm)
+            heard = transcribe_with(engine, pcm, terms if vocabulary else ())
             took.append(time.perf_counter() - started)
             found = word_errors(text, heard)
             errors, words = errors + found.errors, words + found.reference_words
@@ -189,6 +208,8 @@ def stt_compare(half: str, engines: list[str]) -> None:
             key = [w for w in normalize_words(text) if _is_key(w, text)]
             key_words += len(key)
             key_errors += sum(w not in hyp for w in key)
+            if i % 20 == 0:
+                print(f"  {name}: {i}/{len(lines)} lines", file=sys.stderr)
         took.sort()
         print(f"{name:10} WER {errors / max(words, 1):6.1%}   key words missed {key_errors}/{key_words} "
               f"({key_errors / max(key_words, 1):.1%})   per line p50 {took[len(took) // 2] * 1000:.0f} ms "
@@ -217,11 +238,12 @@ def main() -> None:
     c = sub.add_parser("stt")
     c.add_argument("--half", choices=["dev", "test", "all"], default="dev")
     c.add_argument("--stt", nargs="+", default=["tiny.en", "base"])
+    c.add_argument("--no-vocabulary", action="store_true", help="transcribe without the agent's vocabulary")
     args = parser.parse_args()
     if args.cmd == "build":
         build()
     elif args.cmd == "stt":
-        stt_compare(args.half, args.stt)
+        stt_compare(args.half, args.stt, not args.no_vocabulary)
     else:
         run(args.half, args.agent, args.llm, args.stt)
 

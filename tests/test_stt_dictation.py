@@ -155,3 +155,19 @@ def test_a_late_number_said_in_one_go_gets_its_dropped_digits_back(stt: WhisperS
     assert _put_back("4023", "40213") and _put_back("778", "7788") and _put_back("4023", "400213")
     assert not _put_back("4023", "4023") and not _put_back("4023", "5023") and not _put_back("4023", "4021")
     assert not _put_back("4023", "4000123")  # three more: another number, not this one heard better
+
+
+CINEMA = ("Regent Cinema", "showtimes", "tickets", "seats", "box office", "tonight", "The Long Tide", "Paper Moons",
+          "Starfall", "Maggie's Garden", "Iron Harbour", "The Quiet Hour", "5 p.m.", "5:30 p.m.", "6 p.m.",
+          "6:15 p.m.", "7 p.m.", "7:30 p.m.", "8 p.m.", "8:30 p.m.", "8:45 p.m.", "9:15 p.m.", "9:30 p.m.")
+
+
+def test_a_vocabulary_never_takes_the_place_of_what_was_said(stt: WhisperSTT) -> None:
+    # An outside caller (espeak-ng, dish noise at 10 dB) booking seats, with a cinema's vocabulary of showtimes:
+    # the prompted decoding alone was "4 seats, 4-ion car, 915" (in a call, "5 p.m.,"): a sentence lost to the prompt.
+    pcm = load_audio(Path(__file__).resolve().parents[1] / "audio_fixtures" / "recordings" / "mixes"
+                     / "espeak_gb_m4_cinema_booking+dishes_10dB.wav")
+    plain = stt.transcribe(pcm)
+    heard = stt.transcribe(pcm, vocabulary=CINEMA)
+    assert len(heard.split()) >= 0.6 * len(plain.split()) >= 6, (plain, heard)
+    assert "915" in heard or "9:15" in heard, heard

@@ -56,7 +56,16 @@ MIN_SPEECH_FRAMES = 2  # VAD frames (32 ms each) over threshold before Whisper i
 # ... or this many over the threshold less QUIET_SPEECH_MARGIN: Silero hovers at 0.3-0.5 through words narrowed to the
 # telephone band (noise in audio_fixtures/recordings/noise stays below 0.31)
 MIN_QUIET_SPEECH_FRAMES, QUIET_SPEECH_MARGIN = 4, 0.15
+# a prompted decoding with under this share of the plain decoding's words (of at least MIN_WORDS_COMPARED) has
+# lost speech to its prompt (scripts/eval_agents.py stt, development half, noise and vocabulary as in calls)
+PROMPTED_WORDS_KEPT, MIN_WORDS_COMPARED = 0.6, 4
 MAX_PROMPT_TOKENS = MAX_WHISPER_TOKENS // 2 - 1  # previous text Whisper takes before the transcript (as faster-whisper)
+
+
+def _drops_speech(prompted: str, plain: str) -> bool:
+    """The prompted decoding holds far fewer words than the plain one: the prompt took the place of speech."""
+    plain_words = len(plain.split())
+    return plain_words >= MIN_WORDS_COMPARED and len(prompted.split()) < PROMPTED_WORDS_KEPT * plain_words
 
 
 def _batch_item(encoded: Any, index: int, size: int) -> Any:
@@ -237,9 +246,11 @@ class WhisperSTT:
         if terms := self._prompts.terms.get(prompt):
             plain = plain_decoding.result if plain_decoding is not None else \
                 cache(partial(self._plain_tokens, encoded, *cap_beam))  # decoded without the prompt, once
-            if not mentions(text, terms):
+            if not mentions(text, terms) or _drops_speech(text, self._tokenizer.decode(plain())):
                 # none of the call's words heard: a prompt still sways the other words (a loop, "neighbour" for
-                # "neighbor"), so the window's text is the one decoded without it
+                # "neighbor"), so the window's text is the one decoded without it. Nor when the prompted text
+                # leaves out much of what the plain decoding heard: in noise, a prompt of showtimes can turn
+                # a whole sentence into "5 p.m.,"
                 tokens, plain = plain(), None
                 text = self._tokenizer.decode(tokens).strip()
                 if not tokens:
