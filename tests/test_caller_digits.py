@@ -56,6 +56,29 @@ from voice.speech.caller_digits import join_spoken_digits
     ("It's member 418.005", "It's member 418005"),
     ("It costs $12.50", "It costs $12.50"),
     ("pi is 3.14", "pi is 3.14"),
+    # a digit said twice or three times, beside the run's other digits
+    ("It's 7 double 8 1.", "It's 7881."),
+    ("seven double eight one", "7881"),
+    ("double 7 8 8 please", "7788 please"),
+    ("triple 3 4 5", "33345"),
+    ("a double room for 2 nights", "a double room for 2 nights"),
+    ("double 3", "double 3"),
 ])
 def test_join_spoken_digits(heard: str, joined: str) -> None:
     assert join_spoken_digits(heard) == joined
+
+
+@pytest.mark.parametrize(("heard", "joined"), [
+    ("48 to 1", "4821"),
+    ("It's 48 to 1.", "It's 4821."),
+    ("my card ends 57 for 2", "my card ends 5742"),
+    ("It's for 4567.", "It's for 4567."),  # never at either end of the run
+    ("4567 for the refund", "4567 for the refund"),
+    ("from 9 to 5", "from 9 to 5"),  # two real digits: a span, not a number
+    ("20 to 30 dollars", "20 to 30 dollars"),
+    ("I have 2 kids", "I have 2 kids"),
+])
+def test_an_answer_to_a_question_for_a_number_reads_sound_alikes_between_digits(heard: str, joined: str) -> None:
+    assert join_spoken_digits(heard, asked_for_a_number=True) == joined
+    if heard != joined:
+        assert join_spoken_digits(heard) == heard  # only where a number was asked for

@@ -345,3 +345,17 @@ def test_digits_the_agent_asked_for_are_waited_for_across_a_pause() -> None:
     h.say("Sure, it's.", 0.6)
     h.frames(0.6, speech=False)  # past the finished sentence's 0.42 s: still one turn
     assert not [e for e in h.core.trace if e["kind"] == "caller_turn_ended"]
+
+
+def test_an_answer_to_a_question_for_a_number_reads_its_sound_alikes_as_digits() -> None:
+    """"Could you tell me the card's last four digits?" -> "It's 48 to 1." is card 4821; asked nothing, it is not."""
+    from loop import Message
+
+    for history, heard in (([Message("assistant", "Could you tell me the last four digits of the card?")], "4821"),
+                           ([Message("assistant", "What can I do for you?")], "48 to 1")):
+        h = Harness()
+        h.core.history = history
+        h.say("It's 48 to 1.", 1.0)
+        h.frames(2.5, speech=False)
+        ended = [e["text"] for e in h.core.trace if e["kind"] == "caller_turn_ended"]
+        assert ended and heard in ended[-1], ended

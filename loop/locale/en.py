@@ -26,6 +26,7 @@ CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF
                            "VIN", "DOB", "ASAP", "IT", "HR", "MR", "MRS", "MS", "DR", "ST", "RD"})
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0")
 DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
+REPEATED_DIGIT = {"double": 2, "triple": 3}  # "double seven" in a dictated number: 77
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -64,7 +65,7 @@ NAME_LEAD = (r"^(?:(?:yes|yeah|yep|ok|okay|sure|um+|uh+|er+|erm|so|well|oh|right
 NOT_A_NAME = ("sorry", "pardon", "hello", "hi", "thanks", "please", "bye", "hang", "wait", "nobody", "nothing")
 
 # What names a number the caller is about to say: "I'm calling about job number." is not the end of the turn
-NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin"})
+NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin", "digit"})
 
 # ---- answers to a confirmation question -----------------------------------------------------------------
 # A clear yes. Said after the whole question, each of these is an answer, not a backchannel.

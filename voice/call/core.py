@@ -96,7 +96,8 @@ class CallCore(AgentSide, GoingOn):
                 self._on_frame(event)
             case ce.TranscriptReady():
                 if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
-                    event = replace(event, text=join_spoken_digits(event.text))
+                    asked = self.approval is None and asked_for_a_number(self.history)
+                    event = replace(event, text=join_spoken_digits(event.text, asked))
                 self._on_transcript(event)
             case ce.TurnEndScored():
                 self._on_turn_scored(event)

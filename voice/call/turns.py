@@ -166,7 +166,8 @@ def asked_for_a_number(messages: list) -> bool:
     """The agent's last words were a question for a number ("Could you tell me the job number?"): its digits are
     what the caller's next words are for."""
     said = next((m.content.strip() for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
-    return said.endswith("?") and any(w in en.NUMBER_NAMES for w in re.findall(r"[a-z]+", said.lower())[-4:])
+    last = re.findall(r"[a-z]+", said.lower())[-4:]
+    return said.endswith("?") and any(w.removesuffix("s") in en.NUMBER_NAMES for w in last)
 
 
 def ends_on_number(text: str) -> bool:

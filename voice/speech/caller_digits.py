@@ -75,8 +75,39 @@ def _lettered(m: re.Match[str]) -> str:
     return letters + "".join(_SOUNDS_LIKE.get(w, w) for w in words)
 
 
-def join_spoken_digits(text: str) -> str:
+# "double seven" is two sevens: only beside another digit of the run ("7 double 8 1", "double 7 8 8")
+_DIGIT = "(?:" + "|".join([r"\d", *DIGIT_WORDS]) + ")"
+_REPEATED = re.compile(rf"\b(?:{'|'.join(en.REPEATED_DIGIT)})\s+{_DIGIT}\b", re.IGNORECASE)
+_DIGIT_BEFORE = re.compile(rf"\b{_DIGIT}[\s,-]+$", re.IGNORECASE)
+_DIGIT_AFTER = re.compile(rf"[\s,-]+{_DIGIT}\b", re.IGNORECASE)
+# An answer to "Could you tell me the card number?": a word that sounds like a digit, between digits, is one
+# ("48 to 1" -> 4821); never at either end of the run ("It's for 4567")
+_BETWEEN = "|".join(_SOUNDS_LIKE)
+_ASKED_RUN = re.compile(rf"(?<![\w$.])\d+(?:[\s,-]+(?:{_BETWEEN})[\s,-]+\d+|[\s,-]+\d+)+(?![\w.]?\d)", re.IGNORECASE)
+
+
+def _repeated(m: re.Match[str]) -> str:
+    if not (_DIGIT_BEFORE.search(m.string[: m.start()]) or _DIGIT_AFTER.match(m.string, m.end())):
+        return m.group(0)
+    times, digit = m.group(0).split()
+    return " ".join([digit] * en.REPEATED_DIGIT[times.lower()])
+
+
+def _asked_run(m: re.Match[str]) -> str:
+    words = re.findall(r"\d+|[a-z]+", m.group(0).lower())
+    digits = "".join(_SOUNDS_LIKE.get(w, w) for w in words)
+    real = sum(len(w) for w in words if w.isdigit())  # "9 to 5" is a span of time, "48 to 1" a number
+    if _UNIT.match(m.string, m.end()) or not 4 <= len(digits) <= 12 or real < 3 or all(w.isdigit() for w in words):
+        return m.group(0)
+    return digits
+
+
+def join_spoken_digits(text: str, asked_for_a_number: bool = False) -> str:
     """"It's 4 5 6 7." -> "It's 4567."; "order 12, 34" -> "order 1234"; "four five six seven" -> "4567";
-    "order to 0 to 0" -> "order 2020"; "LIS 48213" -> "LIS48213"; "member 418.005" -> "member 418005"."""
+    "order to 0 to 0" -> "order 2020"; "LIS 48213" -> "LIS48213"; "member 418.005" -> "member 418005";
+    "7 double 8 1" -> "7881". `asked_for_a_number`: the words answer a question for one ("48 to 1" -> "4821")."""
+    text = _REPEATED.sub(_repeated, text)
+    if asked_for_a_number:
+        text = _ASKED_RUN.sub(_asked_run, join_digit_words(text))
     joined = _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
     return _LETTERED.sub(_lettered, _DECIMAL_ID.sub(r"\1\2", joined))
