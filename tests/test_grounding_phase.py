@@ -69,3 +69,23 @@ def test_a_write_with_a_value_nobody_said_is_not_made_and_the_caller_is_asked(se
     assert result.outcome is RunOutcome.COMPLETED and result.trajectory == [] and asked == []
     assert "amount" in result.answer.lower() and result.answer.rstrip().endswith("?")
     assert desk.db.execute("SELECT count(*) FROM refunds").fetchone() == (0,)
+
+
+def test_a_question_nothing_here_answers_gets_an_honest_answer_and_the_scope(server: OpenAIServer,
+                                                                            tmp_path: Path) -> None:
+    """"Do my orders come with a free gift?" touches the agent's domain (orders), but nothing it knows speaks of a
+    gift: the model's "Yes, every order comes with a free gift." is not said, nor is a bare "Yes,"."""
+    server.enqueue(text_reply("Yes, ", "every order comes with a free gift."))
+    agent, _ = _agent(server, tmp_path)
+    answer = agent.run_sync("Do my orders come with a free gift?").answer
+    assert "gift" not in answer.lower() and not answer.lower().startswith("yes")
+    assert "can't tell you" in answer.lower() and "order" in answer.lower(), answer
+
+
+def test_a_question_back_and_a_reply_on_known_ground_are_said_as_they_are(server: OpenAIServer,
+                                                                         tmp_path: Path) -> None:
+    server.enqueue(text_reply("Sure, ", "which order is the gift for?"),
+                   text_reply("Yes, ", "I can help with your order."))
+    agent, _ = _agent(server, tmp_path)
+    assert agent.run_sync("Can I add a gift note to my order?").answer == "Sure, which order is the gift for?"
+    assert agent.run_sync("Can you help with my order?").answer == "Yes, I can help with your order."

@@ -7,12 +7,13 @@ from __future__ import annotations
 import re
 
 from loop.grounding._heard import TENS, UNITS, stem, words_to_number
-from loop.grounding._scope import _STATUS, _WHEN
+from loop.grounding._scope import _STATUS, _WHEN, _stems, _vocabulary, _without_names
 from loop.types import ModelRequest
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SOCIAL = {"hello", "hi", "hey", "bye", "goodbye", "thanks", "thank", "you", "good", "morning", "afternoon",
            "evening", "night", "cheers", "great", "day", "a", "have", "nice", "too", "and"}
+_WHEN_STEMS = {stem(w) for w in _WHEN}  # a day or a date is a value (checked as one), not a topic
 _FIRST_PERSON = {"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine", "myself"}
 
 
@@ -54,6 +55,14 @@ class FactCheck:
         self.statuses = {stem(w) for w in _words(" ".join([system, results]))}
         self.results = " ".join(_words(results))
         self.latest = _words(caller[-1]) if caller else []
+        # what the caller asked about that nothing the agent knows covers (no tool ran for it this turn): a reply
+        # that speaks of it answers from nowhere ("Are there restaurants near the cinema?" -> "Yes, there are
+        # several good restaurants near the Regent Cinema.")
+        last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
+        tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
+        self.uncovered = set() if tool_ran or last_user < 0 else \
+            _stems(_without_names(request.messages[last_user].content)) - _vocabulary(request) - _WHEN_STEMS
+        self.answered_uncovered = False
 
     def unknown(self, clause: str) -> str | None:
         for value in _numbers(clause):
@@ -65,6 +74,9 @@ class FactCheck:
                 return f"fact: a date nobody said ({word!r})"
             if word in _STATUS and stem(word) not in self.statuses:
                 return f"fact: a status no tool gave ({word!r})"
+        if self.uncovered and not clause.rstrip().endswith("?") and (about := _stems(clause) & self.uncovered):
+            self.answered_uncovered = True  # a question back to the caller is no answer; a statement is
+            return f"fact: an answer about {sorted(about)[0]!r}, which nothing here covers"
         return self._echo(words)
 
     def echoes(self, text: str) -> str | None:

@@ -102,9 +102,19 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
         fallback = spoken_data(last.content) or repeat
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
-                          vet=facts.unknown, vet_fallback=lambda: _unknown_fallback(request), echoes=facts.echoes)
+                          vet=facts.unknown, echoes=facts.echoes,
+                          vet_fallback=lambda: _cannot_tell(request, facts) or _unknown_fallback(request))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
+
+
+def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
+    """An honest answer to a question nothing here covers: that it cannot be told here, and what the agent is for
+    ("" when the reply was caught for something else). Never a question back ("Could you tell me the order
+    number?"): nothing the caller could give would answer it."""
+    if not facts.answered_uncovered:
+        return ""
+    return f"{locale.get(request.language).CANNOT_TELL} {scope_sentence(request)}"
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:

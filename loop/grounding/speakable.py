@@ -166,6 +166,12 @@ def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent:
     return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt)
 
 
+def _only_an_opener(clause: str) -> bool:
+    """A clause that is only an answer's first word ("Yes,", "Certainly!", "Of course,")."""
+    words = re.findall(r"[a-z']+", clause.lower())
+    return bool(words) and " ".join(words) in en.REPLY_OPENERS
+
+
 class ReplyGuard:
     """Between a model's streamed text and the caller. Text is let through a clause at a time (the speech side
     waits for whole clauses anyway); the reply ends at a line break or after `max_sentences` sentences; a clause
@@ -245,14 +251,16 @@ class ReplyGuard:
             self.done = bool((self.said + text).strip())  # a line break after words ends a spoken reply
         if not text.strip() and not self.held:
             return ""
-        if self.echoes is not None and not self.said.strip():
+        if not self.said.strip():
             text, self.held = self.held + text, ""
-            echo = self.echoes(text)
-            if echo == "prefix" and not (last or self.done):
-                self.held = text  # "Yes," of the caller's "Yes, please.": the next clause decides
-                return ""
-            if echo is not None:
+            if self.echoes is not None and (echo := self.echoes(text)) is not None:
+                if echo == "prefix" and not (last or self.done):
+                    self.held = text  # "Yes," of the caller's "Yes, please.": the next clause decides
+                    return ""
                 return self._instead("echo: the caller's own words")
+            if self.vet is not None and not (last or self.done) and _only_an_opener(text):
+                self.held = text  # "Yes," alone says nothing: the clause after it decides whether it is said
+                return ""
         found = leaks(self.said + text, self.tool_names, self.grams)
         vetted = self.vet(text) if self.vet is not None and not found else None
         if found or vetted:

@@ -194,6 +194,12 @@ UNCLEAR_ASK_AGAIN = "Sorry, I need a clear answer. Shall I {action}? Please say 
 UNCLEAR_KEYS = " Or press 1 for yes, 2 for no."  # added to the re-ask on a phone
 SCOPE = "Sorry, I can only help with {things} here."
 NO_SCOPE = "Sorry, I can't help with that here."
+# A reply's first clause that says nothing by itself: held until the clause after it is checked, so a caught
+# answer is never left as a bare "Yes,"
+REPLY_OPENERS = frozenset({"yes", "yeah", "yep", "no", "nope", "sure", "certainly", "of course", "absolutely",
+                           "okay", "ok", "alright", "all right", "right", "great", "well", "oh", "ah", "indeed",
+                           "definitely", "sure thing", "good news", "unfortunately", "sorry", "i'm sorry"})
+CANNOT_TELL = "I'm afraid I can't tell you that here."  # then the scope: to a question nothing here answers
 CANNOT_DO = "Sorry, I can't do that: {reason}."
 WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."
 WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask again until we've "
