@@ -7,7 +7,7 @@ audio endpoints (`--stt openai`, `--tts openai`).
   as it streams in and resampled to the pipeline's 16 kHz.
 
 Each request has an overall deadline (`deadline_s`: connecting, sending, waiting and reading the whole body,
-retries included; default 4 s for a transcription, 6 s for a clause), because a caller waits in silence for it: a
+retries included; default 4 s for a transcription, 5 s for a clause), because a caller waits in silence for it: a
 server that trickles its answer or never sends one costs the caller that long, not a per-read timeout per retry.
 Within it, a refused connection, a 429 and a 5xx are retried (`retries` times, backing off); a read that timed out
 (`timeout_s` between bytes) is not, since a server that slow will not be quicker asked again. Then the request fails
@@ -41,7 +41,7 @@ log = logging.getLogger("voiceloop.remote_speech")
 DEFAULT_URL = "http://127.0.0.1:8000/v1"
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 STT_DEADLINE_S = 4.0  # a caller waits in silence for it: then the agent asks them to say it again
-TTS_DEADLINE_S = 6.0  # per clause: then the local voice says it
+TTS_DEADLINE_S = 5.0  # per clause: then the local voice says it
 
 
 class RemoteSpeechError(RuntimeError):
