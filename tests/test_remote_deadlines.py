@@ -4,6 +4,7 @@ trickles its body has the clause said by the local voice at the clause's deadlin
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import socket
@@ -11,6 +12,7 @@ import socketserver
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +20,10 @@ import pytest
 from voice.audio import SAMPLE_RATE
 from voice.speech.clause_memo import ClauseMemo
 from voice.speech.remote import OpenAISTT, OpenAITTS, RemoteSpeechError, deadline_from_env
+from voice.speech.stack import SpeechStack
+from voice.speech.tts import ClauseChunker
+from voice.testing import shared_stack
+from voice.testing.scripted_call import FIXTURES, Fixture, run_call
 
 SPEECH = np.zeros(SAMPLE_RATE, np.int16)
 
@@ -126,3 +132,29 @@ def test_a_clause_the_stand_in_voice_said_is_not_kept_for_next_time(misbehaving:
     memo = ClauseMemo()
     assert memo.synthesize("Thanks for calling.", tts.synthesize, keep=True).size > 0 and tts.fallbacks == 1
     assert "Thanks for calling." not in memo  # the server's voice says the greeting once it answers again
+
+
+@pytest.mark.parametrize("misbehaving", ["silent"], indirect=True)
+def test_in_a_call_a_silent_speech_to_text_server_costs_the_deadline_then_the_caller_is_asked_again(
+        misbehaving: _Misbehaving, tmp_path: Path) -> None:
+    local = shared_stack()
+    stack = SpeechStack(local.new_vad(), OpenAISTT(url=misbehaving.url, deadline_s=1.0), local.tts, ClauseChunker,
+                        names={"vad": "silero", "stt": "openai", "tts": local.names["tts"]})
+    result = asyncio.run(run_call(Fixture.load(FIXTURES / "refund_approved.yaml"), stack, tmp_path))
+    failures = [e for e in result.trace if e["kind"] == "stt_failed"]
+    assert failures and all("within 1 s" in e["error"] for e in failures)
+    said = [e.get("text", "") for e in result.trace if e["kind"] == "agent_said"]
+    assert any("say that again" in s for s in said)
+
+
+@pytest.mark.parametrize("misbehaving", ["trickle"], indirect=True)
+def test_in_a_call_a_trickling_voice_is_replaced_clause_by_clause(misbehaving: _Misbehaving, tmp_path: Path) -> None:
+    local, tts = shared_stack(), OpenAITTS(url=misbehaving.url, deadline_s=0.5)
+    if tts.fallback is None:
+        pytest.skip("espeak-ng is not installed")
+    stack = SpeechStack(local.new_vad(), local.stt, tts, ClauseChunker,
+                        names={"vad": "silero", "stt": local.names["stt"], "tts": "openai"})
+    result = asyncio.run(run_call(Fixture.load(FIXTURES / "refund_approved.yaml"), stack, tmp_path))
+    assert result.summary()["outcome"] == "COMPLETED"  # the call went on, every clause heard in the local voice
+    said = [e for e in result.trace if e["kind"] == "agent_said"]
+    assert said and tts.fallbacks >= len(said)
