@@ -26,7 +26,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from voice.hosting.admission import oldest_of_busiest
 
 log = logging.getLogger("voiceloop.server")
-FILES_RESERVED = 256  # descriptors kept for everything but client sockets: journal, models, threads, pipes
+ACCEPT_BACKLOG = 128  # the listen queue, and how many sockets asyncio accepts in one go
+# Descriptors kept beyond the cap: ~64 for the journal, models, threads and pipes, and the sockets asyncio has
+# accepted but not yet handed to a protocol, or closed but not yet released (up to 4 loop turns of a flood)
+FILES_RESERVED = 64 + 4 * ACCEPT_BACKLOG
 BUSY = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n"
         b"connection: close\r\ncontent-length: 45\r\n\r\n"
         b'{"error": "too many connections; try again"}\n')

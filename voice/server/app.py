@@ -54,7 +54,7 @@ from starlette.websockets import WebSocket
 from voice.hosting.call_tokens import TokenLimit
 from voice.hosting.config import worker_threads
 from voice.hosting.registry import DRAINING, CallContext
-from voice.server._guard import AcceptErrorLog, connection_cap, guarded_protocol
+from voice.server._guard import ACCEPT_BACKLOG, AcceptErrorLog, connection_cap, guarded_protocol
 from voice.server.api import operator_routes, read_body
 from voice.server.args import add_serve_arguments, server_config, speculation_of
 from voice.server.auth import (
@@ -235,7 +235,8 @@ class VoiceServer:
                                 ws="websockets-sansio", ws_max_size=4 * cfg.max_message_bytes,
                                 ws_per_message_deflate=False, server_header=False, headers=[("server", "voiceloop")],
                                 timeout_graceful_shutdown=15, forwarded_allow_ips=cfg.forwarded_allow_ips,
-                                http=guarded_protocol(cfg.header_timeout_s, connection_cap(cfg.max_connections)))
+                                http=guarded_protocol(cfg.header_timeout_s, connection_cap(cfg.max_connections)),
+                                backlog=ACCEPT_BACKLOG)  # uvicorn's 2048 would accept 2048 sockets in one turn
         self.server = _Uvicorn(config)
         self.task: asyncio.Task[None] | None = None
 
@@ -265,7 +266,7 @@ class VoiceServer:
 
 def _listen(host: str, port: int, send_buffer: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=128)
+    sock = socket.create_server((host, port), family=family, backlog=ACCEPT_BACKLOG)
     if send_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     sock.setblocking(False)
