@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from voice.hosting.admission import Admission, Refused
+from voice.hosting.admission import MADE_ROOM, Admission, Refused, Ticket, oldest_of_busiest
 from voice.hosting.config import ServerConfig
 from voice.transports import CloseCode, Drop
 from voice.transports.watch import RealTimeBudget, Watch
@@ -51,7 +51,7 @@ def test_per_source_caps_and_release() -> None:
         admission.open_socket("a", CFG)
     b1 = admission.open_socket("b", CFG)
     with pytest.raises(Refused, match="waiting to start"):
-        admission.open_socket("c", CFG)  # three pending server-wide
+        admission.open_socket("c", CFG)  # three pending server-wide, none of them can be made to leave
     a1.promote(CFG)
     with pytest.raises(Refused, match="too many calls from your address"):
         a2.promote(CFG)
@@ -60,6 +60,36 @@ def test_per_source_caps_and_release() -> None:
     for ticket in (a1, a2, b1, a1):  # releasing twice is harmless
         ticket.release()
     assert not admission.pending and not admission.calls
+
+
+def test_a_full_table_of_sockets_yet_to_start_closes_the_oldest_of_the_busiest_address() -> None:
+    cfg = ServerConfig(max_pending_sockets=6, max_pending_per_source=4)
+    admission, closed = Admission(), []
+
+    def socket_from(source: str) -> Ticket:
+        ticket = admission.open_socket(source, cfg, evict=lambda reason: closed.append((held.index(ticket), reason)))
+        held.append(ticket)
+        return ticket
+
+    held: list[Ticket] = []
+    for source in "aaabbb":  # the table is full: a flood from two addresses
+        socket_from(source)
+    caller = socket_from("c")  # a caller from a third address gets in: a's oldest (the first socket) makes room
+    assert closed == [(0, MADE_ROOM)] and held[0].state == "released"
+    socket_from("a")  # now b holds the most: its oldest goes
+    assert [i for i, _ in closed] == [0, 3] and dict(admission.pending) == {"a": 3, "b": 2, "c": 1}
+    for _ in range(20):  # the flood goes on, from both addresses: it only ever churns its own sockets
+        socket_from("a")
+        socket_from("b")
+    assert caller.state == "pending" and sum(admission.pending.values()) == 6
+    caller.promote(cfg)  # its call starts
+    assert caller.state == "call" and caller not in admission.waiting
+
+
+def test_oldest_of_busiest_breaks_ties_by_age() -> None:
+    assert oldest_of_busiest([]) is None
+    assert oldest_of_busiest([("a", 5, "a5"), ("b", 1, "b1"), ("a", 3, "a3"), ("b", 4, "b4")]) == "b1"
+    assert oldest_of_busiest([("a", 5, "a5"), ("b", 1, "b1"), ("a", 3, "a3")]) == "a3"
 
 
 def test_the_real_time_budget_admits_the_slack_then_the_clock() -> None:

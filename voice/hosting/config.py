@@ -92,12 +92,19 @@ class ServerConfig:
     """Proxies whose X-Forwarded-For / X-Forwarded-Proto uvicorn trusts for the client's address (what the
     per-source caps count): a load balancer on another machine must be listed, or every call is its address."""
     max_pending_sockets: int = 128
-    """Sockets open but not yet in a call, server-wide; past it new ones get 1013."""
+    """Sockets open but not yet in a call, server-wide; past it a new one closes (1013) the oldest such socket of
+    the address holding the most (voice/hosting/admission.py), so a caller who starts at once always gets in."""
     max_pending_per_source: int = 32
     """... from one client address."""
     max_calls_per_source: int = 4
     """Live calls from one client address (browser calls, and Twilio streams when the webhook is not signed:
     Twilio's own media servers carry many calls each)."""
+    header_timeout_s: float = 10.0
+    """An HTTP connection must send a whole request (headers and body) within this long of connecting or of its
+    previous response, or it is closed (voice/server/_guard.py): a client trickling its headers holds no socket."""
+    max_connections: int = 1000
+    """Open client connections (HTTP and WebSocket); past it a new one closes the oldest connection still sending
+    its request (else gets 503). Kept under the open-file limit, which `serve` raises to fit it where it can."""
     web_dir: Path = WEB_DIR
     transfer: TransferConfig | None = None
     """Phone calls a run escalates are transferred to this number through Twilio's REST API

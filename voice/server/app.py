@@ -17,7 +17,9 @@ Routes (credentials: voice.server.auth):
 `create_app(ctx)` builds the app; it can be mounted in your own Starlette or FastAPI service
 (`app.mount("/voice", create_app(ctx))`: the TwiML then points Twilio at `/voice/twilio`). `start_server`
 serves it with uvicorn on a socket bound here. HTTP errors are JSON `{"error": ...}`; request bodies over
-`max_body_bytes` get 413; a repeated Host/Authorization/Upgrade header gets 400. WebSockets: 1008 bad token
+`max_body_bytes` get 413; a repeated Host/Authorization/Upgrade header gets 400; a request not sent in full within
+`header_timeout_s` is closed, and past `max_connections` the oldest still being sent makes room (voice/server/
+_guard.py). WebSockets: 1008 bad token
 or origin, 1013 at `--max-calls` or a per-source cap, 1012 while draining (voice/server/drain.py); the
 transports add their own close codes (voice/transports/). Secrets are never logged: a generated token is
 printed once on start, and query strings and bearer credentials are redacted from uvicorn's log lines.
@@ -52,6 +54,7 @@ from starlette.websockets import WebSocket
 from voice.hosting.call_tokens import TokenLimit
 from voice.hosting.config import worker_threads
 from voice.hosting.registry import DRAINING, CallContext
+from voice.server._guard import ACCEPT_BACKLOG, AcceptErrorLog, connection_cap, guarded_protocol
 from voice.server.api import operator_routes, read_body
 from voice.server.args import add_serve_arguments, server_config, speculation_of
 from voice.server.auth import (
@@ -231,7 +234,9 @@ class VoiceServer:
         config = uvicorn.Config(create_app(ctx), log_config=None, access_log=False, lifespan="off",
                                 ws="websockets-sansio", ws_max_size=4 * cfg.max_message_bytes,
                                 ws_per_message_deflate=False, server_header=False, headers=[("server", "voiceloop")],
-                                timeout_graceful_shutdown=15, forwarded_allow_ips=cfg.forwarded_allow_ips)
+                                timeout_graceful_shutdown=15, forwarded_allow_ips=cfg.forwarded_allow_ips,
+                                http=guarded_protocol(cfg.header_timeout_s, connection_cap(cfg.max_connections)),
+                                backlog=ACCEPT_BACKLOG)  # uvicorn's 2048 would accept 2048 sockets in one turn
         self.server = _Uvicorn(config)
         self.task: asyncio.Task[None] | None = None
 
@@ -240,6 +245,9 @@ class VoiceServer:
         return int(self.socket.getsockname()[1])
 
     async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if not isinstance(loop.get_exception_handler(), AcceptErrorLog):
+            loop.set_exception_handler(AcceptErrorLog(previous=loop.get_exception_handler()))
         self.task = asyncio.create_task(self.server.serve(sockets=[self.socket]))
         while not self.server.started:
             if self.task.done():
@@ -258,7 +266,7 @@ class VoiceServer:
 
 def _listen(host: str, port: int, send_buffer: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family, backlog=128)
+    sock = socket.create_server((host, port), family=family, backlog=ACCEPT_BACKLOG)
     if send_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     sock.setblocking(False)
@@ -341,7 +349,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     if config.allow_unsigned_twilio else "the Twilio webhook is refused (--allow-unsigned-twilio)")
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None), stt_deadline_s=args.remote_stt_deadline,
+                       tts_deadline_s=args.remote_tts_deadline)
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, **speculation_of(args),

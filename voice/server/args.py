@@ -9,7 +9,7 @@ import secrets
 from typing import Any
 
 from voice.call.state import SPECULATION
-from voice.hosting.config import ServerConfig, add_capacity_options
+from voice.hosting.config import ServerConfig, _at_least_one, add_capacity_options
 from voice.server.auth import SecretError, read_secret
 
 log = logging.getLogger("voiceloop.server")
@@ -71,6 +71,7 @@ def add_serve_arguments(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--allow-unsigned-twilio", action="store_true",
                    help="without TWILIO_AUTH_TOKEN, still answer the webhook (anyone can then get the stream key)")
     add_timeout_options(p)
+    add_remote_speech_options(p)
     add_fleet_options(p)
     return p
 
@@ -84,10 +85,34 @@ def add_timeout_options(p: argparse.ArgumentParser) -> None:
             ("--max-call-seconds", "max_call_s", "close any call this old (0: no limit)")]:
         p.add_argument(flag, dest=attr, type=float, default=getattr(defaults, attr), metavar="S",
                        help=f"{what} after S seconds (default {getattr(defaults, attr):g})")
+    p.add_argument("--header-timeout", dest="header_timeout_s", type=positive_seconds,
+                   default=defaults.header_timeout_s, metavar="S",
+                   help="close an HTTP connection that has not sent a whole request S seconds after connecting "
+                        f"(or after its previous response), however slowly it sends it (default "
+                        f"{defaults.header_timeout_s:g})")
+    p.add_argument("--max-connections", type=_at_least_one, default=defaults.max_connections, metavar="N",
+                   help="open client connections, HTTP and WebSocket; past N a new one closes the oldest still "
+                        f"sending its request, else gets 503 (default {defaults.max_connections}; lowered to fit "
+                        "the open-file limit)")
     p.add_argument("--max-pending-per-source", type=int, default=defaults.max_pending_per_source,
-                   help="sockets from one address that have not started a call yet")
+                   help="sockets from one address that have not started a call yet (server-wide "
+                        f"{defaults.max_pending_sockets}: past that a new socket closes the oldest of the address "
+                        "holding the most)")
     p.add_argument("--max-messages-per-second", type=float, default=defaults.max_messages_per_s,
                    help="messages a client may send per second (bursts of twice that); echoes of ours not counted")
+
+
+def add_remote_speech_options(p: argparse.ArgumentParser) -> None:
+    """Deadlines of `--stt openai` / `--tts openai` (voice/speech/remote.py); unset: the environment, else defaults."""
+    from voice.speech.remote import STT_DEADLINE_S, TTS_DEADLINE_S
+
+    p.add_argument("--remote-stt-deadline", type=positive_seconds, default=None, metavar="S",
+                   help="--stt openai: a transcription not answered in full within S seconds, retries included, "
+                        "fails and the caller is asked to say it again (default $VOICELOOP_STT_DEADLINE or "
+                        f"{STT_DEADLINE_S:g}; a timed-out read is not retried)")
+    p.add_argument("--remote-tts-deadline", type=positive_seconds, default=None, metavar="S",
+                   help="--tts openai: a clause not answered in full within S seconds is said by the local voice "
+                        f"instead, with a log line (default $VOICELOOP_TTS_DEADLINE or {TTS_DEADLINE_S:g})")
 
 
 def add_fleet_options(p: argparse.ArgumentParser) -> None:
@@ -105,6 +130,13 @@ def add_fleet_options(p: argparse.ArgumentParser) -> None:
                    help="proxies (comma-separated addresses, or *) whose X-Forwarded-For/-Proto are trusted for "
                         "the client's address, which the per-source caps count "
                         f"(default {defaults.forwarded_allow_ips})")
+
+
+def positive_seconds(text: str) -> float:
+    value = non_negative_seconds(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of seconds above 0")
+    return value
 
 
 def non_negative_seconds(text: str) -> float:
@@ -136,6 +168,7 @@ def server_config(args: argparse.Namespace) -> tuple[ServerConfig, list[str]]:
                           start_timeout_s=args.start_timeout_s, media_timeout_s=args.media_timeout_s,
                           idle_timeout_s=args.idle_timeout_s, max_call_s=args.max_call_s,
                           max_pending_per_source=args.max_pending_per_source,
+                          header_timeout_s=args.header_timeout_s, max_connections=args.max_connections,
                           max_messages_per_s=args.max_messages_per_second, drain_timeout_s=args.drain_timeout_s,
                           settle_interval_s=args.settle_interval_s,
                           forwarded_allow_ips=args.forwarded_allow_ips)

@@ -53,7 +53,11 @@ class ClauseMemo:
                 self._audio.move_to_end(text)
                 self.work["reused"] += 1
                 return kept.copy()
+        engine = getattr(synthesize, "__self__", None)
+        fallbacks = getattr(engine, "fallbacks", 0)
         audio = synthesize(text)
+        if getattr(engine, "fallbacks", 0) != fallbacks:  # a stand-in voice said it (voice/speech/remote.py):
+            keep = False  # the real voice says it again once its server answers
         if keep and 0 < len(audio) <= self.max_samples:
             self._keep(text, audio.copy())
         return audio

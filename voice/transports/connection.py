@@ -125,6 +125,10 @@ class Connection:
         """End the call from our side (a drained server's deadline): the socket closes 1012 with `reason`."""
         self.outbox.fail(Drop(CloseCode.SERVICE_RESTART, reason))
 
+    def _made_room(self, reason: str) -> None:
+        """A newer socket needed this one's place in the full table of sockets yet to start: close 1013."""
+        self.outbox.fail(Drop(CloseCode.TRY_AGAIN_LATER, reason))
+
     def heard_media(self) -> None:
         """The endpoint got an audio message: the stream is alive (see `Watch`)."""
         self.watch.media(time.monotonic())
@@ -153,7 +157,7 @@ class Connection:
         tasks: list[asyncio.Task[Any]] = []
         try:
             self.ctx.registry.check_room()  # draining or full: refused before anything is opened
-            self.ticket = self.ctx.admission.open_socket(self.source, self.cfg)
+            self.ticket = self.ctx.admission.open_socket(self.source, self.cfg, self._made_room)
             self.watch.waiting_for = endpoint.waiting_for
             tasks.append(asyncio.create_task(self._read(endpoint)))  # not waited on: it ends the call via the outbox
             tasks.append(asyncio.create_task(self._watch()))  # likewise
