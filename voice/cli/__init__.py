@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from loop.run.cli import add_loop_commands
-from voice.cli._app import run_app
 from voice.cli._bench import EVAL_FILE, bench_targets
 from voice.cli._bench import brain_setup as _brain_setup  # noqa: F401  (its old home; tests and scripts use it)
 
-__all__ = ["EVAL_FILE", "build_parser", "main", "run_app"]
+__all__ = ["EVAL_FILE", "build_parser", "main"]
 
 
 def cmd_call(args: argparse.Namespace) -> int:
