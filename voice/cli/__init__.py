@@ -167,11 +167,11 @@ EXTRA_FOR = {"numpy": "voice", "starlette": "voice", "uvicorn": "voice", "soxr":
 
 
 def main(argv: list[str] | None = None) -> int:
-    from loop import ToolDefinitionError
-    from voice.agents.spec import AgentConfigError
-    from voice.speech.engines import EngineConfigError
-
     try:
+        from loop import ToolDefinitionError
+        from voice.agents.spec import AgentConfigError
+        from voice.speech.engines import EngineConfigError
+
         args = build_parser().parse_args(argv)
         try:
             return args.func(args)
