@@ -48,12 +48,15 @@ def test_a_tool_without_type_hints_fails_at_load_in_one_line(tmp_path: Path, cap
     (tmp_path / "untyped_shop.py").write_text(UNTYPED)
     (tmp_path / "untyped.yaml").write_text("tools: [untyped_shop:check_stock]\n")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LIVEKIT_URL", "ws://127.0.0.1:9")  # never reached: the agent fails first
     for agent in ("untyped_shop:build", "untyped.yaml"):
-        assert main(["call", str(WAV), "--agent", agent, "--tts", "espeak"]) == 2
-        err = capsys.readouterr().err
-        line = one_line(err)
-        assert "check_stock" in line and "'item' has no type" in line and "annotate it" in line
-        assert "loading the speech stack" not in err  # known at load: no model was loaded for it
+        for command in (["call", str(WAV)], ["serve", "--data-dir", "data"], ["livekit", "--data-dir", "data"]):
+            tail = ["start"] if command[0] == "livekit" else ["--tts", "espeak"]
+            assert main([*command, "--agent", agent, *tail]) == 2, command
+            err = capsys.readouterr().err
+            line = one_line(err)
+            assert "check_stock" in line and "'item' has no type" in line and "annotate it" in line
+            assert "loading the speech stack" not in err  # known at load: no model was loaded for it
 
 
 def test_llm_openai_without_its_url_says_what_to_set(capsys: pytest.CaptureFixture[str],
