@@ -164,17 +164,39 @@ def test_a_bare_recording_with_the_default_agent_never_runs_out_of_script(tmp_pa
     assert "couldn't finish" not in (tmp_path / "out" / "transcript.txt").read_text()
 
 
-def test_the_llm_option_replaces_a_factorys_model(tmp_path: Path, capsys: pytest.CaptureFixture,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_llm_script_keeps_a_factorys_own_script_and_replaces_its_llm(tmp_path: Path, capsys: pytest.CaptureFixture,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--llm script` means no LLM: a factory's own ScriptedModel plays; a factory's LLM gives way to the looping
+    acknowledgement (never contacted: nothing listens at its URL)."""
     (tmp_path / "wheels_agent_llm.py").write_text(FACTORY)
+    (tmp_path / "remote_agent.py").write_text(FACTORY.replace(
+        "model = ScriptedModel(", "model = OpenAICompatModel('http://127.0.0.1:9/v1', 'm') or ScriptedModel(").replace(
+        "from loop import", "from loop.models.openai import OpenAICompatModel\nfrom loop import"))
     monkeypatch.chdir(tmp_path)
     speech = load_audio(FIXTURES / "recordings/speech/goforward.wav")
     write_wav(tmp_path / "one.wav", speech)
-    code = main(["call", str(tmp_path / "one.wav"), "--agent", "wheels_agent_llm:build", "--llm", "script",
-                 "--tts", "espeak", "--out", str(tmp_path / "out"), "--json"])
-    assert code == 0
-    transcript = (tmp_path / "out" / "transcript.txt").read_text()
-    assert "count_wheels" not in transcript and "Thanks, I heard you" in transcript
+    for agent, out in (("wheels_agent_llm:build", "own"), ("remote_agent:build", "remote")):
+        code = main(["call", str(tmp_path / "one.wav"), "--agent", agent, "--llm", "script",
+                     "--tts", "espeak", "--out", str(tmp_path / out), "--json"])
+        assert code == 0
+    own, remote = ((tmp_path / out / "transcript.txt").read_text() for out in ("own", "remote"))
+    assert "count_wheels" in own and "two wheels" in own and "Thanks, I heard you" not in own
+    assert "Thanks, I heard you" in remote and "count_wheels" not in remote
+
+
+def test_llm_script_keeps_an_agent_files_own_script(tmp_path: Path) -> None:
+    """`--llm script` (model_source's choice, as serve, console and livekit make it) with an agent file that has a
+    `script:`: its own replies, not the looping acknowledgement; one without a script gets the acknowledgement."""
+    from voice.hosting.registry import model_source
+
+    (tmp_path / "own").mkdir()
+    (tmp_path / "plain").mkdir()
+    own = load_agent(str(write_agent_file(tmp_path / "own", "script: [Our own reply.]\nmodel: local\n")))
+    plain = load_agent(str(write_agent_file(tmp_path / "plain", "system_prompt: Hi.\n")))
+    agent = own.maker(tmp_path / "d1", model_source(None, "script"))("c1")  # model: local is not loaded either
+    assert [b[0].text for b in agent.model.blocks] == ["Our own reply."]  # type: ignore[attr-defined]
+    other = plain.maker(tmp_path / "d2", model_source(None, "script"))("c2")
+    assert "Thanks, I heard you" in other.model.blocks[0][0].text  # type: ignore[attr-defined]
 
 
 def test_the_reply_checks_hold_each_agent_to_its_own_instructions() -> None:

@@ -54,6 +54,8 @@ def test_bench_targets_are_extensible(capsys: pytest.CaptureFixture[str]) -> Non
     parser = argparse.ArgumentParser(prog="voiceloop")
     parsers = add_loop_commands(parser.add_subparsers(dest="command", required=True),
                                 bench_targets={"voice": lambda args: 7})
-    parsers["bench"].add_argument("--seconds", type=float, default=1.0)
+    parsers["bench voice"].add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args(["bench", "voice", "--seconds", "2"])
     assert args.func(args) == 7 and args.seconds == 2.0
+    with pytest.raises(SystemExit):
+        parser.parse_args(["bench", "loop", "--seconds", "2"])  # an option of one bench is not another's

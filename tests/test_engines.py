@@ -30,7 +30,7 @@ from voice.speech.tts import ClauseChunker, EspeakTTS, PiperTTS
 from voice.speech.vad import SileroVAD
 
 # `serve` joins this list once voice/server/app.py takes its options from add_engine_options.
-COMMANDS = ("call", "console", "livekit", "bench", "serve")
+COMMANDS = ("call", "console", "livekit", "bench voice", "serve")
 
 
 class EchoSTT:
@@ -97,8 +97,12 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
     from voice.cli import build_parser
 
-    action = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    return dict(action.choices)
+    def sub(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        action = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        return dict(action.choices) if action is not None else {}
+
+    commands = sub(build_parser())
+    return commands | {f"bench {name}": p for name, p in sub(commands["bench"]).items()}  # each bench its own
 
 
 def test_every_command_takes_the_same_engine_options() -> None:
@@ -119,7 +123,7 @@ def test_defaults_and_the_deprecated_model_spelling(capsys: pytest.CaptureFixtur
     call = commands["call"].parse_args(["f.yaml"])
     # unset: the agent file's engines, else the registries' defaults; the call script's (or agent's) replies
     assert (call.stt, call.tts, call.llm) == (None, None, None)
-    assert commands["bench"].parse_args(["voice"]).tts == "piper"  # measured on the neural voice
+    assert commands["bench voice"].parse_args([]).tts == "piper"  # measured on the neural voice
     livekit: Any = commands["livekit"].parse_args([])
     assert (livekit.stt, livekit.tts, livekit.llm) == (None, None, None)  # the job processes read the env
     old = commands["transcribe"].parse_args(["f.wav", "--model", "base"])

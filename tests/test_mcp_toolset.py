@@ -6,12 +6,14 @@ call with a clear message, never a dead run."""
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -135,3 +137,40 @@ def test_an_agent_file_names_an_mcp_server(tmp_path: Path) -> None:
                           "    reads: [check_stock]\n    only: [check_stock, hold_item]\n")
     tools, _ = AgentSpec.load(agent_file).build_tools(tmp_path)
     assert {t.name: t.mutates for t in tools} == {"check_stock": False, "hold_item": True}
+
+
+def test_a_python_command_runs_in_voiceloops_own_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`command: [python, server.py]` from `.venv/bin/voiceloop`: the server must see voiceloop's packages (mcp),
+    whatever `python` PATH finds first; here PATH finds a `python` that cannot even import mcp."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python").write_text("#!/bin/sh\necho 'No module named mcp' >&2\nexit 1\n")
+    (fake / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ.get('PATH', '')}")
+    for python in ("python", "python3"):
+        assert MCPToolset(command=[python, str(SERVER)]).target().command == sys.executable
+    assert MCPToolset(command=["node", "server.js"]).target().command == "node"  # any other command as given
+    tools = MCPToolset(command=["python", str(SERVER)], reads=["check_stock"]).tools()
+    assert "check_stock" in {t.name for t in tools}
+
+
+def test_an_agent_file_says_how_an_mcp_write_is_asked(tmp_path: Path) -> None:
+    """`confirm:` per MCP tool, as for a Python tool: the caller hears the template, not a question made from the
+    server's docstring; a confirm for a read, for a tool the server lacks, or naming an argument the tool does not
+    take is refused at load, in one line."""
+    from voice.agents.spec import AgentConfigError
+    from voice.call.approval import confirmation_question
+
+    def load(extra: str) -> list[Any]:
+        agent_file = tmp_path / "agent.yaml"
+        agent_file.write_text(f"mcp:\n  - command: [python, {str(SERVER)!r}]\n    reads: [check_stock]\n{extra}")
+        return AgentSpec.load(agent_file).build_tools(tmp_path)[0]
+
+    tools = {t.name: t for t in load('    confirm: {hold_item: "put a {item} aside for {name}"}\n')}
+    question = confirmation_question(ToolCall("hold_item", {"item": "helmet", "name": "Sam"}), tools["hold_item"])
+    assert "put a helmet aside for Sam" in question and "pick up" not in question
+    for bad, words in (('{check_stock: "check {item}"}', "listed in reads"), ('{nope: "x"}', "no tool named nope"),
+                       ('{hold_item: "hold {colour}"}', "names colour")):
+        with pytest.raises(AgentConfigError, match=words) as caught:
+            load(f"    confirm: {bad}\n")
+        assert "\n" not in str(caught.value)

@@ -6,6 +6,7 @@ The public names, imported on first use (so `import voice.audio` stays light):
     from voice import load_stack, SpeechStack                   # the speech engines (VAD, STT, TTS), loaded once
     from voice import load_agent, AgentSource, AgentSpec        # an agent file or factory -> one Agent per call
     from voice import run_audio_call, check_call_script         # testing your agent over audio
+    from voice import run_app                                   # `python shop.py console`: your module runs itself
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ _PUBLIC = {
     "AgentSource": "voice.agents.source", "load_agent": "voice.agents.source", "AgentSpec": "voice.agents.spec",
     "ServerConfig": "voice.hosting.config",
     "AudioCall": "voice.testing", "run_audio_call": "voice.testing", "check_call_script": "voice.testing",
+    "run_app": "voice.cli._app",
 }
 __all__ = sorted(_PUBLIC)
 

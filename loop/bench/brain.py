@@ -210,14 +210,14 @@ def format_brain(results: list[dict[str, Any]]) -> str:
 
 
 def add_brain_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the `brain` target, for the shared `bench` parser."""
+    """Options of `bench brain`, on its own parser."""
     parser.add_argument("--models", default=DEFAULT_MODEL,
-                        help=f"brain: comma-separated models (known: {', '.join(MODELS)})")
-    parser.add_argument("--eval-set", default=None, help="brain: tool-choice cases (YAML; default: the agent's own)")
-    parser.add_argument("--limit", type=int, default=0, help="brain: only the first N cases (0 = all; -1 = none)")
-    parser.add_argument("--no-grammar", action="store_true", help="brain: generate without the GBNF grammar")
+                        help=f"comma-separated models (known: {', '.join(MODELS)})")
+    parser.add_argument("--eval-set", default=None, help="tool-choice cases (YAML; default: the agent's own)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all; -1 = none)")
+    parser.add_argument("--no-grammar", action="store_true", help="generate without the GBNF grammar")
     parser.add_argument("--no-ground", action="store_true",
-                        help="brain: grammar from the tool schemas only, arguments not grounded in the conversation")
+                        help="grammar from the tool schemas only, arguments not grounded in the conversation")
 
 
 def cmd_bench_brain(args: argparse.Namespace, setup: BrainSetup) -> int:

@@ -11,6 +11,7 @@ import json
 import os
 import random
 import re
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
@@ -93,7 +94,8 @@ class OpenAICompatModel:
         values = {}
         for var in ("VOICELOOP_LLM_URL", "VOICELOOP_LLM_MODEL"):
             if not env.get(var, "").strip():
-                raise ValueError(f"{var} is not set: it must name the chat-completions endpoint / model id")
+                raise ValueError(f"{var} is not set: export VOICELOOP_LLM_URL=http://HOST:PORT/v1 and "
+                                 "VOICELOOP_LLM_MODEL=MODEL_ID (the OpenAI-compatible server and its model id)")
             values[var] = env[var].strip()
         api_key = env.get("OPENAI_API_KEY", "").strip() or None
         if api_key is None and (urlsplit(values["VOICELOOP_LLM_URL"]).hostname or "").endswith("openai.com"):
@@ -101,6 +103,20 @@ class OpenAICompatModel:
         grounding = env.get("VOICELOOP_LLM_GROUNDING", "on").strip().lower() not in ("off", "0", "false", "no")
         return cls(values["VOICELOOP_LLM_URL"], values["VOICELOOP_LLM_MODEL"], api_key=api_key,
                    **{"grounding": grounding, **kwargs})
+
+    def unreachable(self, timeout_s: float = 3.0) -> str | None:
+        """Why nothing answers at the URL, in one line naming it, or None (a TCP connect, not a request): for a
+        command that can tell at load that every turn of its call would fail."""
+        if self._transport is not None or self._client is not None:
+            return None  # an injected transport or client: there is no socket to try
+        parts = urlsplit(self.url)
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            with socket.create_connection((parts.hostname or "", port), timeout=timeout_s):
+                return None
+        except (OSError, ValueError) as exc:
+            return (f"no server answers at {self.url} ({exc}): start it, or point VOICELOOP_LLM_URL at the one "
+                    "that runs")
 
     def count_tokens(self, text: str) -> int:
         """Cheap estimate (~4 chars/token); good enough for budgeting, not for billing."""
@@ -134,7 +150,8 @@ class OpenAICompatModel:
             if attempt + 1 < attempts:
                 await asyncio.sleep(self._delay(attempt, last))
         raise ModelUnavailable(
-            f"Model {self.model!r} unavailable after {attempts} attempt(s); last failure: {last.reason}"
+            f"Model {self.model!r} at {self.url} unavailable after {attempts} attempt(s); last failure: "
+            f"{last.reason}"
         ) from last
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:

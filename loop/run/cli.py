@@ -3,13 +3,13 @@
 Wiring, in the entry point:
 
     sub = parser.add_subparsers(dest="command", required=True)
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice})
-    parsers["bench"].add_argument("--seconds", ...)   # options another target needs
+    parsers = add_loop_commands(sub, bench_targets={"voice": BenchTarget(cmd_bench_voice, "...", add_voice_args)})
     args = parser.parse_args(argv)
     return args.func(args)
 
-`bench` takes a positional target; each target is a function `(args) -> int` in `bench_targets`, so the voice and
-brain benchmarks plug in without touching this file.
+Each bench is a subcommand of `bench` with its own options and help (`voiceloop bench voice --help`); a target is a
+`BenchTarget` (or a bare function `(args) -> int`), so the voice and brain benchmarks plug in without touching this
+file. The parsers come back by name: `parsers["bench voice"]`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from loop.bench.turn_cost import bench_loop, format_bench
@@ -58,21 +59,35 @@ def cmd_bench_loop(args: argparse.Namespace) -> int:
     return 0
 
 
-BENCH_TARGETS: dict[str, Command] = {"loop": cmd_bench_loop}
+@dataclass(frozen=True)
+class BenchTarget:
+    """One bench: what runs it, its one-line help, a longer description, and its own options."""
+
+    run: Command
+    help: str = ""
+    description: str = ""
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None
 
 
-def _dispatch_bench(targets: Mapping[str, Command]) -> Command:
-    def run(args: argparse.Namespace) -> int:
-        return targets[args.target](args)
+def _loop_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--turns", type=int, default=20, help="turns per run (default 20)")
+    parser.add_argument("--repeats", type=int, default=30, help="measured runs per mode (default 30)")
+    parser.add_argument("--warmup", type=int, default=3, help="unmeasured runs first (default 3)")
+    parser.add_argument("--no-journal", action="store_true", help="skip the with-journal measurement")
 
-    return run
+
+BENCH_TARGETS: dict[str, BenchTarget] = {"loop": BenchTarget(
+    cmd_bench_loop, "the turn loop's own overhead per turn",
+    "The turn loop's own per-turn overhead with a zero-latency model and no-op tools, with and without the "
+    "SQLite journal.", _loop_arguments)}
 
 
-def add_loop_commands(subparsers: Any, bench_targets: Mapping[str, Command] | None = None
+def add_loop_commands(subparsers: Any, bench_targets: Mapping[str, Command | BenchTarget] | None = None
                       ) -> dict[str, argparse.ArgumentParser]:
-    """Register `report` and `bench` on an `add_subparsers()` object; returns the new parsers by name.
+    """Register `report` and `bench` on an `add_subparsers()` object; returns the new parsers by name (`report`,
+    `bench`, and `bench NAME` for each bench).
 
-    `bench_targets` adds targets next to `loop` (for example `{"voice": cmd_bench_voice}`).
+    `bench_targets` adds benches next to `loop` (for example `{"voice": BenchTarget(cmd_bench_voice, ...)}`).
     """
     targets = {**BENCH_TARGETS, **(bench_targets or {})}
     report = subparsers.add_parser("report", help="summarise how the runs in a journal ended",
@@ -84,13 +99,16 @@ def add_loop_commands(subparsers: Any, bench_targets: Mapping[str, Command] | No
     report.set_defaults(func=cmd_report)
 
     bench = subparsers.add_parser("bench", help="measure overhead and latency",
-                                  description="Benchmarks. `loop`: the turn loop's own per-turn overhead with a "
-                                              "zero-latency model and no-op tools, with and without the journal.")
-    bench.add_argument("target", choices=sorted(targets), help="what to measure")
-    bench.add_argument("--turns", type=int, default=20, help="turns per run (loop; default 20)")
-    bench.add_argument("--repeats", type=int, default=30, help="measured runs per mode (default 30)")
-    bench.add_argument("--warmup", type=int, default=3, help="unmeasured runs first (default 3)")
-    bench.add_argument("--no-journal", action="store_true", help="loop: skip the with-journal measurement")
-    bench.add_argument("--json", action="store_true", help="print the result as JSON")
-    bench.set_defaults(func=_dispatch_bench(targets))
-    return {"report": report, "bench": bench}
+                                  description="Benchmarks, one per subcommand; each has its own options: "
+                                              "voiceloop bench NAME --help.")
+    names = bench.add_subparsers(dest="target", required=True, metavar="NAME")
+    parsers = {"report": report, "bench": bench}
+    for name, target in sorted(targets.items()):
+        target = target if isinstance(target, BenchTarget) else BenchTarget(target)
+        p = names.add_parser(name, help=target.help, description=target.description or target.help or None)
+        p.add_argument("--json", action="store_true", help="print the result as JSON")
+        if target.add_arguments is not None:
+            target.add_arguments(p)
+        p.set_defaults(func=target.run)
+        parsers[f"bench {name}"] = p
+    return parsers

@@ -5,7 +5,10 @@
     shop = MCPToolset(command=["python", "shop_server.py"], reads=["check_stock"])   # or url="http://.../mcp"
     agent = Agent(model, shop.tools())
 
-or, in an agent file, `mcp: [{command: [python, shop_server.py], reads: [check_stock]}]`.
+or, in an agent file, `mcp: [{command: [python, shop_server.py], reads: [check_stock]}]`. A command `python` (or
+`python3`) is the interpreter voiceloop runs in (`sys.executable`), with the packages installed beside it, not
+whichever `python` is first on PATH. `confirm={"hold_item": "hold a {item} for {name}"}` says how the caller is
+asked before a write runs, as `loop.Tool.confirm` does (without it, the question is made from the description).
 
 The server says what its tools are; the agent says what they may do. A tool is a write (`mutates=True`,
 irreversible: asked aloud before it runs) unless the agent lists it in `reads`; the server's own hints are not
@@ -25,8 +28,10 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import string
+import sys
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from loop.tools import Tool
@@ -56,11 +61,16 @@ class MCPToolset:
 
     def __init__(self, *, command: Sequence[str] | None = None, url: str | None = None,
                  env: dict[str, str] | None = None, cwd: str | None = None, reads: Iterable[str] = (),
-                 only: Iterable[str] | None = None, timeout_s: float = 15.0, list_timeout_s: float = 30.0) -> None:
+                 only: Iterable[str] | None = None, timeout_s: float = 15.0, list_timeout_s: float = 30.0,
+                 confirm: Mapping[str, str] | None = None) -> None:
         if bool(command) == bool(url):
             raise ValueError("an MCP server is a command (stdio) or a url (streamable HTTP): give exactly one")
         self.command, self.url, self.env, self.cwd = list(command or []), url, env, cwd
         self.reads, self.only = frozenset(reads), (frozenset(only) if only is not None else None)
+        self.confirm = dict(confirm or {})
+        if asked := sorted(self.reads & set(self.confirm)):
+            raise ValueError(f"confirm is how a write is asked; {', '.join(asked)} is listed in reads, which run "
+                             "without asking: drop it from one of them")
         self.timeout_s, self.list_timeout_s = timeout_s, list_timeout_s
         self._tools: list[Tool] | None = None
         self._connections: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Connection] = \
@@ -76,17 +86,23 @@ class MCPToolset:
         if self.url:
             return self.url
         env = {**os.environ, **self.env} if self.env else None
-        return mcp.StdioServerParameters(command=self.command[0], args=self.command[1:], env=env, cwd=self.cwd)
+        command = self.command[0]
+        if command in ("python", "python3"):  # this interpreter, with voiceloop's packages (mcp): not PATH's python
+            command = sys.executable
+        return mcp.StdioServerParameters(command=command, args=self.command[1:], env=env, cwd=self.cwd)
 
     def tools(self) -> list[Tool]:
         """The server's tools as `loop.Tool`s (listed once; blocks while it lists, at most `list_timeout_s`)."""
         if self._tools is None:
             with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a loop of its own, whoever is calling
                 listed = pool.submit(asyncio.run, self._list()).result()
-            unknown = sorted((self.reads | (self.only or frozenset())) - {t.name for t in listed})
-            if unknown:
+            declared = self.reads | (self.only or frozenset()) | set(self.confirm)
+            if unknown := sorted(declared - {t.name for t in listed}):
                 raise MCPUnavailable(f"MCP server {self.where} has no tool named {', '.join(unknown)}")
-            self._tools = [self._tool(t) for t in listed if self.only is None or t.name in self.only]
+            tools = [self._tool(t) for t in listed if self.only is None or t.name in self.only]
+            for tool in tools:
+                _check_confirm(tool)
+            self._tools = tools
         return list(self._tools)
 
     async def _list(self) -> list[Any]:
@@ -107,7 +123,7 @@ class MCPToolset:
         mutates = name not in self.reads
         return Tool(call, name=name, description=(listed.description or name).strip(),
                     args=dict(listed.input_schema or {"type": "object", "properties": {}}), mutates=mutates,
-                    reversible=not mutates, timeout_s=self.timeout_s)
+                    reversible=not mutates, timeout_s=self.timeout_s, confirm=self.confirm.get(name, ""))
 
     async def call(self, name: str, arguments: dict[str, Any]) -> str:
         """Run one tool on the server; its text is the result. Raises MCPToolError or MCPUnavailable."""
@@ -173,6 +189,14 @@ class _Connection:
     async def aclose(self) -> None:
         self.close()
         await asyncio.gather(self.task, return_exceptions=True)
+
+
+def _check_confirm(tool: Tool) -> None:
+    """A confirm template names only arguments the tool has (a typo would silently fall back to the description)."""
+    fields = {f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(tool.confirm) if f}
+    if missing := sorted(fields - set(tool.schema.get("properties") or {})):
+        raise ValueError(f"confirm for {tool.name!r} names {', '.join(missing)}, which it does not take (it takes "
+                         f"{', '.join(tool.schema.get('properties') or {}) or 'no arguments'})")
 
 
 def _text(result: Any) -> str:

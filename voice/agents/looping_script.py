@@ -90,3 +90,19 @@ def load_script_turns(data: Any, where: str) -> list[ScriptedTurn]:
 
 
 DEFAULT_SCRIPT = [ScriptedTurn(text="Thanks, I heard you. How else can I help?")]
+
+
+class ScriptedReplies(LoopingScript):
+    """What `--llm script` chooses: scripted replies, never an LLM. An agent with a script of its own (an agent
+    file's `script:`, a factory's `ScriptedModel`) keeps it (`voice.agents.source.AgentMaker`); for any other agent
+    this plays DEFAULT_SCRIPT, the looping acknowledgement."""
+
+    def __init__(self, call_id: str = "") -> None:
+        super().__init__(DEFAULT_SCRIPT, call_id)
+
+
+def is_scripted(model: Any) -> bool:
+    """A model that plays a script the developer wrote (no LLM behind it)."""
+    from loop import ScriptedModel, TestModel
+
+    return isinstance(model, ScriptedModel | LoopingScript | TestModel)

@@ -6,13 +6,15 @@
   with the keyword arguments it takes of `call_id` and `data_dir` (a folder for its own files). The attribute
   may also be an `AgentSpec` or the path of an agent file.
 
-The agent's own model is used unless the command chooses one (`--llm`, `--script`, a call script's replies).
-Without `--agent`, commands run the demo order desk (`voice/demo/`).
+The agent's own model is used unless the command chooses one (`--llm`, `--script`, a call script's replies);
+`--llm script` (scripted replies, no LLM) keeps an agent's own script, and gives the others the looping
+acknowledgement. Without `--agent`, commands run the demo order desk (`voice/demo/`).
 """
 
 from __future__ import annotations
 
 import argparse
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +23,7 @@ from typing import Any
 from loop import Agent, ToolDefinitionError
 from loop.store.db import open_journal
 from loop.types import Model
-from voice.agents.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script_turns
+from voice.agents.looping_script import DEFAULT_SCRIPT, LoopingScript, ScriptedReplies, is_scripted, load_script_turns
 from voice.agents.spec import AgentConfigError, AgentSpec, call_with_accepted, resolve_ref
 
 DEFAULT_AGENT = "voice.demo:AGENT_FILE"
@@ -53,6 +55,14 @@ class AgentSource:
 
     def maker(self, data_dir: str | Path, model_for: Callable[[str], Model] | None = None) -> AgentMaker:
         return AgentMaker(self, Path(data_dir), model_for)
+
+    def check(self, model: Model | None = None) -> None:
+        """Build one agent in a scratch folder, so a tool that cannot work as declared fails at load, in one line
+        (AgentConfigError), not when the first call starts. `model`: the one the command chose, if any."""
+        from loop import ScriptedModel
+
+        with tempfile.TemporaryDirectory(prefix="voiceloop-check-") as scratch:
+            self.maker(scratch, lambda _id: model or ScriptedModel([]))("check")
 
 
 class AgentMaker:
@@ -93,17 +103,22 @@ class AgentMaker:
 
     def _agent(self, call_id: str) -> Agent:
         spec = self.source.spec
+        # `--llm script` (ScriptedReplies) asks for no LLM, not for another script: an agent's own script is kept
         if spec is not None:
             assert self.model_for is not None
-            return Agent(model=self.model_for(call_id), tools=self.tools, policy=spec.policy.to_policy(),
+            model = self.model_for(call_id)
+            if isinstance(model, ScriptedReplies) and spec.script:
+                model = LoopingScript(load_script_turns(spec.script, spec.name), call_id)
+            return Agent(model=model, tools=self.tools, policy=spec.policy.to_policy(),
                          config=self.config, system_prompt=self.prompt, vocabulary=spec.vocabulary,
                          scope=spec.scope, language=spec.language)
         assert self.source.factory is not None
         agent = call_with_accepted(self.source.factory, call_id=call_id, data_dir=self.data_dir)
         if not isinstance(agent, Agent):
             raise AgentConfigError(f"{self.source.ref} returned {type(agent).__name__}, not a loop.Agent")
-        if self.model_for is not None:
-            agent.use_model(self.model_for(call_id))
+        chosen = self.model_for(call_id) if self.model_for is not None else None
+        if chosen is not None and not (isinstance(chosen, ScriptedReplies) and is_scripted(agent.model)):
+            agent.use_model(chosen)
         return agent
 
     def with_journal(self, call_id: str, journal_path: str | Path) -> Agent:

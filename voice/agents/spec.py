@@ -5,7 +5,7 @@
       You answer the phone for a dental practice. One or two short sentences.
     greeting: Hello, Smile Dental, how can I help?
     toolset: dental_book:open_book        # optional: called once with data_dir, gives Tools or an object with .tools()
-    mcp: [{command: [python, stock_server.py], reads: [check_stock]}]  # or {url: http://host/mcp}: MCP tools
+    mcp: [{command: [python, stock_server.py], reads: [check_stock], confirm: {hold_item: "hold a {item}"}}]
     tools:                                # import paths: a loop.Tool, a list of Tools, or a plain function
       - dental_book:free_slots
       - {use: dental_book:book, mutates: true, confirm: "book {day} at {time}"}
@@ -18,9 +18,10 @@
     stt: tiny.en                          # and the engines the commands load unless told otherwise
     tts: piper
 
-Import paths are `module:attribute` or `path/to/file.py:attribute`. The working directory and the file's own
-folder are searched after the installed packages, so a `dental_book.py` beside the YAML is `dental_book:...`
-(a module named like a standard one, e.g. `calendar.py`, is not: give it its own name or use the file path).
+Import paths are `module:attribute` (or `module.attribute`) or `path/to/file.py:attribute`. The working directory
+and the file's own folder are searched after the installed packages, so a `dental_book.py` beside the YAML is
+`dental_book:...` (a module named like a standard one, e.g. `calendar.py`, is not: give it its own name or use the
+file path).
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ class MCPEntry(BaseModel):
     """Its tools that change nothing (run without asking, and speculatively); every other one is a write."""
     only: list[str] | None = None
     """Use just these of its tools."""
+    confirm: dict[str, str] = Field(default_factory=dict)
+    """How the caller is asked before a write runs, per tool, as `confirm:` of a Python tool:
+    `{hold_item: "hold a {item} for {name}"}`; without it, the question is made from the tool's description."""
     timeout_s: float = Field(15.0, gt=0)
 
     @model_validator(mode="after")
@@ -97,13 +101,15 @@ class MCPEntry(BaseModel):
         from loop.toolsets.mcp import MCPToolset
 
         return MCPToolset(command=self.command or None, url=self.url or None, env=self.env or None,
-                          cwd=str(base_dir), reads=self.reads, only=self.only, timeout_s=self.timeout_s)
+                          cwd=str(base_dir), reads=self.reads, only=self.only, timeout_s=self.timeout_s,
+                          confirm=self.confirm)
 
 
 class AgentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     name: str = "agent"
+    """How commands and errors name it; an agent file without one is named after the file (`_name_from`)."""
     system_prompt: str = ""
     prompt_file: str = ""
     """A file holding the system prompt, relative to the YAML file (instead of `system_prompt`)."""
@@ -164,7 +170,8 @@ class AgentSpec(BaseModel):
         if not isinstance(data, dict):
             raise AgentConfigError(f"{path}: an agent file is a YAML mapping (system_prompt, tools, policy, ...)")
         try:
-            return cls.model_validate({**data, "base_dir": path.resolve().parent})
+            return cls.model_validate({**data, "name": data.get("name") or _name_from(path),
+                                       "base_dir": path.resolve().parent})
         except ValidationError as exc:
             raise AgentConfigError(f"{path}: {_validation_lines(exc)}") from None
         except ValueError as exc:
@@ -207,6 +214,12 @@ class AgentSpec(BaseModel):
         return tools, state
 
 
+def _name_from(path: Path) -> str:
+    """A file without `name:` is named after itself: `shop.yaml` is shop, `garage/agent.yaml` is garage."""
+    path = path.resolve()
+    return path.parent.name if path.stem == "agent" and path.parent.name else path.stem
+
+
 def _as_tools(value: Any, ref: str, overrides: dict[str, Any] | None = None) -> list[Tool]:
     overrides = overrides or {}
     if isinstance(value, Tool):
@@ -238,23 +251,41 @@ def _tool_fields(tool: Tool) -> dict[str, Any]:
 
 
 def resolve_ref(ref: str, base_dir: Path | None = None) -> Any:
-    """`module:attr.attr` or `path/to/file.py:attr`, importable from `base_dir` and the working directory."""
-    target, sep, attr = ref.partition(":")
-    if not sep or not target or not attr:
-        raise AgentConfigError(f"{ref!r} is not an import path: write module:attribute (mypkg.agent:build)")
+    """`module:attr.attr`, `module.attr` or `path/to/file.py:attr`, importable from `base_dir` and the working
+    directory."""
+    candidates = _splits(ref)
+    if not candidates:
+        raise AgentConfigError(f"{ref!r} is not an import path: write module:attribute (mypkg.agent:build) or "
+                               "module.attribute")
     for folder in (Path.cwd(), base_dir):  # after the installed packages: a user's file never shadows them
         if folder is not None and str(folder) not in sys.path:
             sys.path.append(str(folder))
-    try:
-        module = _import_file(target, base_dir) if target.endswith(".py") else importlib.import_module(target)
-    except ImportError as exc:
-        raise AgentConfigError(f"{ref}: cannot import {target}: {exc}") from exc
-    value: Any = module
-    for part in attr.split("."):
-        if not hasattr(value, part):
-            raise AgentConfigError(f"{ref}: {target} has no attribute {part!r}")
-        value = getattr(value, part)
-    return value
+    for i, (target, attr) in enumerate(candidates):
+        try:
+            module = _import_file(target, base_dir) if target.endswith(".py") else importlib.import_module(target)
+        except ImportError as exc:
+            missing = getattr(exc, "name", None)
+            if i + 1 < len(candidates) and missing and (target == missing or target.startswith(missing + ".")):
+                continue  # `a.b.c`: not module a.b, perhaps module a with attribute b.c
+            raise AgentConfigError(f"{ref}: cannot import {target}: {exc}") from exc
+        value: Any = module
+        for part in attr.split("."):
+            if not hasattr(value, part):
+                raise AgentConfigError(f"{ref}: {target} has no attribute {part!r}")
+            value = getattr(value, part)
+        return value
+    raise AssertionError("unreachable: the last candidate returns or raises")
+
+
+def _splits(ref: str) -> list[tuple[str, str]]:
+    """(module, attribute) readings of `ref`: the one `module:attr` means, or for `a.b.c` each dot from the right."""
+    target, sep, attr = ref.partition(":")
+    if sep:
+        return [(target, attr)] if target and attr else []
+    parts = ref.split(".")
+    if ref.endswith(".py") or not all(parts):
+        return []
+    return [(".".join(parts[:i]), ".".join(parts[i:])) for i in range(len(parts) - 1, 0, -1)]
 
 
 def _import_file(target: str, base_dir: Path | None) -> Any:
@@ -263,7 +294,7 @@ def _import_file(target: str, base_dir: Path | None) -> Any:
         path = Path(target).resolve()
     if not path.exists():
         raise ImportError(f"no such file {target}")
-    name = f"voiceloop_user_{path.stem}_{abs(hash(str(path.resolve())))}"
+    name = file_module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
@@ -273,6 +304,12 @@ def _import_file(target: str, base_dir: Path | None) -> Any:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def file_module_name(path: Path) -> str:
+    """The name a user's `file.py` is imported under (`voice.cli.run_app` registers a running script by it, so it
+    is not imported a second time)."""
+    return f"voiceloop_user_{path.stem}_{abs(hash(str(path.resolve())))}"
 
 
 def call_with_accepted(fn: Callable[..., Any], **available: Any) -> Any:

@@ -304,24 +304,24 @@ def _steps(text: str) -> list[int]:
 
 
 def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the `load` target, for the shared `bench` parser."""
-    parser.add_argument("--steps", type=_steps, default=None, help="load: numbers of concurrent calls (1,5,10,...)")
-    parser.add_argument("--call-turns", type=int, default=None, help="load: caller turns per call (default 3)")
-    parser.add_argument("--ttft-ms", type=float, default=300.0, help="load: the stand-in model's time to first token")
-    parser.add_argument("--spread-s", type=float, default=10.0, help="load: calls start within this many seconds")
-    parser.add_argument("--target-ms", type=float, default=1500.0, help="load: p95 voice-to-voice a call may take")
-    parser.add_argument("--quick", action="store_true", help="load: N = 1, 2 with two turns each (a smoke run)")
+    """Options of `bench load`, on its own parser."""
+    parser.add_argument("--steps", type=_steps, default=None, help="numbers of concurrent calls (1,5,10,...)")
+    parser.add_argument("--call-turns", type=int, default=None, help="caller turns per call (default 3)")
+    parser.add_argument("--ttft-ms", type=float, default=300.0, help="the stand-in model's time to first token")
+    parser.add_argument("--spread-s", type=float, default=10.0, help="calls start within this many seconds")
+    parser.add_argument("--target-ms", type=float, default=1500.0, help="p95 voice-to-voice a call may take")
+    parser.add_argument("--quick", action="store_true", help="N = 1, 2 with two turns each (a smoke run)")
     parser.add_argument("--serve-arg", action="append", default=[], metavar="FLAG",
-                        help="load: pass this flag to `voiceloop serve` (repeat; e.g. --serve-arg=--no-speculate)")
-    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"load: folder for the CSVs and plot ({DEFAULT_OUT})")
+                        help="pass this flag to `voiceloop serve` (repeat; e.g. --serve-arg=--no-speculate)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help=f"folder for the CSVs and plot ({DEFAULT_OUT})")
     parser.add_argument("--speech-latency-ms", type=float, default=150.0,
-                        help="load: with --stt/--tts openai, the speech stand-in's latency per request (it runs no "
+                        help="with --stt/--tts openai, the speech stand-in's latency per request (it runs no "
                              "model: voiceloop's own cost per call)")
     parser.add_argument("--workers", type=int, default=1,
-                        help="load: server processes per step, behind HAProxy above 1 (configs/haproxy.cfg): one "
+                        help="server processes per step, behind HAProxy above 1 (configs/haproxy.cfg): one "
                              "per core is how a machine is deployed")
     parser.add_argument("--compare", choices=["pipecat"], default="",
-                        help="load: run each step against a Pipecat bot too, same callers and seed "
+                        help="run each step against a Pipecat bot too, same callers and seed "
                              "(scripts/pipecat_bot/install.sh first)")
 
 

@@ -347,13 +347,13 @@ def run_bench(paths: Sequence[Path], stack: Any, model_factory: Callable[[], Any
 
 
 def add_bench_voice_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of the `voice` target, for the shared `bench` parser."""
+    """Options of `bench voice`, on its own parser."""
     parser.add_argument("--speed", type=float, default=1.0,
-                        help="voice: feed the recordings at this multiple of real time")
+                        help="feed the recordings at this multiple of real time")
     parser.add_argument("--calls", default="",
-                        help="voice: comma-separated call scripts to run: names from audio_fixtures/, paths of your "
+                        help="comma-separated call scripts to run: names from audio_fixtures/, paths of your "
                              "own, or folders of them (default: every one in audio_fixtures/)")
-    parser.add_argument("--csv", default=str(DEFAULT_CSV), help=f"voice: per-turn CSV (default {DEFAULT_CSV})")
+    parser.add_argument("--csv", default=str(DEFAULT_CSV), help=f"per-turn CSV (default {DEFAULT_CSV})")
     add_speculation_option(parser)
 
 

@@ -11,27 +11,23 @@ from pathlib import Path
 from typing import Any
 
 from loop.run.cli import add_loop_commands
+from voice.cli._bench import EVAL_FILE, bench_targets
+from voice.cli._bench import brain_setup as _brain_setup  # noqa: F401  (its old home; tests and scripts use it)
+
+__all__ = ["EVAL_FILE", "build_parser", "main"]
 
 
 def cmd_call(args: argparse.Namespace) -> int:
-    import yaml
-
     from loop.run.tenancy import storage_from_args
     from loop.store.db import DatabaseUnavailable
-    from voice.agents.source import load_agent
-    from voice.agents.spec import AgentConfigError
-    from voice.audio import AudioFormatError
     from voice.speech.engines import STT_ENGINES, TTS_ENGINES
     from voice.speech.stack import load_stack
     from voice.testing.scripted_call import run_call, write_outputs
 
-    try:
-        fixture = _fixture_for(Path(args.source))
-        fixture.caller_audio()  # read and check every recording before loading any model
-        agent = load_agent(args.agent) if args.agent else fixture.agent_source()
-    except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
-        print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
-        return 2
+    loaded = _call_setup(args)  # everything that can be wrong is found here, before any speech model loads
+    if isinstance(loaded, int):
+        return loaded
+    fixture, agent, model = loaded
     out = Path(args.out or tempfile.mkdtemp(prefix="voiceloop-call-"))
     try:  # the database is opened before any model loads: a bad --db fails at once
         out.mkdir(parents=True, exist_ok=True)
@@ -43,12 +39,7 @@ def cmd_call(args: argparse.Namespace) -> int:
     print(f"loading the speech stack ({stt}, {tts})...", file=sys.stderr)
     stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
     print(f"running {fixture.path.name} with the agent {agent.name} on the virtual clock...", file=sys.stderr)
-    try:
-        model = _model_for(args.llm, has_script=bool(fixture.script()))
-        result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent, db=db, tenant=tenant))
-    except AgentConfigError as exc:
-        print(f"voiceloop call: {exc}", file=sys.stderr)
-        return 2
+    result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent, db=db, tenant=tenant))
     write_outputs(result, out)
     if args.json:
         print(json.dumps(result.summary(), indent=2))
@@ -60,19 +51,46 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"expectation not met: {fail}", file=sys.stderr)
     for problem in getattr(result, "reply_problems", []):  # what was said, checked by machine (reply_checks)
         print(f"reply check: {problem}", file=sys.stderr)
-    return 1 if result.failures else 0
+    model_failed = [t.reason for t in result.turns if t.outcome == "TOOL_FAILURE" and t.reason.startswith("model ")]
+    for reason in model_failed[:1]:  # a model that never answered fails the call, whatever the script expects
+        print(f"voiceloop call: {reason}", file=sys.stderr)
+    return 1 if result.failures or model_failed else 0
+
+
+def _call_setup(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
+    """The call script, the agent and the model `call` runs, each checked (the agent built once, so a tool that
+    cannot work fails now; the remote model's server reached), or the exit code after saying what is wrong."""
+    import yaml
+
+    from voice.agents.source import load_agent
+    from voice.audio import AudioFormatError
+
+    try:
+        fixture = _fixture_for(Path(args.source))
+        fixture.caller_audio()  # read and check every recording before loading any model
+        agent = load_agent(args.agent) if args.agent else fixture.agent_source()
+    except (AudioFormatError, OSError, KeyError, TypeError, ValueError, yaml.YAMLError) as exc:
+        print(f"voiceloop call: {args.source}: {exc}", file=sys.stderr)
+        return 2
+    model = _model_for(args.llm, has_script=bool(fixture.script()))  # EngineConfigError: one line, in main
+    if problem := getattr(model, "unreachable", lambda: None)():
+        print(f"voiceloop call: --llm {args.llm}: {problem}", file=sys.stderr)
+        return 2
+    agent.check(model)
+    return fixture, agent, model
 
 
 def _model_for(choice: str | None, has_script: bool = True) -> Any:
     """The `--llm` choice (`voice.speech.engines.LLM_ENGINES`); None for the call script's replies, or the agent's own
-    model when neither `--llm` nor the script gives one. `--llm script` without a script: the looping default."""
+    model when neither `--llm` nor the script gives one. `--llm script` without a call script: `ScriptedReplies`
+    (the agent's own script if it has one, else the looping acknowledgement)."""
     from voice.speech.engines import SCRIPTED, load_llm
 
-    if choice == SCRIPTED and not has_script:
-        from voice.hosting.registry import DEFAULT_SCRIPT, LoopingScript
+    if choice == SCRIPTED and not has_script:  # no LLM: the agent's own script, else the looping acknowledgement
+        from voice.agents.looping_script import ScriptedReplies
 
-        return LoopingScript(DEFAULT_SCRIPT, "call")
-    if choice and choice != SCRIPTED:
+        return ScriptedReplies("call")
+    if choice and choice.startswith("local"):  # the embedded model takes a while; a remote one is a client
         print(f"loading the model (--llm {choice})...", file=sys.stderr)
     return load_llm(choice)
 
@@ -111,38 +129,6 @@ def cmd_transcribe(args: argparse.Namespace) -> int:
     return 0
 
 
-EVAL_FILE = "tool_choice_eval.yaml"  # an agent's own tool-choice cases, beside its agent file or module
-
-
-def _order_desk() -> Any:
-    from voice.demo.order_desk import order_desk_brain  # the demo agent, wired here: loop/ knows no particular agent
-
-    return order_desk_brain()
-
-
-def _brain_setup(args: argparse.Namespace) -> Any:
-    """What `bench brain` measures: the agent `--agent` names (the demo order desk without it), its prompt, tools
-    and policy text exactly as an Agent over them sends them, and its eval set (`--eval-set`, else EVAL_FILE
-    beside its agent file, or beside the module of its factory)."""
-    import inspect
-
-    from loop import ScriptedModel
-    from loop.bench.brain import BrainSetup
-    from voice.agents.source import load_agent
-
-    if not getattr(args, "agent", None):
-        return _order_desk()
-    source = load_agent(args.agent)
-    if source.spec is not None:
-        folder = source.spec.base_dir
-    else:
-        folder = Path(inspect.getsourcefile(source.factory) or ".").resolve().parent  # type: ignore[arg-type]
-    eval_set = folder / EVAL_FILE
-    agent = source.maker(Path(tempfile.mkdtemp(prefix="voiceloop-brain-")), lambda _id: ScriptedModel([]))("brain")
-    return BrainSetup(agent.assembler.system, list(agent.tools.values()), agent.policy.text,
-                      eval_set if eval_set.is_file() else None, agent.config.context_tokens, name=source.name)
-
-
 def build_parser() -> argparse.ArgumentParser:
     from loop.run.tenancy import add_storage_options
     from voice.agents.source import add_agent_option
@@ -153,17 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="voiceloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    from loop.bench.brain import add_brain_arguments, brain_command
-    from voice.bench.load import add_bench_load_arguments, cmd_bench_load
-    from voice.bench.voice import add_bench_voice_arguments, cmd_bench_voice
-
-    parsers = add_loop_commands(sub, bench_targets={"voice": cmd_bench_voice, "brain": brain_command(_brain_setup),
-                                                    "load": cmd_bench_load})
-    add_brain_arguments(parsers["bench"])
-    add_bench_load_arguments(parsers["bench"])
-    add_bench_voice_arguments(parsers["bench"])
-    add_agent_option(parsers["bench"])  # voice: every call script with this agent; brain: the agent measured
-    add_engine_options(parsers["bench"], tts_default="piper")  # voice: measured on the real neural voice
+    add_loop_commands(sub, bench_targets=bench_targets())  # bench loop|voice|brain|load, each with its own --help
     call = sub.add_parser("call", help="run a whole call from a fixture YAML or a caller WAV")
     call.add_argument("source")
     call.add_argument("--out", help="folder for agent.wav, transcript.txt, trace.jsonl, summary.json, timeline.html")
@@ -192,8 +168,16 @@ EXTRA_FOR = {"numpy": "voice", "starlette": "voice", "uvicorn": "voice", "soxr":
 
 def main(argv: list[str] | None = None) -> int:
     try:
+        from loop import ToolDefinitionError
+        from voice.agents.spec import AgentConfigError
+        from voice.speech.engines import EngineConfigError
+
         args = build_parser().parse_args(argv)
-        return args.func(args)
+        try:
+            return args.func(args)
+        except (AgentConfigError, ToolDefinitionError, EngineConfigError) as exc:  # the user's setup: the fix
+            print(f"voiceloop {args.command}: {exc}", file=sys.stderr)
+            return 2
     except ModuleNotFoundError as exc:
         top = (exc.name or "").split(".")[0]
         if top not in EXTRA_FOR:

@@ -23,7 +23,8 @@ run to be journaled (`run_cancelled`), releases the VAD and unregisters the call
 Models for `serve` (`model_source`): `--script FILE.yaml` (a scripted model: a YAML list of turns, or a
 fixture with a `model:` list; played per user turn, round and round, so a long call never exhausts it),
 `--llm openai` (`OpenAICompatModel.from_env()`), `--llm local` / `local-1.5b` (`loop.models.llama.model.LlamaModel`,
-imported only when asked for; one instance shared by every call). With neither, every agent answers with its
+imported only when asked for; one instance shared by every call), `--llm script` (no LLM: an agent's own script,
+else the looping acknowledgement). With none of these, every agent answers with its
 own model (an agent file's `model:`/`script:`, a factory's Agent). `make_agent` comes from the agent the command
 was given (`voice.agents.source`: `--agent FILE.yaml|MODULE:FACTORY`).
 """
@@ -44,7 +45,7 @@ from typing import Any
 from loop import Agent, EventKind, TenantBudget
 from loop.store.db import database_url, open_journal
 from loop.types import Model
-from voice.agents.looping_script import DEFAULT_SCRIPT, LoopingScript, load_script
+from voice.agents.looping_script import LoopingScript, ScriptedReplies, load_script
 from voice.call.events import AudioSink
 from voice.hosting.admission import Admission
 from voice.hosting.call_tokens import CallTokens
@@ -286,7 +287,7 @@ def model_source(script: str | None = None, llm: str | None = None) -> Callable[
         return None
     from voice.speech.engines import SCRIPTED, load_llm
 
-    shared = None if llm == SCRIPTED else load_llm(llm)  # ValueError for an unknown name
-    if shared is not None:
-        return lambda _call_id: shared
-    return lambda call_id: LoopingScript(DEFAULT_SCRIPT, call_id)
+    if llm == SCRIPTED:  # no LLM: the agent's own script where it has one (voice/agents/source.py)
+        return ScriptedReplies
+    shared = load_llm(llm)  # ValueError for an unknown name
+    return lambda _call_id: shared  # type: ignore[return-value]

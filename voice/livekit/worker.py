@@ -270,12 +270,18 @@ def worker_options(agent_name: str = "", executor: str = "process") -> Any:
 def cmd_livekit(args: argparse.Namespace) -> int:
     from loop.run.tenancy import parse_allowances
 
+    rest = args.livekit_args
+    mode = rest[:1]
+    if mode == ["console"]:  # LiveKit's console drives its own AgentSession's audio, which voiceloop does not use
+        agent = args.agent or next((a for i, a in enumerate(rest) if i and rest[i - 1] == "--agent"), None)
+        print("voiceloop livekit: LiveKit's console mode does not run voiceloop's agent; talk to it on this "
+              "computer with: voiceloop console" + (f" --agent {agent}" if agent else ""), file=sys.stderr)
+        return 2
     try:
         from livekit.agents import cli
     except ImportError:
         print("voiceloop livekit: livekit-agents is not installed; pip install 'voiceloop[livekit]'", file=sys.stderr)
         return 2
-    mode = args.livekit_args[:1]
     if mode and mode[0] in ("start", "dev", "connect") and not os.environ.get("LIVEKIT_URL") \
             and "--url" not in args.livekit_args:
         print("voiceloop livekit: set LIVEKIT_URL, LIVEKIT_API_KEY and LIVEKIT_API_SECRET (see docs/livekit.md)",
@@ -284,7 +290,9 @@ def cmd_livekit(args: argparse.Namespace) -> int:
     try:  # checked here, not first in a job process
         if args.tenant_budget_text:
             parse_allowances(args.tenant_budget_text)
-    except ValueError as exc:
+        if mode and mode[0] in ("start", "dev", "connect"):
+            _check_choices(args)
+    except ValueError as exc:  # AgentConfigError and EngineConfigError are ValueErrors
         print(f"voiceloop livekit: {exc}", file=sys.stderr)
         return 2
     chosen = {"VOICELOOP_AGENT": args.agent,
@@ -298,6 +306,17 @@ def cmd_livekit(args: argparse.Namespace) -> int:
     sys.argv = ["voiceloop livekit", *args.livekit_args]
     cli.run_app(worker_options(args.agent_name, args.executor))
     return 0
+
+
+def _check_choices(args: argparse.Namespace) -> None:
+    """The agent (built once, so a tool that cannot work fails here) and a remote model's settings, before any job
+    process starts; the embedded model is not loaded twice for this."""
+    from voice.agents.source import load_agent
+    from voice.speech.engines import load_llm
+
+    load_agent(args.agent).check()
+    if args.llm == "openai":
+        load_llm(args.llm)
 
 
 def add_livekit_command(sub: Any) -> None:

@@ -337,6 +337,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         config.transfer = TransferConfig.from_env(args.transfer_to)
         agent = load_agent(args.agent)
         make_agent = agent.maker(args.data_dir, model_source(args.script, args.llm))
+        make_agent("check")  # a tool that cannot work as declared fails now, in one line, not on the first call
         db, tenant = storage_from_args(args, args.data_dir)  # a bad --db fails now, before the models load
     except (OSError, ValueError, RuntimeError, TransferConfigError) as exc:  # RuntimeError: DatabaseUnavailable too
         print(f"voiceloop serve: {exc}", file=sys.stderr)

@@ -107,6 +107,11 @@ class EngineUnavailableError(RuntimeError):
     """An engine's library is not installed; the message names the option and the missing import."""
 
 
+class EngineConfigError(ValueError):
+    """An engine that cannot be built as configured (e.g. `--llm openai` without VOICELOOP_LLM_URL); one line
+    naming the option and the fix."""
+
+
 @dataclass(frozen=True)
 class EngineSpec:
     name: str
@@ -150,6 +155,8 @@ class Registry(Generic[E]):
             return factory(**spec.options, **_accepted(factory, settings))
         except ImportError as exc:
             raise EngineUnavailableError(f"--{self.kind} {name} needs {spec.target}: {exc}") from exc
+        except ValueError as exc:  # its settings (the environment, a file) are wrong: say which, not a traceback
+            raise EngineConfigError(f"--{self.kind} {name}: {exc}") from None
 
     def help(self) -> str:
         return "; ".join(f"{s.name}: {s.about}" for s in self.specs.values())
@@ -198,7 +205,8 @@ TURN_ENGINES.add("none", None, "the transcript rules alone: a finished sentence 
 
 SCRIPTED = "script"
 LLM_ENGINES: Registry[Model | None] = Registry("llm")
-LLM_ENGINES.add(SCRIPTED, None, "scripted replies (a fixture's, or --script FILE's)")
+LLM_ENGINES.add(SCRIPTED, None, "no LLM, scripted replies: a call script's (or --script FILE's), else the agent's "
+                "own script (an agent file's script:, a factory's ScriptedModel), else a looping acknowledgement")
 LLM_ENGINES.add("local", "loop.models.llama.model:LlamaModel", "embedded Qwen2.5-Coder 0.5B on llama.cpp",
                 name="qwen2.5-coder-0.5b-instruct")
 LLM_ENGINES.add("local-1.5b", "loop.models.llama.model:LlamaModel",

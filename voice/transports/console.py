@@ -46,6 +46,28 @@ def import_sounddevice() -> ModuleType | None:
     return sounddevice
 
 
+def device_problem(sd: Any, device_in: Any = None, device_out: Any = None) -> str | None:
+    """Why the console cannot talk on this machine's sound devices (one line naming the fix), or None. Asked before
+    any model loads: no microphone or speaker at all (a server, a container), or chosen devices that refuse 16 kHz
+    mono int16."""
+    try:
+        devices = list(sd.query_devices())
+    except Exception as exc:  # PortAudio itself failed: sounddevice raises its own PortAudioError
+        return f"PortAudio cannot list the sound devices ({exc})"
+    for kind, key in (("input", "max_input_channels"), ("output", "max_output_channels")):
+        if not any(d.get(key, 0) > 0 for d in devices):
+            what = "microphone" if kind == "input" else "speaker"
+            return (f"no {kind} device found (no {what} that PortAudio can see): plug one in, or try the agent "
+                    "without a sound card: voiceloop call CALLER.wav, or voiceloop serve and a browser")
+    try:
+        sd.check_input_settings(device=device_in, samplerate=SAMPLE_RATE, channels=1, dtype="int16")
+        sd.check_output_settings(device=device_out, samplerate=SAMPLE_RATE, channels=1, dtype="int16")
+    except Exception as exc:  # PortAudioError, or ValueError for a device name that matches none
+        return (f"the audio device refused 16 kHz mono int16 ({exc}); pick another with "
+                "--input-device/--output-device (python -m sounddevice lists them)")
+    return None
+
+
 class SpeakerSink:
     """The session's AudioSink, drained by the output callback on PortAudio's thread."""
 
@@ -159,6 +181,9 @@ def cmd_console(args: argparse.Namespace) -> int:
     sd = import_sounddevice()
     if sd is None:
         return 2
+    if problem := device_problem(sd, _device(args.input_device), _device(args.output_device)):
+        print(f"voiceloop console: {problem}", file=sys.stderr)
+        return 2
     from loop.run.tenancy import storage_from_args
     from voice.agents.source import load_agent
     from voice.hosting.registry import CallFactory, model_source
@@ -170,6 +195,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         agent = load_agent(args.agent)
         make_agent = agent.maker(data, model_source(args.script, args.llm))
+        make_agent("check")  # a tool that cannot work as declared fails now, in one line, not after "talk now"
         db, tenant = storage_from_args(args, data)
     except (OSError, ValueError, RuntimeError) as exc:  # DatabaseUnavailable is a RuntimeError
         print(f"voiceloop console: {exc}", file=sys.stderr)
