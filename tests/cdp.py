@@ -104,14 +104,19 @@ class Browser:
             raise CDPError(f"{method}: {result['error']}")
         return result.get("result", {})
 
-    def open_page(self, url: str) -> None:
-        """Attach to a new tab showing `url`; later `call`s go to that page."""
+    def open_page(self, url: str) -> str:
+        """Attach to a new tab showing `url`; later `call`s go to that page (its session id, for `use`)."""
         target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)["targetId"]
         self.session_id = self.call("Target.attachToTarget", {"targetId": target, "flatten": True},
                                     session=False)["sessionId"]
         self.call("Page.enable")
         self.call("Runtime.enable")
         self.call("Page.navigate", {"url": url})
+        return self.session_id
+
+    def use(self, session_id: str) -> None:
+        """Send later `call`s to the tab `open_page` returned this session id for."""
+        self.session_id = session_id
 
     def evaluate(self, expression: str, user_gesture: bool = False, timeout: float = 30.0) -> Any:
         result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True,

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.cdp import CHROMIUM, Browser
+from tests.page_checks import watch
 from voice.agents.source import load_agent
 from voice.audio import load_audio, resample, write_wav
 from voice.hosting.registry import CallContext, CallFactory, CallRegistry, ServerConfig, model_source
@@ -26,6 +27,7 @@ from voice.speech.stack import SpeechStack, load_stack
 from voice.testing.scripted_call import FIXTURES
 
 TOKEN = "e2e-token-123"
+OPERATOR_TOKEN = "e2e-operator-456"
 OUT = Path(__file__).resolve().parents[1] / "out"
 SHORT_REPLY = "Going forward is easy. Stand up, then walk twelve steps toward the door."
 LONG_REPLY = ("Going forward ten meters is easy. First, stand up straight and look ahead. Then walk about twelve "
@@ -62,7 +64,7 @@ def serve(stack: SpeechStack, tmp_path: Path) -> Iterator[Callable[[list[Any]], 
         script = tmp_path / "script.yaml"
         script.write_text(yaml.safe_dump([{"text": r} if isinstance(r, str) else r for r in replies]))
         factory = CallFactory(stack, load_agent().maker(tmp_path, model_source(str(script))), tmp_path)
-        ctx = CallContext(factory, CallRegistry(4), ServerConfig(port=0, token=TOKEN))
+        ctx = CallContext(factory, CallRegistry(4), ServerConfig(port=0, token=TOKEN, operator_token=OPERATOR_TOKEN))
         server = asyncio.run_coroutine_threadsafe(start_server(ctx), loop).result(10)
         servers.append(server)
         return Served(ctx, bound_port(server))
@@ -91,6 +93,7 @@ def start_page(tmp_path: Path, wav: Path, port: int) -> Browser:
     browser = Browser(tmp_path / "chromium", [f"--use-file-for-fake-audio-capture={wav}%noloop"])
     browser.open_page(f"http://127.0.0.1:{port}/?token={TOKEN}")
     browser.wait_for("document.readyState === 'complete' && !!window.voiceloop", timeout=20)
+    watch(browser)  # what the page shows over the call (tests.page_checks.seen)
     browser.evaluate("document.getElementById('start').click()", user_gesture=True)
     return browser
 
@@ -212,32 +215,6 @@ def test_a_page_that_hangs_up_while_waiting_to_try_again_stops_trying(serve: Cal
         retries = page.evaluate("window.voiceloop.retries")
     assert status == "call cancelled" and start_enabled and retries == 1
     assert not served.ctx.registry.calls and not served.ctx.registry.ended  # no call was opened after the hang-up
-
-
-@needs_chromium
-def test_operator_approves_a_refund_from_the_page(serve: Callable[..., Served], tmp_path: Path) -> None:
-    served = serve([{"tool_calls": [{"name": "lookup_order", "arguments": {"order_id": "4567"}}]},
-                    {"tool_calls": [{"name": "issue_refund", "arguments": {"order_id": "4567", "amount": 20}}]},
-                    "Done. I refunded twenty dollars for order 4567."])
-    wav = mic_wav(tmp_path / "mic.wav", [(1.0, "synthetic/refund_4567.wav")], total_s=16.0)
-    with call_page(tmp_path, wav, served.port) as page:
-        page.wait_for("!document.getElementById('approval').hidden", timeout=40)
-        pending = page.evaluate("document.getElementById('approval-text').textContent")
-        OUT.mkdir(exist_ok=True)
-        page.screenshot(OUT / "browser_approval.png")
-        page.evaluate("document.getElementById('approve').click()", user_gesture=True)
-        page.wait_for("document.getElementById('outcome').textContent.startsWith('COMPLETED')", timeout=30)
-        rows = page.evaluate("[...document.querySelectorAll('#tools tr')]"
-                             ".map(r => [...r.cells].map(c => c.textContent))")
-        hidden = page.evaluate("document.getElementById('approval').hidden")
-    call = served.call()
-    assert pending.startswith("issue_refund(")
-    assert [e["approved"] for e in call.events if e["kind"] == "operator_decision"] == [True]
-    assert [r[0].split("(")[0] for r in rows] == ["lookup_order", "issue_refund"]
-    assert rows[0][1].startswith("ALLOW") and rows[1][1].startswith("ASK") and rows[1][1].endswith("approved")
-    assert hidden and call.session.turns[0].outcome == "COMPLETED"
-    desk = served.ctx.factory.make_agent.desk  # type: ignore[attr-defined]
-    assert desk.db.execute("SELECT order_id, amount FROM refunds").fetchall() == [("4567", 20.0)]
 
 
 # ---- the wire protocol with a plain WebSocket client (no browser) --------------------------------

@@ -107,6 +107,25 @@ def test_a_finished_sentence_ends_the_turn_after_the_short_silence_and_starts_on
     assert rec.latency_ms["endpointing"] == 448.0 and rec.latency_ms["stt"] == 0.0  # 0.42 s on the frame grid
 
 
+def test_each_change_of_state_is_traced_once_from_the_calls_own_state() -> None:
+    """The page's state line (listening, thinking, speaking, waiting for a yes) is these entries, not a guess."""
+    h = Harness()
+    states = lambda: [e["state"] for e in h.core.trace if e["kind"] == "call_state"]  # noqa: E731
+    h.frames(0.3, speech=False)
+    assert states() == ["listening"]
+    run_started(h, "Where is my order?")
+    assert states() == ["listening", "caller_speaking", "thinking"]
+    h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "It shipped to Lisbon yesterday."})))
+    h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "done", "", [], {}, [])))
+    assert states()[-1] == "thinking"  # the run is over but its words are still being synthesised: not listening
+    h.agent_speaks("It shipped to Lisbon yesterday.")
+    assert states()[-1] == "speaking"
+    h.feed(AudioPlayed(16000 * 3))  # the caller heard all of it
+    assert states() == ["listening", "caller_speaking", "thinking", "speaking", "listening"]
+    ask(h)
+    assert states()[-1] == "awaiting_approval" and h.core.state is CallState.AWAITING_APPROVAL
+
+
 def test_the_paused_utterance_is_held_open_and_stays_one_turn() -> None:
     h = Harness()
     h.say("so what i wanted", 1.0)

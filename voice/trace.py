@@ -20,6 +20,7 @@ class TraceKind(StrEnum):
     PREFIX_WARMED = "prefix_warmed"  # the model's stable prefix is in its cache before the first turn
     CALL_READ_AHEAD = "call_read_ahead"  # the model read the call so far while the caller spoke (tokens, ms)
     CALL_ENDED = "call_ended"
+    CALL_STATE = "call_state"  # the call's state changed (`voice.call.events.CallState`): what a caller's page shows
     # the caller
     CALLER_SPEECH_STARTED = "caller_speech_started"
     CALLER_PARTIAL = "caller_partial"  # a partial transcript while the caller speaks

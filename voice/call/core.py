@@ -79,6 +79,7 @@ class CallCore(AgentSide, GoingOn):
         self.prefix = ""  # the words of the turn this one may go on with: its audio is in front of this one's
         self.history_before: list[Message] = []
         self.stt_busy = False  # as the newest frame said
+        self.shown_state: CallState | None = None  # the state last traced (`call_state`)
         self._out: list[CallCommand] = []
         self._late: list[CallCommand] = []  # trace entries made outside `handle`
 
@@ -128,6 +129,9 @@ class CallCore(AgentSide, GoingOn):
                 self._hangup(reason)
 
     def _flush(self) -> list[CallCommand]:
+        if (state := self.state) != self.shown_state:  # every input may change it; traced once per change
+            self.shown_state = state
+            self._trace(TraceKind.CALL_STATE, state=str(state))
         out, self._out = self._out, []
         return out
 
@@ -163,7 +167,9 @@ class CallCore(AgentSide, GoingOn):
             return CallState.CALLER_SPEAKING
         if self.reply.speaking:
             return CallState.SPEAKING
-        return CallState.THINKING if self.run_active or self.closed else CallState.LISTENING
+        # a reply whose voice is still being synthesised is thinking too, not listening again
+        busy = self.run_active or self.closed is not None or self.reply.synthesising > 0
+        return CallState.THINKING if busy else CallState.LISTENING
 
     @property
     def busy(self) -> bool:

@@ -14,6 +14,8 @@ from voice.call.reply import LATENCY_PARTS
 from voice.observe.timeline import Segment, Timeline, ToolMark, TurnView, build_timeline
 
 WIDTH, LEFT, LANE_H = 1100, 110, 34
+CHAR_PX = 7.5  # the widest an average 11px character is drawn (digits, capitals): labels are cut to fit their bar
+LATENCY_W = 260  # the latency bar; its label is HTML beside it, so it wraps instead of being cut off
 LANES = ("caller", "transcript", "model", "tools", "agent", "barge-in")
 PART_COLOURS = dict(zip(LATENCY_PARTS, ("#8da0cb", "#66c2a5", "#fc8d62", "#e78ac3", "#a6d854"), strict=True))
 VERDICT_COLOURS = {"ALLOW": "#2e7d32", "ASK": "#ef6c00", "DENY": "#c62828", "": "#616161"}
@@ -21,9 +23,11 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222}
 h1{font-size:18px;margin:0 0 4px} .meta{color:#555;margin-bottom:10px}
 svg text{font:11px system-ui,sans-serif} .lane-label{font-weight:600;fill:#333}
+.lanes{overflow-x:auto} .latency-label{display:block;margin:2px 0}
 table{border-collapse:collapse;margin-top:14px;width:100%;table-layout:fixed} th,td{border:1px solid #ddd;
 padding:4px 6px;vertical-align:top;text-align:left;overflow-wrap:anywhere} th{background:#f4f4f4}
-th:first-child{width:24px} th:last-child{width:430px}
+th:first-child{width:24px} th:last-child{width:28%}
+svg.latency{display:block;width:100%;max-width:260px;height:14px}
 .verdict{font-weight:600} .ALLOW{color:#2e7d32} .ASK{color:#ef6c00} .DENY{color:#c62828}
 .legend span{display:inline-block;margin-right:10px} .swatch{display:inline-block;width:10px;height:10px;
 margin-right:3px;vertical-align:middle}
@@ -51,8 +55,11 @@ class _Lanes:
             **data: Any) -> str:
         x, w = self.x(seg.start), max(3.0, round((seg.end - seg.start) * self.scale, 1))
         attrs = "".join(f' data-{k}="{escape(str(v))}"' for k, v in data.items())
-        text = (f'<text x="{x + 3}" y="{self.y(lane) + 17}" fill="#fff">{escape(_short(label, int(w // 6)))}</text>'
-                if label and w > 24 else "")
+        # the label is cut to what fits the bar, and drawn in a viewport of the bar's size: never over its neighbour
+        fits = int((w - 6) // CHAR_PX)
+        text = (f'<svg class="bar-label" x="{x}" y="{self.y(lane) + 4}" width="{w}" height="{LANE_H - 10}">'
+                f'<text x="3" y="13" fill="#fff">{escape(_short(label, fits))}</text></svg>'
+                if label and fits >= 3 else "")
         return (f'<g class="{cls}"{attrs}><title>{escape(title)}</title><rect x="{x}" y="{self.y(lane) + 4}" '
                 f'width="{w}" height="{LANE_H - 10}" rx="3" fill="{colour}"/>{text}</g>')
 
@@ -79,9 +86,9 @@ def _svg(tl: Timeline) -> str:
     lanes = _Lanes(tl.duration_s)
     height = lanes.y(LANES[-1]) + LANE_H + 24
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" role="img" '
-             f'aria-label="call timeline">']
+             f'aria-label="call timeline" data-lanes-from="{LEFT}">']
     for lane in LANES:
-        parts.append(f'<text class="lane-label" x="4" y="{lanes.y(lane) + 20}">{lane}</text>'
+        parts.append(f'<text class="lane-label" x="{LEFT - 8}" y="{lanes.y(lane) + 20}" text-anchor="end">{lane}</text>'
                      f'<line x1="{LEFT}" x2="{WIDTH - 10}" y1="{lanes.y(lane) + LANE_H}" '
                      f'y2="{lanes.y(lane) + LANE_H}" stroke="#eee"/>')
     step = max(1, round(tl.duration_s / 12))
@@ -107,9 +114,11 @@ def _svg(tl: Timeline) -> str:
                                part=seg.part))
     for barge in tl.barge_ins:
         x = lanes.x(barge.start)
+        near_end = x > WIDTH - 70  # its label goes left of the line, inside the picture
+        label_at = f'x="{x - 3}" text-anchor="end"' if near_end else f'x="{x + 3}"'
         parts.append(f'<g class="barge-in"><title>caller cut in at {barge.start:.2f}s ("{escape(barge.part)}"); '
                      f'they had heard: {escape(barge.text) or "nothing"}</title><line x1="{x}" x2="{x}" y1="16" '
-                     f'y2="{height - 20}" stroke="#d32f2f" stroke-dasharray="4 3"/><text x="{x + 3}" '
+                     f'y2="{height - 20}" stroke="#d32f2f" stroke-dasharray="4 3"/><text {label_at} '
                      f'y="{lanes.y("barge-in") + 20}" fill="#d32f2f">barge-in</text></g>')
     parts.append("</svg>")
     return "".join(parts)
@@ -119,7 +128,7 @@ def _latency_bar(latency: dict[str, float]) -> str:
     total = sum(latency.get(p, 0.0) for p in LATENCY_PARTS)
     if not total:
         return "–"
-    scale, x, out = 260 / max(total, 1.0), 0.0, []
+    scale, x, out = LATENCY_W / max(total, 1.0), 0.0, []
     for part in LATENCY_PARTS:
         w = latency.get(part, 0.0) * scale
         out.append(f'<rect class="latency-part" data-part="{part}" x="{x:.1f}" y="0" width="{w:.1f}" height="14" '
@@ -128,9 +137,9 @@ def _latency_bar(latency: dict[str, float]) -> str:
     label = f"{latency.get('voice_to_voice', total):.0f} ms"
     if "voice_to_voice_measured" in latency:
         label += f" (measured {latency['voice_to_voice_measured']:.0f} ms)"
-    return (f'<svg width="420" height="16" class="latency">{"".join(out)}<text x="{x + 4:.1f}" y="12">'
-            f'{escape(label)}</text></svg><div>' + ", ".join(f"{p} {latency[p]:.0f}" for p in LATENCY_PARTS
-                                                              if p in latency) + "</div>")
+    return (f'<svg viewBox="0 0 {LATENCY_W} 14" preserveAspectRatio="none" class="latency">{"".join(out)}</svg>'
+            f'<span class="latency-label">{escape(label)}</span><div>'
+            + ", ".join(f"{p} {latency[p]:.0f}" for p in LATENCY_PARTS if p in latency) + "</div>")
 
 
 def _turn_row(turn: TurnView) -> str:
@@ -154,7 +163,7 @@ def render_timeline(tl: Timeline, title: str = "voiceloop call") -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
             f"<style>{CSS}</style></head><body><h1>{escape(title)}</h1>"
             f'<div class="meta">{tl.duration_s:.1f} s · {len(tl.turns)} turn(s) · {len(tl.barge_ins)} barge-in(s)'
-            f'{" · ended: " + escape(tl.end_reason) if tl.end_reason else ""}</div>{_svg(tl)}'
+            f'{" · ended: " + escape(tl.end_reason) if tl.end_reason else ""}</div><div class="lanes">{_svg(tl)}</div>'
             f'<table><thead><tr><th>#</th><th>caller said</th><th>tools (verdict, rule → result)</th>'
             f"<th>agent said</th><th>outcome</th><th>latency (ms)</th></tr></thead><tbody>{rows}</tbody></table>"
             f'<div class="legend">{legend}</div></body></html>')

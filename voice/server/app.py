@@ -2,6 +2,8 @@
 
 Routes (credentials: voice.server.auth):
   GET  /  /app.js  /worklet.js  /style.css      the browser page (files in voice/web/)
+  GET  /operator  /operator.js                   the operator's page: live calls, their approvals, escalations
+                                                 (it reads /api with the operator token)
   POST /call-token                               caller access token -> a call token for one call
   WS   /ws?call_token=T (or ?token=ACCESS)       browser call (voice.transports.browser.endpoint), Origin checked
   WS   /twilio                                   Twilio Media Streams (voice.transports.twilio.endpoint)
@@ -77,7 +79,7 @@ from voice.transports.twilio.webhook import signature_valid, twilio_stream_key, 
 
 log = logging.getLogger("voiceloop.server")
 PAGE_FILES = {"/": "index.html", "/index.html": "index.html", "/app.js": "app.js", "/worklet.js": "worklet.js",
-              "/style.css": "style.css"}
+              "/style.css": "style.css", "/operator": "operator.html", "/operator.js": "operator.js"}
 CONTENT_TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
                  ".css": "text/css; charset=utf-8"}
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+(:\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](:\d{1,5})?$")
@@ -366,7 +368,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if "token" in generated:  # the one place a secret is ever shown
             print(f"voiceloop serve: callers open {base}?token={config.token}", flush=True)
         if "operator" in generated:
-            print(f"voiceloop serve: operator API token: {config.operator_token}", flush=True)
+            print(f"voiceloop serve: operator API token: {config.operator_token} "
+                  f"(for the API and the operator's page, {base}operator)", flush=True)
 
     asyncio.run(serve_until_stopped(ctx, announce))
     return 0

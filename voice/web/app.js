@@ -27,6 +27,7 @@ const vl = {
   hungUp: false,
   stats: { micFrames: 0, received: 0, played: 0, flushed: 0, clears: 0, underruns: 0, events: 0, peak: 0 },
   kinds: [], // every event kind received, in order (for tests and debugging)
+  level: 0, // the microphone's level shown, 0..1 (decays between loud frames)
 };
 window.voiceloop = vl;
 
@@ -34,6 +35,41 @@ function setStatus(text, cls) {
   const el = $('status');
   el.textContent = text;
   el.className = cls || '';
+}
+
+// What the agent is doing, as the server's call core says (`call_state` events, voice/call/events.py CallState).
+const STATE_LABELS = {
+  idle: 'not in a call',
+  connecting: 'connecting…',
+  listening: 'listening',
+  caller_speaking: 'listening: hearing you',
+  thinking: 'thinking…',
+  speaking: 'speaking',
+  awaiting_approval: 'waiting for your yes',
+  ended: 'call ended',
+};
+
+function setCallState(state) {
+  const el = $('state');
+  el.dataset.state = state;
+  el.textContent = STATE_LABELS[state] || state;
+}
+
+// The microphone meter: the level of each 20 ms frame actually sent, in dB mapped onto 0..1 (-60 dBFS .. 0).
+const METER_FLOOR_DB = -60;
+const METER_DECAY = 0.85; // per frame: the bar falls back over ~0.3 s instead of flickering
+
+function showMicLevel(pcm) {
+  const samples = new Int16Array(pcm);
+  let sum = 0;
+  for (let i = 0; i < samples.length; i++) sum += samples[i] * samples[i];
+  const rms = Math.sqrt(sum / Math.max(1, samples.length)) / 32768;
+  const db = rms > 0 ? 20 * Math.log10(rms) : METER_FLOOR_DB;
+  const now = Math.min(1, Math.max(0, (db - METER_FLOOR_DB) / -METER_FLOOR_DB));
+  vl.level = Math.max(now, vl.level * METER_DECAY);
+  const pct = Math.round(vl.level * 100);
+  $('mic-level').style.width = `${pct}%`;
+  $('mic-meter').setAttribute('aria-valuenow', String(pct));
 }
 
 function send(obj) {
@@ -65,6 +101,7 @@ async function startAudio() {
 function onWorklet(msg) {
   if (msg.type === 'mic') {
     vl.stats.micFrames += 1;
+    showMicLevel(msg.pcm);
     if (vl.ws && vl.ws.readyState === WebSocket.OPEN && vl.callId) {
       for (const frame of vl.micBacklog.splice(0)) vl.ws.send(frame);
       vl.ws.send(msg.pcm);
@@ -88,6 +125,9 @@ function stopAudio() {
   if (vl.stream) vl.stream.getTracks().forEach((t) => t.stop());
   if (vl.ctx) vl.ctx.close();
   vl.stream = vl.ctx = vl.node = null;
+  vl.level = 0;
+  $('mic-level').style.width = '0%';
+  $('mic-meter').setAttribute('aria-valuenow', '0');
 }
 
 // ---- socket --------------------------------------------------------------------------------
@@ -140,6 +180,8 @@ function retryLater(attempt, why) {
 }
 
 function endCall() {
+  setCallState(vl.callId ? 'ended' : 'idle');
+  $('approval').hidden = true;
   $('hangup').disabled = true;
   $('start').disabled = false;
   stopAudio();
@@ -153,6 +195,7 @@ function connect(callToken, attempt = 0) {
   ws.binaryType = 'arraybuffer';
   vl.ws = ws;
   setStatus('connecting…');
+  setCallState('connecting');
   ws.onmessage = (ev) => {
     if (typeof ev.data === 'string') onControl(ev.data);
     else onAgentAudio(ev.data);
@@ -255,7 +298,12 @@ const EVENTS = {
     addLine('system', `barge-in: caller heard "${ev.heard || ''}"`);
     vl.agentLine = null;
   },
+  call_state(ev) {
+    setCallState(ev.state);
+    if (ev.state !== 'awaiting_approval') $('approval').hidden = true; // answered, declined, withdrawn or timed out
+  },
   approval_asked(ev) {
+    // the caller answers by voice; an operator may decide instead, on the operator page (operator.html)
     const call = `${ev.call}(${JSON.stringify(ev.arguments)})`;
     $('approval-text').textContent = call;
     $('approval').hidden = false;
@@ -282,7 +330,6 @@ const EVENTS = {
   'loop.run_finished'(ev) {
     $('outcome').textContent = `${ev.outcome}: ${ev.reason}`;
     $('outcome').className = ev.outcome === 'COMPLETED' ? 'ok' : 'bad';
-    if (ev.outcome === 'ESCALATED') loadEscalations();
   },
   call_ended() {
     setStatus('call ended');
@@ -320,49 +367,11 @@ function renderTurn(turn) {
   row.replaceChildren(...cells.map((c) => Object.assign(document.createElement('td'), { textContent: c })));
 }
 
-// ---- operator: escalated calls ---------------------------------------------------------------
-
-function apiUrl(path, token = vl.token) {
-  // relative to the page (it may be mounted under a prefix); the API takes the token as ?token= (the operator
-  // token for the operator's views, this call's own token for this call)
+function apiUrl(path, token) {
+  // relative to the page (it may be mounted under a prefix); the API takes this call's own token as ?token=
   const url = new URL(`api/${path}`, location.href);
   url.search = `?token=${encodeURIComponent(token)}`;
   return url.href;
-}
-
-async function loadEscalations() {
-  if (!vl.token) return;
-  let calls;
-  try {
-    const res = await fetch(apiUrl('escalations'));
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    calls = (await res.json()).calls;
-  } catch (e) {
-    $('escalations').textContent = `could not load: ${e.message || e}`;
-    return;
-  }
-  $('escalations').replaceChildren(...(calls.length ? calls.map(escalationCard) : [document.createTextNode('none')]));
-}
-
-function escalationCard(call) {
-  const card = document.createElement('div');
-  card.className = 'escalation';
-  const head = document.createElement('div');
-  const link = Object.assign(document.createElement('a'), {
-    href: apiUrl(`calls/${encodeURIComponent(call.id)}/timeline`), target: '_blank', rel: 'noopener',
-    textContent: call.id,
-  });
-  const transfer = call.transfers.length ? ` · ${call.transfers[call.transfers.length - 1].status || 'transfer'}` : '';
-  head.append(link, document.createTextNode(` (${call.transport}${call.live ? ', live' : ''})${transfer}`));
-  const reason = Object.assign(document.createElement('div'), { className: 'reason', textContent: call.reason });
-  card.append(head, reason, ...call.transcript.map((l) => addLineTo(document.createElement('div'), l.who, l.text)));
-  return card;
-}
-
-function addLineTo(div, who, text) {
-  div.className = `line ${who}`;
-  div.textContent = `${who}: ${text}`;
-  return div;
 }
 
 function renderStats() {
@@ -409,23 +418,12 @@ function hangup() {
   $('hangup').disabled = true;
 }
 
-function decide(approved) {
-  send({ type: 'approval', approved });
-  $('approval').hidden = true;
-}
-
 window.addEventListener('DOMContentLoaded', () => {
   const params = new URLSearchParams(location.search);
   $('token').value = params.get('token') || '';
   if (params.has('token')) history.replaceState(null, '', location.pathname); // keep it out of the address bar
   $('start').addEventListener('click', startCall);
   $('hangup').addEventListener('click', hangup);
-  $('approve').addEventListener('click', () => decide(true));
-  $('decline').addEventListener('click', () => decide(false));
-  $('refresh-escalations').addEventListener('click', () => {
-    vl.token = $('token').value.trim();
-    loadEscalations();
-  });
   renderStats();
   setInterval(renderStats, 500);
 });

@@ -10,9 +10,9 @@ server -> page
                                              first message; the call is live. `call_token` reaches this
                                              call's own events and approval in the operator API, nothing else
   {"type": "event", "kind": str, "t": float, ...}
-                                             a session trace entry (caller_partial, caller_turn_ended,
-                                             agent_said, loop.verdict, loop.tool_result, approval_asked,
-                                             barge_in, agent_paused, loop.run_finished, ...)
+                                             a session trace entry (call_state, caller_partial,
+                                             caller_turn_ended, agent_said, loop.verdict, loop.tool_result,
+                                             approval_asked, barge_in, agent_paused, loop.run_finished, ...)
   {"type": "turn", "index": int, "user_text", "agent_text", "latency_ms": {...}, "outcome", ...}
                                              a turn's summary, re-sent whenever it changes
   {"type": "clear", "epoch": int}           barge-in: drop every buffered agent sample now; acks
@@ -24,7 +24,8 @@ page -> server
   {"type": "played", "samples": int, "epoch": int}
                                              that many more agent samples reached the speaker
                                              (the playout cursor); stale epochs are ignored
-  {"type": "approval", "approved": bool}    operator decision on the pending approval
+  {"type": "approval", "approved": bool}    a decision on the pending approval (voiceloop's own page sends
+                                             none: its caller answers aloud, an operator on /operator)
   {"type": "hangup"}                        end the call
 
 Bad audio closes the connection (1003 odd length, 1009 too big, 1008 faster than real time); a bad JSON
