@@ -1,5 +1,5 @@
 """Issue 10, item 10 (docs): every journal event kind a run emits, and `run()`'s `history=` and
-`transcript=`, are documented in the README's loop section."""
+`transcript=`, are documented on the documentation site's turn-loop page (docs/turn-loop.md)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from loop import Decision, GuardrailHit, LoopConfig, Policy, Rule, ScriptedModel
 from tests.helpers import Calls, agent, read_tool, write_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text()
-LOOP_SECTION = README[README.index("## The turn loop"):README.index("## The voice session")]
+LOOP_SECTION = (ROOT / "docs" / "turn-loop.md").read_text()
 
 
 class BlockSeven:

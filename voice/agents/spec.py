@@ -54,12 +54,17 @@ class ToolEntry(BaseModel):
     use: str
     """`module:attribute` of a function, a `loop.Tool` or a list of Tools."""
     name: str = ""
+    """The name the model calls it by; default: the function's."""
     description: str = ""
+    """What the model reads about it; default: the function's docstring."""
     confirm: str = ""
     """How a caller is asked before it runs: "book {day} at {time}"."""
     mutates: bool | None = None
+    """It changes something (a write): asked aloud before it runs in the `voice` profile."""
     reversible: bool | None = None
+    """False: an irreversible write, which policy can only tighten to ASK."""
     timeout_s: float | None = None
+    """How long a call may take (default: the profile's `default_tool_timeout_s`)."""
     answers: bool | None = None
     """Its result is what the caller hears as the answer (`loop.Tool.answers`)."""
     cues: list[str] | None = None
@@ -80,8 +85,11 @@ class MCPEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     command: list[str] = Field(default_factory=list)
+    """A stdio server started as a subprocess from the agent file's folder: `[python, stock_server.py]`."""
     url: str = ""
+    """A streamable-HTTP server's address: `http://inventory.internal:8000/mcp`."""
     env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables for the subprocess."""
     reads: list[str] = Field(default_factory=list)
     """Its tools that change nothing (run without asking, and speculatively); every other one is a write."""
     only: list[str] | None = None
@@ -90,6 +98,7 @@ class MCPEntry(BaseModel):
     """How the caller is asked before a write runs, per tool, as `confirm:` of a Python tool:
     `{hold_item: "hold a {item} for {name}"}`; without it, the question is made from the tool's description."""
     timeout_s: float = Field(15.0, gt=0)
+    """How long starting the server and each of its calls may take."""
 
     @model_validator(mode="after")
     def _one_way_in(self) -> MCPEntry:
@@ -111,6 +120,7 @@ class AgentSpec(BaseModel):
     name: str = "agent"
     """How commands and errors name it; an agent file without one is named after the file (`_name_from`)."""
     system_prompt: str = ""
+    """What the model is told it is and does; a line it quotes (`"..."`) may be said without generating."""
     prompt_file: str = ""
     """A file holding the system prompt, relative to the YAML file (instead of `system_prompt`)."""
     greeting: str = ""
@@ -124,6 +134,7 @@ class AgentSpec(BaseModel):
     """`module:callable` built once per server (or scripted call) with the keyword arguments it takes of
     `data_dir`; returns a list of Tools or an object whose `.tools()` does (its state: e.g. a database)."""
     tools: list[str | ToolEntry] = Field(default_factory=list)
+    """Tools by import path, or entries with their metadata (below)."""
     mcp: list[MCPEntry] = Field(default_factory=list)
     """MCP servers whose tools the agent uses (`loop.toolsets.mcp`): writes that need a yes unless listed in
     `reads`."""
@@ -131,7 +142,9 @@ class AgentSpec(BaseModel):
     """Words and names the agent's callers say (dishes, products, streets, staff): speech-to-text is biased towards
     them, and towards the string values of its tools' enums, which are added without being listed here."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    """Who may do what: rules ALLOW, DENY or ASK per tool and argument (below)."""
     profile: str = "voice"
+    """A `LoopConfig` profile: `voice`, `chat`, `task` or `long_horizon`."""
     loop: dict[str, Any] = Field(default_factory=dict)
     """Overrides of the profile's `LoopConfig` fields."""
     model: str | None = None
@@ -139,7 +152,9 @@ class AgentSpec(BaseModel):
     script: list[str | dict[str, Any]] = Field(default_factory=list)
     """Scripted replies (`- text: ...` / `- tool_calls: [...]`) when no real model is chosen."""
     stt: str | None = None
+    """The speech-to-text engine (`--stt` names) unless the command names one."""
     tts: str | None = None
+    """The text-to-speech engine (`--tts` names) unless the command names one."""
     base_dir: Path = Field(default=Path("."), exclude=True)
     """Where relative paths are resolved (the YAML file's folder)."""
 

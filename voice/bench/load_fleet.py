@@ -1,5 +1,5 @@
-"""`voiceloop bench load --workers K`: K server processes behind HAProxy, as README's "Running more than one server"
-deploys them, so a machine's every core answers calls (one Python process uses one core).
+"""`voiceloop bench load --workers K`: K server processes behind HAProxy, as docs/fleet.md deploys
+them, so a machine's every core answers calls (one Python process uses one core).
 
 The balancer runs `configs/haproxy.cfg` as shipped (leastconn, health checks on /healthz), with one `server` line
 per worker where K is not 2. The same goes for `--compare pipecat`: K Pipecat bots behind the same balancer. Its

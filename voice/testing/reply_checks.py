@@ -24,6 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 MAX_SENTENCES = 2
+REPLY_KEYS = frozenset({"contains", "never", "max_sentences", "turns"})  # a call script's `reply:`
+TURN_REPLY_KEYS = frozenset({"contains", "never", "max_sentences"})  # each of its `turns:`
 NGRAM = 6  # this many consecutive words shared with the instructions is the instructions read aloud
 
 # (what it is, pattern): case-insensitive unless the pattern says otherwise

@@ -28,7 +28,7 @@ from voice.observe.timeline_html import write_timeline
 from voice.runtime.session import CallSession, SessionConfig, TurnRecord
 from voice.speech.caller_digits import join_spoken_digits
 from voice.testing.pacer import PacedSink, drive_realtime
-from voice.testing.reply_checks import check_call
+from voice.testing.reply_checks import REPLY_KEYS, TURN_REPLY_KEYS, check_call
 
 # The repository's scripted calls and recordings: what `bench voice` plays unless told, and what `bench load`'s
 # callers say. They are not in the wheel: `audio_fixtures/` of the working directory (a checkout), or
@@ -37,6 +37,13 @@ FIXTURES = Path(os.environ.get("VOICELOOP_FIXTURES") or Path.cwd() / "audio_fixt
 # What `check_expectations` itself reads; any other key of `expect:` is the agent's toolset's to check.
 EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text", "calls",
                          "not_called"})
+# Every key a call script may hold (docs/call-scripts.md lists each; tests/test_docs_site.py holds the two equal).
+SCRIPT_KEYS = frozenset({"description", "caller", "tail_s", "noise", "agent", "model", "session", "turns", "expect",
+                         "expect_llm", "reply"})
+CALLER_KEYS = frozenset({"audio", "at", "gain_db"})  # one caller line
+NOISE_KEYS = frozenset({"audio", "snr_db"})
+AGENT_KEYS = frozenset({"use", "greeting"})  # `agent:` as a mapping
+MODEL_KEYS = frozenset({"text", "tool_calls"})  # one scripted reply of `model:`
 
 
 @dataclass
@@ -47,7 +54,9 @@ class Fixture:
     @classmethod
     def load(cls, path: str | Path) -> Fixture:
         path = Path(path)
-        return cls(path, yaml.safe_load(path.read_text()))
+        data = yaml.safe_load(path.read_text())
+        _check_keys(data, path)
+        return cls(path, data)
 
     def audio_path(self, rel: str) -> Path:
         return (self.path.parent / rel).resolve()
@@ -83,6 +92,22 @@ class Fixture:
             )
             for t in self.data.get("model", [])
         ]
+
+
+def _check_keys(data: Any, path: Path) -> None:
+    """A misspelt key would be ignored silently (`gain: 6` for `gain_db: 6`): refuse it in one line, naming the keys."""
+    if not isinstance(data, dict) or not isinstance(data.get("caller"), list):
+        raise ValueError(f"{path}: a call script is a mapping with a `caller:` list (docs/call-scripts.md)")
+    parts = [("", data, SCRIPT_KEYS), *(("caller: ", c, CALLER_KEYS) for c in data["caller"] if isinstance(c, dict)),
+             ("noise: ", data.get("noise") or {}, NOISE_KEYS),
+             ("agent: ", data["agent"] if isinstance(data.get("agent"), dict) else {}, AGENT_KEYS),
+             *(("model: ", t, MODEL_KEYS) for t in data.get("model") or [] if isinstance(t, dict)),
+             ("reply: ", data.get("reply") or {}, REPLY_KEYS),
+             *(("reply: turns: ", t, TURN_REPLY_KEYS) for t in (data.get("reply") or {}).get("turns") or [])]
+    for where, part, known in parts:
+        if unknown := sorted(set(part) - known):
+            raise ValueError(f"{path}: unknown key {where}{', '.join(map(str, unknown))}: "
+                             f"use {', '.join(sorted(known))} (docs/call-scripts.md)")
 
 
 def _gain(db: float) -> float:
