@@ -100,3 +100,15 @@ def test_an_agent_file_declares_kinds_and_a_wrong_one_is_one_line(tmp_path: Path
     (tmp_path / "agent.yaml").write_text("name: cards\ntools: [{use: kind_cards:freeze_card, kinds: {card: idd}}]\n")
     with pytest.raises(AgentConfigError, match=r"unknown argument kind 'idd'"):
         load_agent(str(tmp_path / "agent.yaml")).maker(tmp_path / "data")("c1")
+
+
+def test_two_agent_files_with_a_module_of_the_same_name_each_get_their_own(tmp_path: Path) -> None:
+    for shop, stock in (("north", "2"), ("south", "7")):
+        (tmp_path / shop).mkdir()
+        (tmp_path / shop / "cards.py").write_text(
+            f'def stock(item: str) -> str:\n    """Stock"""\n    return "{stock}"\n')
+        (tmp_path / shop / "agent.yaml").write_text("tools: [cards:stock]\nmodel: script\nscript:\n  - text: Hi.\n")
+    agents = [load_agent(str(tmp_path / shop / "agent.yaml")).maker(tmp_path / f"d{shop}")("c")
+              for shop in ("north", "south")]
+    tools = [a.tools if isinstance(a.tools, dict) else {t.name: t for t in a.tools} for a in agents]
+    assert [t["stock"].fn(item="x") for t in tools] == ["2", "7"]

@@ -277,7 +277,7 @@ def resolve_ref(ref: str, base_dir: Path | None = None) -> Any:
             sys.path.append(str(folder))
     for i, (target, attr) in enumerate(candidates):
         try:
-            module = _import_file(target, base_dir) if target.endswith(".py") else importlib.import_module(target)
+            module = _import_file(target, base_dir) if target.endswith(".py") else _import_module(target, base_dir)
         except ImportError as exc:
             missing = getattr(exc, "name", None)
             if i + 1 < len(candidates) and missing and (target == missing or target.startswith(missing + ".")):
@@ -290,6 +290,24 @@ def resolve_ref(ref: str, base_dir: Path | None = None) -> Any:
             value = getattr(value, part)
         return value
     raise AssertionError("unreachable: the last candidate returns or raises")
+
+
+def _import_module(target: str, base_dir: Path | None) -> Any:
+    """`target` imported; when the agent file's folder holds that module itself, its own copy, even if another
+    agent's folder gave a module of the same name first (two agents' `cards.py` in one process)."""
+    top = target.split(".")[0]
+    own = None if base_dir is None else next(
+        (f.resolve() for f in (base_dir / f"{top}.py", base_dir / top / "__init__.py") if f.exists()), None)
+    loaded = sys.modules.get(top)
+    if own is None or loaded is None or Path(getattr(loaded, "__file__", "") or "").resolve() == own:
+        return importlib.import_module(target)
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]  # the other agent keeps the functions it already resolved
+    sys.path.insert(0, str(base_dir))
+    try:
+        return importlib.import_module(target)
+    finally:
+        sys.path.remove(str(base_dir))
 
 
 def _splits(ref: str) -> list[tuple[str, str]]:
