@@ -299,8 +299,10 @@ def _import_module(target: str, base_dir: Path | None) -> Any:
     own = None if base_dir is None else next(
         (f.resolve() for f in (base_dir / f"{top}.py", base_dir / top / "__init__.py") if f.exists()), None)
     loaded = sys.modules.get(top)
-    if own is None or loaded is None or Path(getattr(loaded, "__file__", "") or "").resolve() == own:
+    if own is None or (loaded is not None and Path(getattr(loaded, "__file__", "") or "").resolve() == own):
         return importlib.import_module(target)
+    # not loaded yet, or loaded from elsewhere: from this folder first (a folder earlier on sys.path may hold one)
+    importlib.invalidate_caches()
     for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
         del sys.modules[name]  # the other agent keeps the functions it already resolved
     sys.path.insert(0, str(base_dir))
