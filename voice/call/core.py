@@ -97,8 +97,7 @@ class CallCore(AgentSide, GoingOn):
                 self._on_frame(event)
             case ce.TranscriptReady():
                 if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words
-                    asked = self.approval is None and asked_for_a_number(self.history)
-                    event = replace(event, text=join_spoken_digits(event.text, asked))
+                    event = replace(event, text=join_spoken_digits(event.text, self.awaiting_digits))
                 self._on_transcript(event)
             case ce.TurnEndScored():
                 self._on_turn_scored(event)
@@ -170,6 +169,11 @@ class CallCore(AgentSide, GoingOn):
         # a reply whose voice is still being synthesised is thinking too, not listening again
         busy = self.run_active or self.closed is not None or self.reply.synthesising > 0
         return CallState.THINKING if busy else CallState.LISTENING
+
+    @property
+    def awaiting_digits(self) -> bool:
+        """The agent's last words asked for a number, and no confirmation question is open."""
+        return self.approval is None and asked_for_a_number(self.history)
 
     @property
     def busy(self) -> bool:
@@ -312,7 +316,7 @@ class CallCore(AgentSide, GoingOn):
         whole = not any(ends_on_digits(t) for k, (t, _, _) in self.partials.items() if k < key)
         answered = self.approval is not None and self.approval.dialog.settled_by(text)
         needed = needed_silence(text, turns, complete, number_whole=whole, answered=answered,
-                                awaiting_digits=self.approval is None and asked_for_a_number(self.history))
+                                awaiting_digits=self.awaiting_digits)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
             # the turn ended on the model's word: it waited for that too
