@@ -101,8 +101,9 @@ def build() -> None:
                                      f"{', noise' if noisy else ''}; synthetic)",
                       "agent": str((agent_dir / spec["agent"]).resolve()) if ":" not in spec["agent"]
                       else f"{(agent_dir / spec['agent'].split(':')[0]).resolve()}:{spec['agent'].split(':')[1]}",
-                      "caller": caller, "tail_s": GAP_S, "lines": call["lines"],
-                      "half": half_of(agent_dir.name, call["name"]), "voice": voice, "telephone": phone}
+                      "caller": caller, "tail_s": GAP_S,
+                      "x-eval": {"lines": call["lines"], "half": half_of(agent_dir.name, call["name"]),
+                                 "voice": voice, "telephone": phone}}
             if noisy:
                 script["noise"] = {"audio": str(ROOT / "audio_fixtures/recordings/noise" / NOISES[h % 3]),
                                    "snr_db": 10}
@@ -141,7 +142,7 @@ async def _run(calls: list[Path], llm: str, stt: str) -> list[tuple[str, str, st
 
 def _calls(half: str, agent: str | None = None) -> list[Path]:
     return [p for p in sorted(BUILD.glob(f"{agent or '*'}/*.yaml"))
-            if half == "all" or yaml.safe_load(p.read_text()).get("half") == half]
+            if half == "all" or yaml.safe_load(p.read_text())["x-eval"]["half"] == half]
 
 
 def run(half: str, agent: str | None, llm: str, stt: str) -> None:
@@ -175,7 +176,7 @@ def _heard_lines(half: str) -> list[tuple[np.ndarray, str, tuple[str, ...]]]:
                 agent = fixture.agent_source().maker(tmp, lambda _id: TestModel())("stt")
                 vocabularies[path.parent.name] = agent_vocabulary(agent)
         track = fixture.caller_audio()
-        for said, text in zip(fixture.data["caller"], fixture.data["lines"], strict=True):
+        for said, text in zip(fixture.data["caller"], fixture.data["x-eval"]["lines"], strict=True):
             start = int(float(said["at"]) * SAMPLE_RATE)
             end = start + len(load_audio(path.parent / said["audio"]))
             lines.append((track[start:end], text, vocabularies[path.parent.name]))

@@ -75,6 +75,8 @@ def test_a_misspelt_call_script_key_is_refused_in_one_line(tmp_path: Path) -> No
     script.write_text("caller: []\nexpect: {}\nrepyl: {}\n")
     with pytest.raises(ValueError, match="unknown key repyl"):
         scripted_call.Fixture.load(script)
+    script.write_text("caller: []\nexpect: {}\nx-eval: {half: dev}\n")  # the author's own notes: never read
+    assert scripted_call.Fixture.load(script).data["x-eval"] == {"half": "dev"}
 
 
 def _named_paths(page: str) -> list[tuple[str, list[Path]]]:
