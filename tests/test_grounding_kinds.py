@@ -4,6 +4,7 @@ for, and a spoken clause states no fact nobody gave and never the caller's own w
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -26,6 +27,7 @@ from loop.grounding.arguments import (
     value_pattern,
 )
 from loop.grounding.speakable import ReplyGuard
+from loop.kinds import address, item, person_name
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
@@ -404,3 +406,47 @@ def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
                 Message("user", "it's biscuit")]
     (grounded,), missing = ground([tool], messages)
     assert grounded["function"]["parameters"]["properties"]["pet_name"] == {"enum": ["Biscuit"]} and not missing
+
+
+def _own_name_rows() -> list[tuple[str, str]]:
+    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "own_name.tsv").read_text().splitlines()
+            if line and not line.startswith("#")][1:]
+    return [(line, words) for line, words in rows]
+
+
+@pytest.mark.parametrize(("line", "words"), _own_name_rows())
+def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
+    from loop.grounding._heard import own_name_words
+
+    assert own_name_words(line) == set(words.split())
+
+
+def test_an_item_or_an_address_is_never_filled_with_the_callers_own_name() -> None:
+    def hold_book(title: Annotated[str, item()], patron: Annotated[str, person_name()]) -> str:
+        """Put a book on hold for a patron."""
+        return "held"
+
+    def deliver(street: Annotated[str, address()], dish: Annotated[str, item()]) -> str:
+        """Deliver a dish to an address."""
+        return "sent"
+
+    def values(tool: Any, *said: str) -> dict[str, Any]:
+        messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(said)]
+        (grounded,), _ = ground([{"type": "function", "function": {"name": Tool(tool).name,
+                                                                   "parameters": Tool(tool).schema}}], messages)
+        return grounded["function"]["parameters"]["properties"]
+
+    def admits(prop: dict[str, Any], text: str) -> bool:
+        return "pattern" in prop and re.fullmatch(prop["pattern"], text) is not None
+
+    props = values(hold_book, "Hi, this is Marita.", "How can I help?", "Can you put Circe on hold for Marita?")
+    assert admits(props["title"], "Circe") and not admits(props["title"], "Marita")
+    assert "Marita" in props["patron"]["enum"]
+    answered = [Message("user", "I'd like to put a book on hold."), Message("assistant", "What name is it under?"),
+                Message("user", "marita")]
+    grounded, missing = ground([{"type": "function", "function": {"name": "hold_book",
+                                                                  "parameters": Tool(hold_book).schema}}], answered)
+    assert not grounded and missing == {"hold_book": ["title"]}  # the title is asked for, not filled with her name
+    props = values(deliver, "my name is Tom Reed, a margherita to 12 High Street please")
+    assert admits(props["street"], "12 High Street") and not admits(props["street"], "Tom Reed")
+    assert not admits(props["dish"], "Tom") and admits(props["dish"], "margherita")

@@ -195,6 +195,28 @@ def answered_name(text: str) -> list[str]:
     return [" ".join(w[:1].upper() + w[1:] for w in words)]
 
 
+_SELF_INTRODUCTION = re.compile(en.SELF_INTRODUCTION, re.IGNORECASE)
+_CASED_LEADS = ("this is", "i'm", "i am")  # "this is urgent", "I'm after": a name only when capitalised
+
+
+def own_name_words(text: str) -> set[str]:
+    """The words of the name a caller gave as their own ("my name is marita" -> {"marita"}, "This is Sam Lee, I
+    want..." -> {"sam", "lee"}): what no item, title or address is ever filled with."""
+    words: set[str] = set()
+    for m in _SELF_INTRODUCTION.finditer(text):
+        cased = m.group(0).strip().lower() in _CASED_LEADS
+        for raw in text[m.end():].split()[:3]:
+            word = re.sub(r"[^\w'-]", "", raw)
+            low = word.lower()
+            if (not word or any(c.isdigit() for c in word) or low in REQUEST_WORDS or low in _NOT_A_NAME
+                    or low in _JOINERS or (cased and not word[0].isupper())):
+                break
+            words.add(low)
+            if raw[-1:] in ",.!?":
+                break
+    return words
+
+
 def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None) -> list[str]:
     """Regex alternatives, one per start word of each run: that word, then optionally each next one in turn
     (a comma kept between two words: "12 High Street, Leeds")."""
@@ -220,14 +242,14 @@ def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
-def _content_runs(text: str) -> list[list[str]]:
+def _content_runs(text: str, leave_out: frozenset[str] = frozenset()) -> list[list[str]]:
     """Runs of the words of `text` that are not the request around them, each trimmed of joining words at its
     ends: "I want to check on my repair" -> [["repair"]]; "do you have any red helmets?" -> [["red", "helmets"]]."""
     runs: list[list[str]] = []
     for sentence in re.split(r"[!?\n]+|\.(?=\s|$)", text):
         run: list[str] = []
         for word in [*span_words(sentence), "I"]:
-            if word.strip(",").lower() in REQUEST_WORDS:
+            if word.strip(",").lower() in REQUEST_WORDS or word.strip(",").lower() in leave_out:
                 while run and run[-1].strip(",").lower() in _JOINERS:
                     run.pop()
                 if run:
@@ -238,14 +260,16 @@ def _content_runs(text: str) -> list[list[str]]:
     return runs
 
 
-def value_pattern(text: str, max_words: int = 6, address: bool = False) -> str | None:
+def value_pattern(text: str, max_words: int = 6, address: bool = False,
+                  leave_out: frozenset[str] = frozenset()) -> str | None:
     """A regex for the words a value may be copied from: spans of `text` without the request's own words ("I want
-    to ... my"); for an `address`, only spans that start on a number or a capitalised word ("12 High Street")."""
+    to ... my") nor the words in `leave_out` (the caller's own name); for an `address`, only spans that start on a
+    number or a capitalised word ("12 High Street")."""
     def starts_address(word: str) -> bool:
         w = word.strip(",")
         return bool(re.match(r"\d", w)) or w.lower() in UNITS or w.lower() in TENS or w[:1].isupper()
 
-    alts = _alternatives(_content_runs(text), max_words, starts_address if address else None)
+    alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None)
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 

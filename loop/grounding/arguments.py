@@ -42,6 +42,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     id_candidates,
     identifier_candidates,
     number_candidates,
+    own_name_words,
     proper_names,
     retracted_ids,
     span_pattern,
@@ -74,6 +75,7 @@ class Evidence:
     asked_name: bool = False  # the agent's last words asked for a name: "Sam Lee." opens the answer
     id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
     digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
+    own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
 
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
@@ -83,7 +85,22 @@ class Evidence:
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
-                   asked_name=bool(re.search(r"\bname\b[^.!]*\?\s*$", agent, re.IGNORECASE)))
+                   asked_name=_asks_name(agent), own_name=_own_name(messages))
+
+
+def _asks_name(agent_said: str) -> bool:
+    return bool(re.search(r"\bname\b[^.!]*\?\s*$", agent_said, re.IGNORECASE))
+
+
+def _own_name(messages: Sequence[Message]) -> frozenset[str]:
+    """The caller's own name, as they introduced themselves or answered a question for their name."""
+    words: set[str] = set()
+    for before, m in zip([None, *messages], messages, strict=False):
+        if m.role == "user":
+            words |= own_name_words(m.content)
+            if before is not None and before.role == "assistant" and _asks_name(before.content):
+                words |= {w.lower() for name in answered_name(m.content) for w in name.split()}
+    return frozenset(words)
 
 
 _GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
@@ -160,7 +177,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     elif k == "enum":
         found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
     else:
-        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address")
+        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
+                                                                           leave_out=ev.own_name)
         return {"type": "string", "pattern": pattern} if pattern else None
     return {"enum": found} if found else None
 
