@@ -12,6 +12,7 @@ import pytest
 
 from loop import Agent, LoopConfig, RunOutcome
 from loop.models.openai import OpenAICompatModel
+from loop.types import Message
 from tests.openai_server import OpenAIServer, text_reply, tool_calls_reply
 from voice.demo.order_desk import OrderDesk, order_policy
 
@@ -80,6 +81,31 @@ def test_a_question_nothing_here_answers_gets_an_honest_answer_and_the_scope(ser
     answer = agent.run_sync("Do my orders come with a free gift?").answer
     assert "gift" not in answer.lower() and not answer.lower().startswith("yes")
     assert "can't tell you" in answer.lower() and "order" in answer.lower(), answer
+
+
+def test_an_answer_to_the_agents_question_is_asked_again_not_told_it_cannot_be_answered(
+        server: OpenAIServer, tmp_path: Path) -> None:
+    """The caller answers the agent's question with a word nothing covers ("Yes, outside."): the model's statement
+    about it is not said, and neither is "I can't tell you that here" (they asked nothing): the question again."""
+    server.enqueue(text_reply("Great, ", "your outside order is on its way."))
+    agent, _ = _agent(server, tmp_path)
+    history = [Message("user", "I want to check an order."),
+               Message("assistant", "Sure, I can help with that. Could you tell me the order number?")]
+    answer = agent.run_sync("Yes, outside.", history=history).answer
+    assert "outside" not in answer.lower() and "can't tell" not in answer.lower(), answer
+    assert "order" in answer.lower() and answer.rstrip().endswith("?"), answer
+
+
+@pytest.mark.parametrize(("said", "asks"), [
+    ("Are there any good restaurants near the cinema?", True), ("what time is yoga tomorrow", True),
+    ("Oh, um, how much do I owe", True), ("Hi. Do you sell gift cards?", True), ("Yes, outside.", False),
+    ("It's 4089 3341.", False), ("Five o'clock, I think.", False), ("Yes please.", False),
+    ("My card ends in 0077.", False), ("and is it open on Sunday", True),
+])
+def test_a_question_is_told_from_an_answer(said: str, asks: bool) -> None:
+    from loop.grounding._facts import asks as caller_asks
+
+    assert caller_asks(said) is asks
 
 
 def test_a_question_back_and_a_reply_on_known_ground_are_said_as_they_are(server: OpenAIServer,

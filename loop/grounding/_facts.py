@@ -8,6 +8,7 @@ import re
 
 from loop.grounding._heard import TENS, UNITS, stem, words_to_number
 from loop.grounding._scope import _STATUS, _WHEN, _stems, _vocabulary, _without_names
+from loop.locale import en
 from loop.types import ModelRequest
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -37,6 +38,23 @@ def _numbers(text: str) -> set[float]:
     return found
 
 
+_OPENS_QUESTION = frozenset({*en.WH, *en.AUX})
+_LEAD_IN = frozenset({"oh", "um", "uh", "er", "erm", "so", "and", "but", "well", "hi", "hello", "hey", "okay", "ok",
+                      "right", "sorry", "also", "then", "just"})
+
+
+def asks(text: str) -> bool:
+    """Does the caller ask something ("Are there restaurants near the cinema?", "what time is yoga")? An answer to
+    the agent's own question ("Yes, outside.", "It's 4089 3341.") does not."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n", text.strip()):
+        if sentence.rstrip().endswith("?"):
+            return True
+        words = [w for w in _words(sentence) if w not in _LEAD_IN]
+        if words and words[0] in _OPENS_QUESTION:
+            return True
+    return False
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9$']+", text.lower())
 
@@ -55,11 +73,12 @@ class FactCheck:
         self.statuses = {stem(w) for w in _words(" ".join([system, results]))}
         self.results = " ".join(_words(results))
         self.latest = _words(caller[-1]) if caller else []
-        # what the caller asked about that nothing the agent knows covers (no tool ran for it this turn): a reply
+        # what the caller spoke of that nothing the agent knows covers (no tool ran for it this turn): a reply
         # that speaks of it answers from nowhere ("Are there restaurants near the cinema?" -> "Yes, there are
         # several good restaurants near the Regent Cinema.")
         last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
         tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
+        self.asked = last_user >= 0 and asks(request.messages[last_user].content)
         self.uncovered = set() if tool_ran or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content)) - _vocabulary(request) - _WHEN_STEMS
         self.answered_uncovered = False

@@ -16,6 +16,7 @@ any other model's stream goes through `grounded_stream` (`loop.agent.Agent` does
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -23,7 +24,7 @@ from typing import Any
 import jsonschema
 
 from loop import locale
-from loop.grounding._facts import FactCheck
+from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import about_tool, ask_for, asked_for, ground, uncued, unnamed_id_writes
 from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
@@ -111,8 +112,9 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
 def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
     """An honest answer to a question nothing here covers: that it cannot be told here, and what the agent is for
     ("" when the reply was caught for something else). Never a question back ("Could you tell me the order
-    number?"): nothing the caller could give would answer it."""
-    if not facts.answered_uncovered:
+    number?"): nothing the caller could give would answer it. Only to a question: an answer to the agent's own
+    ("Yes, outside." to "Which film?") gets that question again (`_unknown_fallback`)."""
+    if not facts.answered_uncovered or not facts.asked:
         return ""
     return f"{locale.get(request.language).CANNOT_TELL} {scope_sentence(request)}"
 
@@ -125,7 +127,16 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
             return ask_for(lacks, tool, locale.get(request.language))
-    return otherwise or scope_sentence(request)
+    return otherwise or _question_again(request) or scope_sentence(request)
+
+
+def _question_again(request: ModelRequest) -> str:
+    """The agent's own last question, when the caller's words since are an answer to it (they asked nothing)."""
+    last = request.messages[-1] if request.messages else None
+    agent = next((m.content for m in reversed(request.messages) if m.role == "assistant"), "")
+    if last is None or last.role != "user" or asks(last.content) or not agent.rstrip().endswith("?"):
+        return ""
+    return re.split(r"(?<=[.!])\s+", agent.strip())[-1]
 
 
 def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[list[ToolCall], str]:
