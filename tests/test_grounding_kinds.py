@@ -450,3 +450,23 @@ def test_an_item_or_an_address_is_never_filled_with_the_callers_own_name() -> No
     props = values(deliver, "my name is Tom Reed, a margherita to 12 High Street please")
     assert admits(props["street"], "12 High Street") and not admits(props["street"], "Tom Reed")
     assert not admits(props["dish"], "Tom") and admits(props["dish"], "margherita")
+
+
+@pytest.mark.parametrize(("described", "digits"), [
+    ("The status of an order, by its five-digit ticket number", 5), ("Look up a ticket by its ticket number", 0),
+    ("Find the order for a ticket code", 0), ("Check a 6-digit ticket", 6)])
+def test_a_plain_string_argument_the_tools_description_calls_a_number_is_an_identifier(described: str,
+                                                                                      digits: int) -> None:
+    """`ticket: str` says nothing; the tool's own words do: then only an identifier the caller said fills it (not
+    "owe" or "curtains"), with the digits the description gives, and it is asked for as a number."""
+    schema = {"type": "string"}
+    kind = arg_kind("ticket", schema, described)
+    assert kind is not None and kind.kind == "id" and kind.digits == digits
+    assert arg_kind("ticket", schema, "Book a delivery of a ticket's items").kind == "text"  # not named so
+    tool = {"type": "function", "function": {"name": "order_status", "description": described, "parameters": {
+        "type": "object", "properties": {"ticket": schema}, "required": ["ticket"]}}}
+    ticket = "60088" + "1" * (max(digits, 5) - 5)
+    said = [Message("user", f"How much do I owe on my curtains? The ticket's {ticket}.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["ticket"] == {"enum": [ticket]}  # never "owe"
+    assert ask_for(["ticket"], tool).endswith("the ticket number?")

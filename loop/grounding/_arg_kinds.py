@@ -137,9 +137,33 @@ def declared_kind(schema: dict[str, Any]) -> Kind | None:
                 digits=int(schema.get("x-digits") or 0))
 
 
-def arg_kind(name: str, schema: dict[str, Any]) -> Kind | None:
+def arg_kind(name: str, schema: dict[str, Any], described: str = "") -> Kind | None:
     """The kind of value the argument `name` holds (see the module's docstring), or None to leave it as is. A kind
-    the tool declares (`loop.kinds`) wins over what its name and schema suggest."""
+    the tool declares (`loop.kinds`) wins over what its name and schema suggest; `described`, the tool's
+    description, may name a plain string argument as an identifier ("by its five-digit ticket number" for
+    `ticket`)."""
+    kind = _schema_kind(name, schema)
+    if kind is not None and kind.kind == "text" and described and (digits := _named_as_id(name, described)):
+        return Kind("id", digits=max(digits, 0))
+    return kind
+
+
+def _named_as_id(name: str, described: str) -> int:
+    """Does the tool's description call the argument a number, a code or a reference ("the ticket number", "a
+    5-digit ticket")? Its digit count when it gives one, -1 when it gives none, 0 when it is not named so."""
+    own = {w[:5] for w in name_words(name)}
+    if digits := digits_named(name, described):
+        return digits
+    for m in _CALLED_ID.finditer(described):
+        if m.group(1).lower()[:5] in own:
+            return -1
+    return 0
+
+
+_CALLED_ID = re.compile(r"\b([a-z]+)[ -](?:number|code|reference|ref|id)\b", re.IGNORECASE)
+
+
+def _schema_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     schema = non_null(schema)
     if schema is not None and (declared := declared_kind(schema)) is not None:
         return declared
@@ -192,11 +216,11 @@ def digits_named(name: str, text: str) -> int:
     return 0
 
 
-def label(name: str, schema: dict[str, Any] | None = None) -> str:
+def label(name: str, schema: dict[str, Any] | None = None, described: str = "") -> str:
     """How to ask a caller for the argument: `order_id` -> "order number", `booking_ref` -> "booking reference",
     `account` (an identifier) -> "account number"."""
     words = [_ID_LABELS.get(w, w) for w in name_words(name)]
-    kind = arg_kind(name, schema) if schema is not None else None
+    kind = arg_kind(name, schema, described) if schema is not None else None
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
         words.append("number")
     if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:

@@ -156,7 +156,7 @@ def _named(values: Sequence[str], text: str) -> list[str]:
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
     """The property's schema narrowed to the conversation's values; None when there is none to copy. `described`:
     the tool's description, which may say how many digits an identifier has."""
-    kind = arg_kind(name, schema)
+    kind = arg_kind(name, schema, described)
     if kind is None:
         return schema
     k = kind.kind
@@ -185,6 +185,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:
     return tool.get("function") or tool
+
+
+def _described(tool: dict[str, Any]) -> str:
+    return str(_fn(tool).get("description", ""))
 
 
 def _properties(tool: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +230,8 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
 def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     ev = Evidence.of(messages)
-    ids = [(n, k, t) for t in tools for n, s in _properties(t).items() if (k := arg_kind(n, s)) and k.kind == "id"]
+    ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
+           if (k := arg_kind(n, s, _described(t))) and k.kind == "id"]
     ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
     # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
     ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
@@ -350,7 +355,8 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, wor
     """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
     with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
-    names = [words.THE.format(name=label(a, props.get(a))) for a in arguments]
+    described = _described(dict(tool or {}))
+    names = [words.THE.format(name=label(a, props.get(a), described)) for a in arguments]
     listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
     return words.ASK_FOR.format(things=listed)
 
@@ -366,7 +372,8 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
     def id_only(tool: dict[str, Any]) -> bool:
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
         props = _properties(tool)
-        return bool(required) and all((k := arg_kind(r, props.get(r, {}))) is not None and k.kind == "id"
+        return bool(required) and all((k := arg_kind(r, props.get(r, {}), _described(tool))) is not None
+                                      and k.kind == "id"
                                       for r in required)
 
     named = set(named_writes(tools, messages, writes))
