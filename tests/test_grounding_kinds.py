@@ -470,3 +470,18 @@ def test_a_plain_string_argument_the_tools_description_calls_a_number_is_an_iden
     (grounded,), _ = ground([tool], said)
     assert grounded["function"]["parameters"]["properties"]["ticket"] == {"enum": [ticket]}  # never "owe"
     assert ask_for(["ticket"], tool).endswith("the ticket number?")
+
+
+def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier() -> None:
+    """`last_four: str` on a tool "by the last four digits": an identifier of four digits, never free text
+    ("damaged", "wallet") nor a spoken "three"."""
+    described = "Freeze a card so nobody can pay with it, by the last four digits, because it is lost or damaged"
+    kind = arg_kind("last_four", {"type": "string"}, described)
+    assert kind is not None and kind.kind == "id" and kind.digits == 4
+    tool = {"type": "function", "function": {"name": "freeze_card", "description": described, "parameters": {
+        "type": "object", "properties": {"last_four": {"type": "string"}}, "required": ["last_four"]}}}
+    said = [Message("user", "I need to freeze my card. It ends in 0077."),
+            Message("assistant", "Could you tell me the reason?"),
+            Message("user", "It's damaged, it snapped in half in my wallet, three days ago.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["last_four"] == {"enum": ["0077"]}

@@ -213,6 +213,10 @@ def digits_named(name: str, text: str) -> int:
     for m in _N_DIGITS.finditer(text):
         if own & {w[:5] for w in re.findall(r"[a-z]+", m.group(2).lower())}:
             return _count(m.group(1))
+        # "by the last four digits" for `last_four`: the argument's name is the words that count the digits
+        before = re.findall(r"[a-z]+", text[max(0, m.start() - 30): m.start()].lower())[-2:]
+        if own and own <= {w[:5] for w in [*before, m.group(1).lower()]}:
+            return _count(m.group(1))
     return 0
 
 
