@@ -485,3 +485,70 @@ def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier
             Message("user", "It's damaged, it snapped in half in my wallet, three days ago.")]
     (grounded,), _ = ground([tool], said)
     assert grounded["function"]["parameters"]["properties"]["last_four"] == {"enum": ["0077"]}
+
+
+def _clock_rows() -> list[tuple[str, str]]:
+    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "clock_times.tsv").read_text()
+            .splitlines() if line and not line.startswith("#")][1:]
+    return [(said, times) for said, times in rows]
+
+
+@pytest.mark.parametrize(("said", "times"), _clock_rows())
+def test_times_of_day_are_read_however_they_are_said(said: str, times: str) -> None:
+    from loop.grounding._clock import clock_times
+
+    assert {f"{h}:{m:02d}{half}" for h, m, half in clock_times(said)} == set(times.split())
+
+
+def test_an_enum_of_times_is_filled_by_the_time_the_caller_said_in_any_form() -> None:
+    from loop.grounding._clock import times_named
+
+    shows = ["5 p.m.", "5:30 p.m.", "7 p.m.", "7:30 p.m.", "8:45 p.m.", "9:15 p.m."]
+    assert times_named(shows, "Five o'clock, I think.") == ["5 p.m."]
+    assert times_named(shows, "for Starfall at seven thirty") == ["7:30 p.m."]
+    assert times_named(shows, "quarter to nine") == ["8:45 p.m."]
+    assert times_named(shows, "four seats please") == []
+    assert times_named(["small", "large"], "at seven") == []  # not an enum of times
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "showtime": {"type": "string", "enum": shows}}, "required": ["showtime"]}}}
+    said = [Message("user", "Two for Maggie's Garden please."), Message("assistant", "Which showtime?"),
+            Message("user", "Five o'clock, I think.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["showtime"] == {"enum": ["5 p.m."]}
+
+
+def test_a_count_is_never_the_hour_of_a_time_the_caller_said() -> None:
+    """"Five o'clock" gave 5 seats: a count or an amount is not read from a time of day."""
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "seats": {"type": "integer"}, "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
+        "required": ["seats", "showtime"]}}}
+    said = [Message("user", "Tickets for Maggie's Garden please."), Message("assistant", "Which showtime?"),
+            Message("user", "Five o'clock, I think.")]
+    grounded, missing = ground([tool], said)
+    assert not grounded and missing == {"book": ["seats"]}
+    said[-1] = Message("user", "Two at seven thirty, and it was $7.30 last time.")
+    (grounded,), _ = ground([tool], said)
+    props = grounded["function"]["parameters"]["properties"]
+    assert props["seats"] == {"enum": [2]} and props["showtime"] == {"enum": ["7:30 p.m."]}
+
+
+def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_without_a_model() -> None:
+    """The agent asked for the showtime and the seats; "Five o'clock, I think." gives the first: the number of
+    seats is asked for in the words a first ask uses (the small model's own question was "What is the name of
+    the Alice?"). A question of the caller's instead is left to the model."""
+    from loop.grounding.phase import said_without_generating
+
+    tool = {"type": "function", "function": {"name": "book_seats", "description": "Book seats for a film",
+                                             "parameters": {"type": "object", "properties": {
+                                                 "seats": {"type": "integer"},
+                                                 "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
+                                                 "required": ["seats", "showtime"]}}}
+    first = [Message("system", "You book cinema seats."), Message("user", "I want to book seats for tonight.")]
+    _, missing = ground([tool], first)
+    asked = ask_for(missing["book_seats"], tool)
+    assert asked.endswith("the number of seats and the showtime?")
+    answered = [*first, Message("assistant", asked), Message("user", "Five o'clock, I think.")]
+    request = ModelRequest(answered, [tool], 96, writes=frozenset({"book_seats"}))
+    assert said_without_generating(request).endswith("Could you tell me the number of seats?")
+    request = replace(request, messages=[*answered[:-1], Message("user", "What's on at five?")])
+    assert said_without_generating(request) == ""

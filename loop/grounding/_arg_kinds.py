@@ -44,6 +44,8 @@ _DATE = {"date", "day", "weekday", "checkin", "checkout", "arrival", "departure"
 _PLAIN_WORDS = ("hello", "my repair", "check on my repair please", "yes", "a")  # no identifier looks like these
 _ID_LABELS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
               "acct": "account", "reg": "registration", "dob": "date of birth"}
+_SAYS_COUNT = {"number", "count", "quantity", "amount", "total", "size", "age", "price", "cost", "year", "month",
+               "day", "hour", "minute"}
 _SAYS_WHEN = {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}
 _SAYS_ID = {"number", "code", "reference", "postcode", "zip", "zipcode", "pin", "digits", "id", "registration",
             "plate", "iban"}
@@ -227,6 +229,8 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "") 
     kind = arg_kind(name, schema, described) if schema is not None else None
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
         words.append("number")
+    if kind is not None and kind.kind == "integer" and not set(words) & _SAYS_COUNT:
+        words = ["number", "of", *words]  # `seats` -> "the number of seats", not "the seats"
     if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:
         words.append("date")
     return " ".join(dict.fromkeys(words))

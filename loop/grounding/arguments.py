@@ -37,6 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
+from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     answered_name,
     id_candidates,
@@ -161,7 +162,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         return schema
     k = kind.kind
     if k in ("number", "integer"):
-        values = [int(v) if v.is_integer() else v for v in number_candidates(ev.said)]
+        values = [int(v) if v.is_integer() else v for v in number_candidates(without_times(ev.said))]
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
@@ -175,7 +176,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     elif k == "when":
         found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
     elif k == "enum":
-        found = _named((non_null(schema) or {}).get("enum", []), ev.heard)
+        values = (non_null(schema) or {}).get("enum", [])
+        found = list(dict.fromkeys(_named(values, ev.heard) + times_named(values, ev.fresh)
+                                   + times_named(values, ev.said)))
     else:
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
                                                                            leave_out=ev.own_name)

@@ -47,7 +47,22 @@ def said_without_generating(request: ModelRequest, every: ModelRequest | None = 
         return str(words.ANYTHING_ELSE)  # "Brilliant." after an answer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return scope_sentence(every)
-    return prompt_answer(every)  # "What time is check-out?": the prompt's own words for it, at once
+    # "What time is check-out?": the prompt's own words for it, at once; else what the call the agent asked for
+    # still lacks after the caller's answer (the model's own question was "What is the name of the Alice?")
+    return prompt_answer(every) or _still_lacking(every, words)
+
+
+def _still_lacking(request: ModelRequest, words: Any) -> str:
+    """The agent asked for what a call lacked and the caller answered (not a question of theirs): ask for what it
+    still lacks, in the same words a first ask uses."""
+    last = request.messages[-1]
+    asked = asked_for(request.tools, request.messages, request.writes)
+    if not asked or asks(last.content):
+        return ""
+    _, missing = ground(request.tools, request.messages)
+    by_name = {tool_name(t): t for t in request.tools}
+    lacking = [name for name in asked if missing.get(name)]
+    return ask_for(missing[lacking[0]], by_name[lacking[0]], words) if lacking else ""
 
 
 def _answered(messages: Sequence[Message]) -> bool:
