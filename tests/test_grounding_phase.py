@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from loop import Agent, LoopConfig, RunOutcome
+from loop.approvals import ApprovalAnswer
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message
 from tests.openai_server import OpenAIServer, text_reply, tool_calls_reply
@@ -115,3 +116,45 @@ def test_a_question_back_and_a_reply_on_known_ground_are_said_as_they_are(server
     agent, _ = _agent(server, tmp_path)
     assert agent.run_sync("Can I add a gift note to my order?").answer == "Sure, which order is the gift for?"
     assert agent.run_sync("Can you help with my order?").answer == "Yes, I can help with your order."
+
+
+def test_a_change_to_a_write_being_confirmed_is_the_same_write_with_the_new_value(server: OpenAIServer,
+                                                                                tmp_path: Path) -> None:
+    """"Just to confirm: refund $20 on order 4567?" - "No wait, make it thirty dollars.": the refund is proposed
+    again with $30 and the same order, without asking the model (nothing is enqueued for it), then confirmed."""
+    server.enqueue(tool_calls_reply([("c1", "issue_refund", json.dumps({"order_id": "4567", "amount": 20}))]))
+    agent, desk = _agent(server, tmp_path)
+    change = "No wait, make it thirty dollars."
+    agent.approver = lambda call, verdict: ApprovalAnswer(False, f"the caller asked for a change: {change!r}",
+                                                          end_run=True)
+    first = agent.run_sync("I want a refund of $20 on order 4567.")
+    assert first.outcome is RunOutcome.APPROVAL_DENIED
+    proposed: list = []
+    agent.approver = lambda call, verdict: proposed.append(call.arguments) or False
+    second = agent.run_sync(change, history=first.messages)
+    assert [{k: v for k, v in a.items() if k != "idempotency_key"} for a in proposed] == \
+        [{"order_id": "4567", "amount": 30}], second
+    assert desk.db.execute("SELECT count(*) FROM refunds").fetchone() == (0,)
+
+
+def test_a_change_that_names_no_new_value_of_any_kind_is_left_to_the_model() -> None:
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    tool = {"type": "function", "function": {"name": "book_delivery", "description": "Book a delivery", "parameters": {
+        "type": "object", "properties": {"ticket": {"type": "string", "pattern": "^[0-9]{5}$"},
+                                         "day": {"type": "string", "enum": ["tuesday", "thursday", "friday"]}},
+        "required": ["ticket", "day"]}}}
+    call = ToolCall("book_delivery", {"ticket": "48217", "day": "tuesday"}, "c1")
+
+    def after(change: str) -> ToolCall | None:
+        messages = [Message("user", "Please deliver ticket 48217 on Tuesday."), Message("assistant", "", [call]),
+                    Message("tool", f"book_delivery was not approved (the caller asked for a change: {change!r}). "
+                                    "It was not done.", tool_call_id="c1"), Message("user", change)]
+        return changed_call(ModelRequest(messages, [tool], 96, writes=frozenset({"book_delivery"})))
+
+    assert (changed := after("Actually make it Thursday.")) is not None
+    assert changed.arguments == {"ticket": "48217", "day": "thursday"}
+    assert after("actually make it thirsty.") is None  # no day in it: the model reads it
+    assert after("Thursday or Friday, whichever.") is None  # ambiguous
+    assert after("Yes, Tuesday.") is None  # nothing new

@@ -194,6 +194,12 @@ def _described(tool: dict[str, Any]) -> str:
     return str(_fn(tool).get("description", ""))
 
 
+def described_among(tool: dict[str, Any], tools: Sequence[dict[str, Any]]) -> str:
+    """The tool's description, then the others': "by its five-digit ticket number" in one tool's description says
+    what `ticket` is in every tool."""
+    return "\n".join([_described(tool), *(_described(t) for t in tools if t is not tool)])
+
+
 def _properties(tool: dict[str, Any]) -> dict[str, Any]:
     return (_fn(tool).get("parameters") or {}).get("properties") or {}
 
@@ -234,7 +240,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     ev = Evidence.of(messages)
     ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
-           if (k := arg_kind(n, s, _described(t))) and k.kind == "id"]
+           if (k := arg_kind(n, s, described_among(t, tools))) and k.kind == "id"]
     ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
     # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
     ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
@@ -247,7 +253,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         required = set(params.get("required") or [])
         unfilled = []
         for name, schema in list(props.items()):
-            narrowed = _narrow(name, schema, ev, str(fn.get("description", "")))
+            narrowed = _narrow(name, schema, ev, described_among(tool, tools))
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:

@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 
 from loop import locale
+from loop.grounding._change import changed_call, fixed_call_tool  # noqa: F401  (fixed_call_tool: for loop.models)
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import about_tool, ask_for, asked_for, ground, uncued, unnamed_id_writes
@@ -215,6 +216,9 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
     if say := said_without_generating(*_narrowed(request)):
         yield TextDelta(say)
         yield ModelResponse(text=say, tool_calls=[], finish_reason="stop", model=str(getattr(model, "name", "")))
+        return
+    if changed := changed_call(request):  # "Actually make it Thursday.": the same write, with Thursday
+        yield ModelResponse(tool_calls=[changed], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
         return
     guard = reply_guard(request)
     response: ModelResponse | None = None

@@ -24,7 +24,7 @@ from loop.grounding.arguments import (
     uncued,
     unnamed_id_writes,
 )
-from loop.grounding.phase import questions_for_missing, said_without_generating
+from loop.grounding.phase import changed_call, fixed_call_tool, questions_for_missing, said_without_generating
 from loop.grounding.speakable import leaks, sentences
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
@@ -139,6 +139,10 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
     if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
         return Plan(None, say=say)
+    if changed := changed_call(every):  # "Actually make it Thursday.": the declined write, with Thursday
+        fixed = fixed_call_tool(every, changed)
+        return Plan(compiled(build_grammar([fixed], calls_only=True)), {}, None,
+                    call_texts([fixed], tagged=tagged) if forced_calls else [], calls_only=True)
 
     def texts(tools: list[dict[str, Any]]) -> list[str]:
         return call_texts(tools, tagged=tagged) if forced_calls else []
