@@ -79,7 +79,7 @@ def test_identifiers_are_recognised_from_the_schema_not_a_name_convention() -> N
     assert arg_kind("job_no", _schema(tool)["job_no"]).integer  # type: ignore[union-attr]
     assert is_id_pattern(r"^[A-Z]{1,2}[0-9][A-Z0-9]? ?[0-9][A-Z]{2}$") and not is_id_pattern(r"^[a-z ]+$")
     labels = {name: label(name, s) for name, s in _schema(tool).items()}
-    assert labels["account"] == "account number" and labels["booking_ref"] == "booking reference"
+    assert labels["account"] == "eight-digit account number" and labels["booking_ref"] == "booking reference"
     assert labels["job_number"] == "job number" and labels["postcode"] == "postcode"
 
 
@@ -231,6 +231,15 @@ def test_a_reply_that_only_repeats_the_caller_is_not_said() -> None:
     assert said == "Hello! How can I help?"  # greeting back is manners
     said, _ = _echo_guarded("no", ["No."])
     assert said == "ASK"
+
+
+def test_an_earlier_turn_of_the_callers_is_not_said_back_either() -> None:
+    """After a failed turn, "Sure." got the caller's earlier "Hello, I've got a question about my holds." back."""
+    facts = FactCheck(_request("outage", "Hello, I've got a question about my power.", "Sorry, I couldn't finish that.",
+                               "Sure."))
+    guard = ReplyGuard([], "", "F", vet=facts.unknown, vet_fallback="ASK", echoes=facts.echoes)
+    said = "".join(guard.feed(p) for p in ["Hello, ", "I've got a question about my power."]) + guard.finish()
+    assert said == "ASK" and guard.fired.startswith("echo")
 
 
 def test_the_guard_says_a_question_or_the_scope_instead_of_an_invented_fact() -> None:
@@ -469,7 +478,8 @@ def test_a_plain_string_argument_the_tools_description_calls_a_number_is_an_iden
     said = [Message("user", f"How much do I owe on my curtains? The ticket's {ticket}.")]
     (grounded,), _ = ground([tool], said)
     assert grounded["function"]["parameters"]["properties"]["ticket"] == {"enum": [ticket]}  # never "owe"
-    assert ask_for(["ticket"], tool).endswith("the ticket number?")
+    counted = f"{('', '', '', '', '', 'five', 'six')[digits]}-digit " if digits else ""
+    assert ask_for(["ticket"], tool).endswith(f"the {counted}ticket number?")  # "the five-digit ticket number?"
 
 
 def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier() -> None:

@@ -73,6 +73,7 @@ class FactCheck:
         self.statuses = {stem(w) for w in _words(" ".join([system, results]))}
         self.results = " ".join(_words(results))
         self.latest = _words(caller[-1]) if caller else []
+        self.callers = [w for w in map(_words, caller) if w]
         # what the caller spoke of that nothing the agent knows covers (no tool ran for it this turn): a reply
         # that speaks of it answers from nowhere ("Are there restaurants near the cinema?" -> "Yes, there are
         # several good restaurants near the Regent Cinema.")
@@ -99,14 +100,17 @@ class FactCheck:
         return self._echo(words)
 
     def echoes(self, text: str) -> str | None:
-        """Is the reply so far the caller's latest words? "whole" (they said "Yes, please." and it says "Yes,
+        """Is the reply so far one of the caller's turns? "whole" (they said "Yes, please." and it says "Yes,
         please."), "prefix" (so far it says "Yes," of that: wait for the next clause), None (it is its own)."""
         words = _words(text)
-        if not words or not self.latest or len(words) > len(self.latest) or self.latest[: len(words)] != words:
-            return None
-        if set(self.latest) <= _SOCIAL:
-            return None  # "Hello." back to a "Hello." or "Goodbye." to a "Goodbye." is manners, not an echo
-        return "whole" if len(words) == len(self.latest) else "prefix"
+        found = None
+        for said in self.callers:  # any of their turns: an earlier one comes back after a failed turn
+            if not words or len(words) > len(said) or said[: len(words)] != words or set(said) <= _SOCIAL:
+                continue  # "Hello." back to a "Hello." or "Goodbye." to a "Goodbye." is manners, not an echo
+            if len(words) == len(said):
+                return "whole"
+            found = "prefix"
+        return found
 
     def _echo(self, words: list[str]) -> str | None:
         """The caller's own words spoken as the agent's: a run of 6 of their latest words, or of 4 with their "I"
