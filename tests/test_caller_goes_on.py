@@ -4,6 +4,7 @@ reacted to the answer goes on with the turn before, and an answer never starts o
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from loop import Event, Message, RunOutcome, RunResult
 from tests.test_call_core import Harness
@@ -128,3 +129,17 @@ def test_speech_after_the_answer_was_heard_is_a_new_turn_not_a_continuation() ->
     h.frames(0.6, speech=False)
     assert [s.text for s in starts(h)] == ["Thanks, and when does it arrive?"]
     assert TraceKind.CALLER_WENT_ON not in h.kinds()
+
+
+@pytest.mark.parametrize(("prefix", "text", "fresh"), [
+    ("Sure, it's 681.", "Sure, it's 681-3390.", "681-3390."),  # the last word came back longer: not dropped
+    ("Sure, it's 681.", "sure it's 681", ""),  # the same words, cased and punctuated again
+    ("I want to check my order.", "I want to check my order. It's 4567.", "It's 4567."),
+    ("Hello.", "Hello. Hello.", "Hello."),
+    ("My card is 4582.", "My card is 45.", ""),  # shorter again: nothing new
+    ("", "Anything at all.", "Anything at all."),
+])
+def test_the_words_after_a_turn_transcribed_again_are_never_lost(prefix: str, text: str, fresh: str) -> None:
+    from voice.call.state import fresh_words
+
+    assert fresh_words(prefix, text) == fresh

@@ -359,3 +359,31 @@ def test_an_answer_to_a_question_for_a_number_reads_its_sound_alikes_as_digits()
         h.frames(2.5, speech=False)
         ended = [e["text"] for e in h.core.trace if e["kind"] == "caller_turn_ended"]
         assert ended and heard in ended[-1], ended
+
+
+def test_a_number_dictated_in_pieces_is_waited_for_until_it_has_the_digits_asked_for() -> None:
+    """"Could you tell me the eight-digit card number?" -> "Sure, it's 6821." ... "3390.": the pause after four
+    of eight digits is not the end; after eight, the usual silence is."""
+    from loop import Message
+    from voice.call.turns import digits_asked
+
+    cfg = TurnConfig()
+    asked = [Message("user", "Any holds for me?"),
+             Message("assistant", "Sure, I can help with that. Could you tell me the eight-digit card number?")]
+    assert digits_asked(asked) == 8
+    assert digits_asked([Message("assistant", "Could you tell me the card number?")]) == 0
+    assert digits_asked([Message("assistant", "It's an eight-digit card number.")]) == 0  # no question
+    assert needed_silence("Sure, it's 6821.", cfg, awaiting_digits=True, digits_wanted=8) == cfg.hold_silence_s
+    assert needed_silence("Sure, it's 6821 3390.", cfg, awaiting_digits=True, digits_wanted=8) \
+        == cfg.endpoint_silence_s
+
+
+@pytest.mark.parametrize(("said", "interrupts"), [
+    ("681.", True), ("3390", True), ("Sure, it's 6821.", True), ("mm-hmm", False), ("yeah", False),
+    ("okay okay", False), ("4", False), ("wait, stop", True),
+])
+def test_digits_said_over_the_agent_are_a_real_interruption_never_resumed_over(said: str, interrupts: bool) -> None:
+    """A caller who gives the rest of their number while the agent talks is heard: "681." is no backchannel."""
+    from voice.call.turns import is_interruption
+
+    assert is_interruption(said, 0.9, TurnConfig()) is interrupts

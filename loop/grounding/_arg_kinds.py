@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from loop.locale import en
+
 _ID_NAME = {"id", "number", "num", "no", "nr", "ref", "reference", "code", "postcode", "zip", "zipcode", "digits",
             "pin", "postal", "iban", "serial", "registration", "reg", "plate", "tracking", "phone", "mobile",
             "telephone"}
@@ -228,7 +230,10 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "") 
     words = [_ID_LABELS.get(w, w) for w in name_words(name)]
     kind = arg_kind(name, schema, described) if schema is not None else None
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
-        words.append("number")
+        words.append("digits" if set(words) & set(en.ONES) else "number")  # `last_four`: "the last four digits"
+    digits = (kind.digits or digits_named(name, described)) if kind is not None and kind.kind == "id" else 0
+    if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller
+        words = [f"{en.ONES[digits]}-digit", *words]  # knows what to say, and the call how long to wait for it
     if kind is not None and kind.kind == "integer" and not set(words) & _SAYS_COUNT:
         words = ["number", "of", *words]  # `seats` -> "the number of seats", not "the seats"
     if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:

@@ -29,7 +29,14 @@ from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
 from voice.call.reply import Chunker, Reply
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
-from voice.call.turns import TurnDetector, asked_for_a_number, ends_on_digits, is_interruption, needed_silence
+from voice.call.turns import (
+    TurnDetector,
+    asked_for_a_number,
+    digits_asked,
+    ends_on_digits,
+    is_interruption,
+    needed_silence,
+)
 from voice.call.write_truth import WriteOutcomes
 from voice.speech.caller_digits import join_spoken_digits
 from voice.trace import TraceKind
@@ -316,7 +323,7 @@ class CallCore(AgentSide, GoingOn):
         whole = not any(ends_on_digits(t) for k, (t, _, _) in self.partials.items() if k < key)
         answered = self.approval is not None and self.approval.dialog.settled_by(text)
         needed = needed_silence(text, turns, complete, number_whole=whole, answered=answered,
-                                awaiting_digits=self.awaiting_digits)
+                                awaiting_digits=self.awaiting_digits, digits_wanted=digits_asked(self.history))
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
             # the turn ended on the model's word: it waited for that too

@@ -3,6 +3,7 @@ a barge-in being decided, and the rule that keeps a cut-off run's history valid.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,9 +107,24 @@ class ClosedTurn:
     prefix: str = ""  # the words of the turn before, transcribed with it (the caller may be going on with it)
 
 
+def _plain_word(word: str) -> str:
+    return re.sub(r"[^\w']", "", word.lower())
+
+
 def fresh_words(prefix: str, text: str) -> str:
-    """The words of a transcript that are not those of the turn transcribed in front of it (`prefix`)."""
-    return " ".join(text.split()[len(prefix.split()):]) if prefix else text
+    """The words of a transcript that are not those of the turn transcribed in front of it (`prefix`). Transcribed
+    again with more speech, the prefix's last words may come back changed ("Sure, it's 681." then "Sure, it's
+    681-3390."): from the first word that differs, what grew is new, never dropped."""
+    if not prefix:
+        return text
+    said, now = prefix.split(), text.split()
+    same = 0
+    while same < min(len(said), len(now)) and _plain_word(said[same]) == _plain_word(now[same]):
+        same += 1
+    if same == len(said):
+        return " ".join(now[same:])
+    grew = len("".join(map(_plain_word, now[same:]))) > len("".join(map(_plain_word, said[same:])))
+    return " ".join(now[same:]) if grew else ""
 
 
 def complete_pairs(messages: list[Message]) -> list[Message]:

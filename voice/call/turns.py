@@ -170,6 +170,20 @@ def asked_for_a_number(messages: list) -> bool:
     return said.endswith("?") and any(w.removesuffix("s") in en.NUMBER_NAMES for w in last)
 
 
+_COUNTED = re.compile(r"\b(\d{1,2}|[a-z]+)-digits?\b")
+
+
+def digits_asked(messages: list) -> int:
+    """How many digits the agent's question asked for ("Could you tell me the eight-digit card number?" -> 8);
+    0 when it named no count (or asked no number)."""
+    if not asked_for_a_number(messages):
+        return 0
+    said = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
+    m = _COUNTED.search(said.lower())
+    count = m.group(1) if m else ""
+    return int(count) if count.isdigit() else en.ONES.index(count) if count in en.ONES else 0
+
+
 def ends_on_number(text: str) -> bool:
     """The words end on a number of three or more digits, unpunctuated ("my job number is 4712")."""
     return bool(_NUMBER_END.search(text.strip()))
@@ -191,7 +205,7 @@ def sentence_done(text: str) -> bool:
 
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
-                   answered: bool = False, awaiting_digits: bool = False) -> float:
+                   answered: bool = False, awaiting_digits: bool = False, digits_wanted: int = 0) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
@@ -202,11 +216,13 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     `voice.call.answers`), which is as finished as a sentence Whisper closed: "Yes, please" has no full stop more
     often than "Yes, go ahead." has. It waits `answer_silence_s` (at least `endpoint_silence_s`), never the
     model's word. `awaiting_digits`: the agent has just asked for a number (`asked_for_a_number`) and these words
-    hold no digit yet ("Sure, it's ..."): the digits come next, after the pause."""
+    hold no digit yet ("Sure, it's ..."): the digits come next, after the pause. `digits_wanted`: how many digits
+    it asked for ("the eight-digit card number"); fewer heard so far ("Sure, it's 6821 ...") wait the same."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
-    if announces_a_number(text) or (awaiting_digits and not re.search(r"\d", text)):
+    short = digits_wanted and sum(c.isdigit() for c in text) < digits_wanted
+    if announces_a_number(text) or (awaiting_digits and (short or not re.search(r"\d", text))):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if answered and not trails_off(text):
         return max(cfg.endpoint_silence_s, cfg.answer_silence_s)
@@ -218,12 +234,16 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
 
 
 def content_words(text: str) -> list[str]:
-    words = re.sub(r"[^a-z' -]+", " ", text.lower()).split()
+    """The words that say something: not backchannels. Digits are words ("681." over the agent's reply is a number
+    being given, never a noise to resume over)."""
+    words = re.sub(r"[^a-z0-9' -]+", " ", text.lower()).split()
     return [w for w in words if w.strip("-'") and w.strip("'") not in BACKCHANNELS]
 
 
 def is_interruption(text: str, duration_s: float, cfg: TurnConfig) -> bool:
-    return duration_s >= cfg.min_interrupt_s and len(content_words(text)) >= cfg.min_interrupt_words
+    words = content_words(text)
+    number = any(sum(c.isdigit() for c in w) >= 2 for w in words)  # "681." alone is a number given, not a cough
+    return duration_s >= cfg.min_interrupt_s and (len(words) >= cfg.min_interrupt_words or number)
 
 
 @dataclass
