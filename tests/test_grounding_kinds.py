@@ -562,3 +562,18 @@ def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_w
     assert said_without_generating(request).endswith("Could you tell me the number of seats?")
     request = replace(request, messages=[*answered[:-1], Message("user", "What's on at five?")])
     assert said_without_generating(request) == ""
+
+
+def _address_rows() -> list[tuple[str, str]]:
+    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "addresses.tsv").read_text()
+            .splitlines() if line and not line.startswith("#")][1:]
+    return [(said, address) for said, address in rows]
+
+
+@pytest.mark.parametrize(("said", "address"), _address_rows())
+def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
+    pattern = value_pattern(said, address=True)
+    if address:
+        assert pattern is not None and re.fullmatch(pattern, address), pattern
+    else:
+        assert pattern is None, pattern

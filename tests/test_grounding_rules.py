@@ -134,10 +134,12 @@ def test_a_decision_with_one_possible_call_is_made_before_generating() -> None:
     assert _garage_plan("I want to collect my car, job 6021.").sole_call() == ""
     assert _garage_plan("Can I collect job 6021 on Friday at 10 a.m.?").sole_call() == ""  # several whole calls
     assert _garage_plan("Is my car ready yet?").sole_call() == ""  # nothing to fill a call with
-    # the order desk's update_address takes any address: its call is never whole, so the model decides
+    # an address is a house number and its street: "4567" alone is none, so the look-up is the one call
     plan, _ = _plan("Where is my order 4567?")
-    assert plan.sole_call() == "" and plan.instead_calls == [
-        '{"name": "lookup_order", "arguments": {"order_id": "4567"}}']
+    assert plan.sole_call() == '{"name": "lookup_order", "arguments": {"order_id": "4567"}}'
+    # with a street said, update_address may take any of its spans: never whole, so the model decides
+    plan, _ = _plan("Is my order 4567 going to 12 High Street?")
+    assert plan.sole_call() == ""
     refund, _ = _plan("I'd like a refund for order 4567.")
     assert not refund.yields("issue_refund") and refund.sole_call() == ""  # it asks for the amount
 

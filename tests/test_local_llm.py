@@ -255,7 +255,8 @@ async def test_order_question_yields_a_valid_lookup_call(model: Any, desk: Any) 
     assert response.finish_reason == "tool_calls"
     # one call ends the output: its tail is not read back in only to learn whether a second call follows
     assert model.last.finish == "stop"
-    assert model.llm.n_tokens < model.last.prompt_tokens + model.last.output_tokens
+    if model.last.output_tokens:  # generated (a call decided without generating has no tail to read back)
+        assert model.llm.n_tokens < model.last.prompt_tokens + model.last.output_tokens
 
 
 async def test_a_finished_call_may_be_followed_by_another_when_asked(model: Any, desk: Any) -> None:
@@ -275,7 +276,8 @@ async def test_missing_details_are_asked_for_not_invented(model: Any, desk: Any)
 
 
 async def test_truncated_tool_call_is_returned_as_invalid_json(model: Any, desk: Any) -> None:
-    _, response = await _collect(model, _ask(desk, "Where is my order 4567?", max_output=6))
+    # two calls are possible (a look-up, or the address), so the model generates one and is cut off
+    _, response = await _collect(model, _ask(desk, "Is my order 4567 going to 12 High Street?", max_output=6))
     assert response.finish_reason == "length"
     assert len(response.tool_calls) == 1 and "__invalid_json__" in response.tool_calls[0].arguments
 

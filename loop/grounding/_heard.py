@@ -217,19 +217,20 @@ def own_name_words(text: str) -> set[str]:
     return words
 
 
-def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None) -> list[str]:
+def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None, min_words: int = 1
+                  ) -> list[str]:
     """Regex alternatives, one per start word of each run: that word, then optionally each next one in turn
-    (a comma kept between two words: "12 High Street, Leeds")."""
+    (a comma kept between two words: "12 High Street, Leeds"); the first `min_words` words are not optional."""
     starts = []
     for words in runs:
         for i, first in enumerate(words):
-            if callable(start_ok) and not start_ok(first):
+            if (callable(start_ok) and not start_ok(first)) or len(words) - i < min_words:
                 continue
             tail = words[i: i + max_words]
             pattern = ""
-            for before, w in reversed(list(itertools.pairwise(tail))):
+            for n, (before, w) in reversed(list(enumerate(itertools.pairwise(tail), 2))):
                 comma = "(,)?" if before.endswith(",") else ""
-                pattern = f"({comma} {w.rstrip(',')}{pattern})?"
+                pattern = f"({comma} {w.rstrip(',')}{pattern})" + ("" if n <= min_words else "?")
             starts.append(first.strip(",") + pattern)
     return list(dict.fromkeys(starts))
 
@@ -264,12 +265,13 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
                   leave_out: frozenset[str] = frozenset()) -> str | None:
     """A regex for the words a value may be copied from: spans of `text` without the request's own words ("I want
     to ... my") nor the words in `leave_out` (the caller's own name); for an `address`, only spans that start on a
-    number or a capitalised word ("12 High Street")."""
-    def starts_address(word: str) -> bool:
-        w = word.strip(",")
-        return bool(re.match(r"\d", w)) or w.lower() in UNITS or w.lower() in TENS or w[:1].isupper()
+    house number ("12 High Street", "flat 2, ...")."""
+    def starts_address(word: str) -> bool:  # on its house number: "Pizza" or "Just one" is no address
+        w = word.strip(",").lower()
+        return bool(re.match(r"\d", w)) or w in UNITS or w in TENS or w in en.ADDRESS_STARTS
 
-    alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None)
+    alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None,
+                         min_words=2 if address else 1)  # a house number and its street
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 

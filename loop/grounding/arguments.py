@@ -32,13 +32,15 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
+    TENS,
+    UNITS,
     answered_name,
     id_candidates,
     identifier_candidates,
@@ -78,6 +80,19 @@ class Evidence:
     digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
 
+    def without(self, values: Sequence[str]) -> Evidence:
+        """This evidence with `values` (what an enum argument took) blanked out of the words, for the others."""
+        if not values:
+            return self
+
+        def blank(text: str) -> str:
+            for value in values:
+                said = re.escape(value.replace("_", " ").strip())
+                text = re.sub(rf"(?<![\w]){said}(?:s|es)?(?![\w])", " ", text, flags=re.IGNORECASE)
+            return text
+
+        return replace(self, said=blank(self.said), heard=blank(self.heard), fresh=blank(self.fresh))
+
     @classmethod
     def of(cls, messages: Sequence[Message]) -> Evidence:
         agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
@@ -102,6 +117,12 @@ def _own_name(messages: Sequence[Message]) -> frozenset[str]:
             if before is not None and before.role == "assistant" and _asks_name(before.content):
                 words |= {w.lower() for name in answered_name(m.content) for w in name.split()}
     return frozenset(words)
+
+
+def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
+    """The values the tool's arguments list (its enums) that the conversation names."""
+    return [str(v) for p in props.values() for v in _named(
+        [x for x in (non_null(p) or {}).get("enum", []) if isinstance(x, str)], ev.heard)]
 
 
 _GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
@@ -252,8 +273,10 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         props = params.get("properties") or {}
         required = set(params.get("required") or [])
         unfilled = []
+        rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         for name, schema in list(props.items()):
-            narrowed = _narrow(name, schema, ev, described_among(tool, tools))
+            lists = "enum" in (non_null(schema) or {})
+            narrowed = _narrow(name, schema, ev if lists else rest, described_among(tool, tools))
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:
@@ -307,8 +330,14 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     if not messages or messages[-1].role != "user":
         return []
     fresh = since_agent_spoke(messages)
+
+    def others(tool: dict[str, Any]) -> list[dict[str, Any]]:
+        return [t for t in tools if tool_name(t) != tool_name(tool)]
+
+    # a read that needs nothing is called only for words that set it apart: "my pizza is late" is no question
+    # for the menu, though the menu lists pizzas (so does the order they wait for)
     return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
-            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages)))]
+            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t))))]
 
 
 def _no_arguments(tool: dict[str, Any]) -> bool:
@@ -344,9 +373,16 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
 
 
+_NUMBER_STEMS = {stem(w) for w in [*UNITS, *TENS, "hundred", "thousand", "digit", "digits"]}
+
+
 def _tool_stems(tool: dict[str, Any]) -> set[str]:
+    """What a tool is about: its name, its description, its arguments' names and the values an argument lists
+    ("four cheese" is one of place_order's pizzas)."""
     fn = tool.get("function") or tool
-    return _stems(f"{fn.get('name', '')} {fn.get('description', '')}")
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    listed = [str(v) for p in props.values() for v in (non_null(p) or {}).get("enum", []) if isinstance(v, str)]
+    return _stems(" ".join([str(fn.get("name", "")), str(fn.get("description", "")), *props, *listed]))
 
 
 def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = ()) -> bool:
@@ -354,7 +390,7 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
     `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
     fresh = " ".join(m.content for m in since_agent_spoke(messages))
-    shared = _stems(fresh) & _tool_stems(tool)
+    shared = _stems(fresh) & _tool_stems(tool) - _NUMBER_STEMS  # "four cheese" is no "four-digit order number"
     for other in besides:
         shared -= _tool_stems(other)
     return bool(shared)

@@ -92,6 +92,8 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
             asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
         elif name in asked or about_tool(by_name[name], request.messages):
             asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language))
+        elif spoken := _spoken_of(request, missing):  # "I'd like the four cheese": the order's, not a tracking's
+            asks[name] = ask_for(missing[tool_name(spoken)], spoken, locale.get(request.language))
         elif lacking_reads:
             read = lacking_reads[0]
             asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
@@ -120,7 +122,8 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
-                          vet_fallback=lambda: _cannot_tell(request, facts) or _unknown_fallback(request))
+                          vet_fallback=lambda: _ask_distinct(request) or _cannot_tell(request, facts)
+                          or _unknown_fallback(request))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
 
@@ -133,6 +136,23 @@ def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
     if not facts.answered_uncovered or not facts.asked:
         return ""
     return f"{locale.get(request.language).CANNOT_TELL} {scope_sentence(request)}"
+
+
+def _spoken_of(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The first tool that lacks arguments and that the caller's words speak of, and of no other tool ("Where is
+    my pizza?": track_order's "where", not the menu's "pizza")."""
+    for tool in request.tools:
+        others = [t for t in request.tools if tool_name(t) != tool_name(tool)]
+        if missing.get(tool_name(tool)) and about_tool(tool, request.messages, others):
+            return tool
+    return None
+
+
+def _ask_distinct(request: ModelRequest) -> str:
+    """A question for what a tool the caller spoke of lacks (`_spoken_of`): once filled, it may answer them."""
+    _, missing = ground(request.tools, request.messages)
+    tool = _spoken_of(request, missing)
+    return ask_for(missing[tool_name(tool)], tool, locale.get(request.language)) if tool else ""
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
