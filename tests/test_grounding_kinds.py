@@ -222,6 +222,13 @@ def _echo_guarded(heard: str, pieces: list[str]) -> tuple[str, ReplyGuard]:
     return said, guard
 
 
+def _labelled(name: str) -> list[tuple[str, str]]:
+    """The rows of a labelled set in tests/data (tab-separated, `#` comments, a header row)."""
+    lines = (Path(__file__).parent / "data" / name).read_text().splitlines()
+    rows = [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
+    return [(said, label) for said, label in rows]
+
+
 def test_a_reply_that_only_repeats_the_caller_is_not_said() -> None:
     said, guard = _echo_guarded("Yes, please.", ["Yes, ", "please."])
     assert said == "ASK" and guard.fired.startswith("echo")  # the first clause was held, not spoken
@@ -417,13 +424,8 @@ def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
     assert grounded["function"]["parameters"]["properties"]["pet_name"] == {"enum": ["Biscuit"]} and not missing
 
 
-def _own_name_rows() -> list[tuple[str, str]]:
-    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "own_name.tsv").read_text().splitlines()
-            if line and not line.startswith("#")][1:]
-    return [(line, words) for line, words in rows]
 
-
-@pytest.mark.parametrize(("line", "words"), _own_name_rows())
+@pytest.mark.parametrize(("line", "words"), _labelled("own_name.tsv"))
 def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
     from loop.grounding._heard import own_name_words
 
@@ -497,13 +499,8 @@ def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier
     assert grounded["function"]["parameters"]["properties"]["last_four"] == {"enum": ["0077"]}
 
 
-def _clock_rows() -> list[tuple[str, str]]:
-    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "clock_times.tsv").read_text()
-            .splitlines() if line and not line.startswith("#")][1:]
-    return [(said, times) for said, times in rows]
 
-
-@pytest.mark.parametrize(("said", "times"), _clock_rows())
+@pytest.mark.parametrize(("said", "times"), _labelled("clock_times.tsv"))
 def test_times_of_day_are_read_however_they_are_said(said: str, times: str) -> None:
     from loop.grounding._clock import clock_times
 
@@ -564,13 +561,8 @@ def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_w
     assert said_without_generating(request) == ""
 
 
-def _address_rows() -> list[tuple[str, str]]:
-    rows = [line.split("\t") for line in (Path(__file__).parent / "data" / "addresses.tsv").read_text()
-            .splitlines() if line and not line.startswith("#")][1:]
-    return [(said, address) for said, address in rows]
 
-
-@pytest.mark.parametrize(("said", "address"), _address_rows())
+@pytest.mark.parametrize(("said", "address"), _labelled("addresses.tsv"))
 def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
     pattern = value_pattern(said, address=True)
     if address:
