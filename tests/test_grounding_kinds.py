@@ -19,6 +19,7 @@ from loop.grounding._facts import FactCheck
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
 from loop.grounding.arguments import (
     ask_for,
+    counts_said,
     ground,
     identifier_candidates,
     proper_names,
@@ -569,3 +570,8 @@ def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
         assert pattern is not None and re.fullmatch(pattern, address), pattern
     else:
         assert pattern is None, pattern
+
+
+@pytest.mark.parametrize(("said", "counts"), _labelled("counts.tsv"))
+def test_a_count_is_never_a_house_number_or_a_time(said: str, counts: str) -> None:
+    assert [int(v) for v in counts_said(said)] == [int(c) for c in counts.split(",") if c]

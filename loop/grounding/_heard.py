@@ -270,6 +270,8 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
         w = word.strip(",").lower()
         return bool(re.match(r"\d", w)) or w in UNITS or w in TENS or w in en.ADDRESS_STARTS
 
+    if address and (streets := _street_runs(text)):  # a whole one, when the caller said its street
+        return "^(" + "|".join(streets) + ")$"
     alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None,
                          min_words=2 if address else 1)  # a house number and its street
     return "^(" + "|".join(alts) + ")$" if alts else None
@@ -277,6 +279,47 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
 
 _DAYS = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "tonight", "weekend"})
 _DIGIT_OF = {w: str(n) for w, n in [*UNITS.items(), *TENS.items()] if n}
+
+
+_NUMBER_WORD = "|".join(sorted([*_UNIT_WORDS[1:], *_TEN_WORDS, "hundred", "and"], key=len, reverse=True))
+_HOUSE_NUMBER = rf"(?:\d+[a-z]?|(?:(?:{_NUMBER_WORD})[\s-]+)*(?:{_NUMBER_WORD}))"
+_STREET = "|".join(en.STREET_TYPES)
+
+
+def _address_re() -> re.Pattern[str]:
+    not_names = "|".join(sorted(_JOINERS | REQUEST_WORDS, key=len, reverse=True))
+    name_word = rf"(?!(?:{not_names})\b)[A-Za-z][\w'-]*"
+    flat = r"(?:(?:{})\.?\s+\w+,?\s+)?".format("|".join(en.ADDRESS_STARTS))
+    return re.compile(rf"\b{flat}{_HOUSE_NUMBER}\s+(?:{name_word}\s+){{0,3}}(?:{_STREET})s?\b", re.IGNORECASE)
+
+
+_ADDRESS = _address_re()
+
+
+def street_addresses(text: str) -> list[str]:
+    """The street addresses in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane"): a house number, up to
+    three words of its street's name (no joining or request words) and a word that closes a street's name
+    (`en.STREET_TYPES`)."""
+    return [m.group(0) for m in _ADDRESS.finditer(text)]
+
+
+def _street_runs(text: str, max_words: int = 10) -> list[str]:
+    """Regex alternatives for each street address in `text`, whole, with the words after it in its sentence
+    ("12 High Street" or "12 High Street, Leeds"), up to a request word ("please")."""
+    alts = []
+    for m in _ADDRESS.finditer(text):
+        sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
+        words = list(itertools.takewhile(lambda w: w.strip(",").lower() not in REQUEST_WORDS, span_words(sentence)))
+        while words and words[-1].strip(",").lower() in _JOINERS:
+            words.pop()
+        first = len(span_words(m.group(0)))
+        alts += _alternatives([words], max(max_words, first), lambda w, head=words[0]: w is head, min_words=first)
+    return alts
+
+
+def without_addresses(text: str) -> str:
+    """`text` with its street addresses blanked out: their numbers are no count."""
+    return _ADDRESS.sub(lambda m: " " * len(m.group(0)), text)
 
 
 def _says_when(word: str) -> bool:

@@ -52,6 +52,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     stem,
     time_spans,
     value_pattern,
+    without_addresses,
     words_to_number,
 )
 from loop.grounding.speakable import join_digit_words
@@ -183,7 +184,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         return schema
     k = kind.kind
     if k in ("number", "integer"):
-        values = [int(v) if v.is_integer() else v for v in number_candidates(without_times(ev.said))]
+        values = [int(v) if v.is_integer() else v for v in counts_said(ev.said)]
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
@@ -205,6 +206,12 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
                                                                            leave_out=ev.own_name)
         return {"type": "string", "pattern": pattern} if pattern else None
     return {"enum": found} if found else None
+
+
+def counts_said(text: str) -> list[float]:
+    """The numbers in the caller's words that may be an amount or a count: not a time of day ("five o'clock"),
+    not a house number ("twenty two Baker Street")."""
+    return number_candidates(without_times(without_addresses(text)))
 
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:

@@ -66,6 +66,10 @@ SELF_INTRODUCTION = (r"\b(?:my name is|my name's|my name|the name is|the name's|
 CLOCK_CUES = ("at", "around", "about", "by", "till", "until", "after", "before", "from")
 # words an address may open with besides its house number ("Flat 2, 10 Mill Lane"); labelled: tests/data/addresses.tsv
 ADDRESS_STARTS = ("flat", "apartment", "apt", "unit", "suite", "number", "no")
+# what closes a street's name ("22 Baker Street"): its house number is no count; labelled: tests/data/counts.tsv
+STREET_TYPES = ("street", "st", "road", "rd", "lane", "ln", "avenue", "ave", "drive", "dr", "court", "ct", "close",
+                "way", "place", "pl", "crescent", "terrace", "boulevard", "blvd", "gardens", "square", "row", "parade",
+                "grove", "walk", "hill", "park", "mews", "parkway", "highway", "circle", "green", "rise", "view")
 NAME_LEAD = (r"^(?:(?:yes|yeah|yep|ok|okay|sure|um+|uh+|er+|erm|so|well|oh|right)\b[,.]?\s*)*(?:(?:it's|it is|"
              r"that's|that is|the name's|the name is|name's|my name is|my name's|his name is|her name is|their name"
              r" is|his name's|her name's|she's|he's|this is|i'm|i am|under|for|it's under|it's for|call (?:him|her|it"
