@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 
-from loop import Agent, LoopConfig, RunOutcome
+from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool
 from loop.approvals import ApprovalAnswer
+from loop.grounding.arguments import ground
+from loop.grounding.phase import pursued_writes
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message
 from tests.openai_server import OpenAIServer, text_reply, tool_calls_reply
@@ -158,3 +161,39 @@ def test_a_change_that_names_no_new_value_of_any_kind_is_left_to_the_model() -> 
     assert after("actually make it thirsty.") is None  # no day in it: the model reads it
     assert after("Thursday or Friday, whichever.") is None  # ambiguous
     assert after("Yes, Tuesday.") is None  # nothing new
+
+
+def _cinema(model: Any) -> Agent:
+    def showtimes(film: Literal["Starfall", "Paper Moons"]) -> dict[str, str]:
+        """Tonight's showtimes for a film, with the seats left at each"""
+        return {"7:30 p.m.": "sold out"}
+
+    def book_seats(film: Literal["Starfall", "Paper Moons"], seats: int, name: str) -> str:
+        """Book seats for a film tonight, under the caller's name"""
+        return "booked"
+
+    return Agent(model=model, tools=[Tool(showtimes), Tool(book_seats, mutates=True)],
+                 system_prompt="You answer the phone at a cinema.", config=LoopConfig.profile("voice"))
+
+
+def test_a_question_about_what_a_write_would_take_is_answered_by_the_read(server: OpenAIServer) -> None:
+    """"Are there any seats left for Starfall?" names the booking only by its object: a remote model that
+    proposes the booking gets the read the caller's words fill instead, never a question for a name."""
+    server.enqueue(tool_calls_reply([("c1", "book_seats", json.dumps({"film": "Starfall", "seats": 2,
+                                                                       "name": "Lee"}))]),
+                   text_reply("Starfall is sold out at 7:30."))
+    model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+    result = _cinema(model).run_sync("Are there any seats left for Starfall tonight?")
+    assert [(o.call.name, o.call.arguments) for o in result.trajectory] == [("showtimes", {"film": "Starfall"})]
+
+
+@pytest.mark.parametrize(("said", "pursued"), [
+    ("Are there any seats left for Starfall tonight?", False),
+    ("Can I book two seats for Starfall?", True),
+    ("Two seats for Starfall please.", True),
+])
+def test_a_write_is_pursued_when_asked_for_not_asked_about(said: str, pursued: bool) -> None:
+    agent = _cinema(ScriptedModel(["ok"]))
+    request = agent.assembler.build([Message("user", said)], 0, 96)[0]
+    _, missing = ground(request.tools, request.messages)
+    assert ("book_seats" in pursued_writes(request, missing)) is pursued

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from loop.grounding.arguments import fresh_reads, proper_names, uncued
 from loop.grounding.remarks import closing_remark, closing_reply
+from loop.grounding.speakable import ReplyGuard, sentences
 from loop.models.llama.decoding import Plan, plan_for
 from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler
@@ -155,3 +158,21 @@ def test_an_acknowledgement_after_an_answer_gets_the_offer_of_more_help() -> Non
     assert asked.say != answered.say
     more, _ = _plan("Where is my order 4567?", "Order 4567 has shipped.", "Great, and order 1234?")
     assert more.say == ""  # more than an acknowledgement
+
+
+def test_a_reply_caught_mid_sentence_after_a_result_ends_with_the_result() -> None:
+    """"To book seats for Starfall at 7.30," then "the caller should call the function": the caller still hears
+    what the tool said, not half a sentence."""
+    guard = ReplyGuard(["showtimes"], fallback="7:30 p.m. sold out.", ending="7:30 p.m. sold out.")
+    said = guard.feed("To book seats for Starfall at 7.30, ") + guard.feed("the caller should call the function. ")
+    assert guard.done and said.endswith("7:30 p.m. sold out.") and "caller" not in said
+    whole = ReplyGuard(["showtimes"], ending="7:30 p.m. sold out.")
+    said = whole.feed("It's sold out at 7.30. ") + whole.feed("The caller should call the function. ")
+    assert said == "It's sold out at 7.30. "
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("6:15 p.m. 25 seats left, 7:30 p.m. sold out.", 1), ("It costs $5.50. Thanks!", 2), ("Open at 9 a.m. daily", 1),
+    ("Hi. There.", 2)])
+def test_the_dots_of_a_time_do_not_end_a_sentence(text: str, count: int) -> None:
+    assert sentences(text) == count

@@ -433,17 +433,18 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
 
 
 def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
-                 as_verb: bool = False) -> list[str]:
+                 as_verb: bool = False, verb_only: bool = False) -> list[str]:
     """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
     the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares).
     `as_verb`: the word itself or its -s/-ed forms ("can you report it?"), so "my booking" does not name
-    `book_room`."""
+    `book_room`; `verb_only`: by the name's first word only ("book" of `book_seats`, not "seats")."""
     said = re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())
     fresh = {w for word in said for w in (word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word))} if as_verb else \
         {stem(w) for w in said}
 
-    def name_stems(tool: dict[str, Any]) -> set[str]:
-        return {w if as_verb else stem(w) for w in re.split(r"[_\W]+", tool_name(tool).lower()) if len(w) > 2}
+    def name_stems(tool: dict[str, Any]) -> set[str]:  # verb_only: its first word ("book" of book_seats)
+        words = [w for w in re.split(r"[_\W]+", tool_name(tool).lower()) if w]
+        return {w if as_verb else stem(w) for w in (words[:1] if verb_only else words) if len(w) > 2}
 
     reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
     return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]

@@ -27,7 +27,17 @@ from loop import locale
 from loop.grounding._change import changed_call, fixed_call_tool  # noqa: F401  (fixed_call_tool: for loop.models)
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
-from loop.grounding.arguments import about_tool, ask_for, asked_for, ground, uncued, unnamed_id_writes
+from loop.grounding.arguments import (
+    about_tool,
+    ask_for,
+    asked_for,
+    fresh_reads,
+    ground,
+    named_writes,
+    since_agent_spoke,
+    uncued,
+    unnamed_id_writes,
+)
 from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.tools import tool_name
@@ -125,7 +135,8 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
                           vet_fallback=lambda: _ask_distinct(request) or _cannot_tell(request, facts)
                           or _unknown_fallback(request))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
-    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes)
+    return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes,
+                      ending=fallback if fallback != repeat else "")
 
 
 def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
@@ -192,6 +203,8 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
     for call in calls:
         tool = by_name.get(call.name)
         if tool is None:  # a tool the caller's words cannot fill, or one it may not name yet
+            if instead := _reads_instead(request, call.name, missing):
+                return instead, ""
             return [], asks.get(call.name) or _unknown_fallback(request)
         fixed = _as_heard(call, tool)
         if fixed is None:
@@ -200,6 +213,37 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
             return [], ask_for(lacking, original, locale.get(request.language))
         made.append(fixed)
     return made, ""
+
+
+def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[str]]) -> list[ToolCall]:
+    """For a write the model named but the caller did not ask for ("Are there any seats left for Starfall?" is no
+    booking): the reads their words fill on their own, each with the one value it was given; [] when none."""
+    if named not in request.writes or named in pursued_writes(request, missing):
+        return []
+    calls = []
+    for read in fresh_reads(request.tools, request.messages, request.writes):
+        options = {name: schema.get("enum") or [] for name, schema in _params(read).items()}
+        if any(len(values) != 1 for values in options.values()):
+            return []  # the model must choose: it named a write instead
+        calls.append(ToolCall(tool_name(read), {name: values[0] for name, values in options.items()}))
+    return calls
+
+
+def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
+    """The writes that cannot be called yet which the caller asked for and gave part of ("a refund for order 4567"
+    lacks only the amount): asking for the rest is what they want. A question that names a write only by its
+    object ("Are there any seats left?" of `book_seats`) asks for what a read tells, not for the write."""
+    question = asks(" ".join(m.content for m in since_agent_spoke(request.messages)))
+    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True, verb_only=question))
+    found &= set(missing)
+    for tool in request.tools:
+        lacks = missing.get(tool_name(tool))
+        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        # by a word only it has: "the repair on job 5186" is about every tool of a garage, "collect" about one
+        others = [t for t in request.tools if t is not tool]
+        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
+            found.add(tool_name(tool))
+    return found
 
 
 def _params(tool: dict[str, Any]) -> dict[str, Any]:

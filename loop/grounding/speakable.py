@@ -44,7 +44,7 @@ _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:re
                    r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
                    re.I)
 _QUOTED = re.compile(r"\"[^\"]*\"")
-_SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
+_SENTENCE_END = re.compile(r"(?<![a-zA-Z]\.[a-zA-Z])[.!?]+[\"')\]]*(?=\s|$)")  # not the "." of "p.m."
 CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")  # where a clause is let through to the voice
 DIGIT_WORDS = en.DIGIT_WORDS  # "four" -> "4", "oh" -> "0": the language's (`loop.locale`)
 _SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
@@ -182,17 +182,19 @@ class ReplyGuard:
     `echoes(text)` tells whether the reply's opening words are the caller's own latest words ("whole", "prefix",
     None): a first clause that begins them is held until the next one shows whether the reply only repeats the
     caller ("Yes, please." back to a "Yes, please."), which is not said (`vet_fallback` is).
+    `ending`: said after a reply caught mid-sentence ("To book seats for Starfall at 7.30," before "the caller
+    should call the function"): the tool's data, so the caller still hears the answer.
     `fired` names what was caught (None: nothing)."""
 
     def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
                  max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
                  vet_fallback: str | Callable[[], str] = "",
-                 echoes: Callable[[str], str | None] | None = None) -> None:
+                 echoes: Callable[[str], str | None] | None = None, ending: str = "") -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
         self._fallback = fallback
         self.max_sentences = max_sentences
-        self.vet, self.vet_fallback, self.echoes = vet, vet_fallback, echoes
+        self.vet, self.vet_fallback, self.echoes, self.ending = vet, vet_fallback, echoes, ending
         self.held = ""  # opening words that are so far the caller's own: said once the reply shows its own words
         self.pending = ""
         self.said = ""
@@ -274,6 +276,9 @@ class ReplyGuard:
         """A clause that may not be said ends the reply; when nothing was said yet, the fallback is."""
         self.fired, self.done = fired, True
         if self.said.strip():
+            if self.ending and not re.search(r"[.!?][\"')\]]*\s*$", self.said):  # cut mid-sentence
+                self.said += " " + self.ending
+                return " " + self.ending
             return ""
         instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
         self.said = self.fallback if leak or not instead else instead

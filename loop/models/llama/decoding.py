@@ -20,11 +20,16 @@ from loop.grounding.arguments import (
     answered_ask,
     fresh_reads,
     ground,
-    named_writes,
     uncued,
     unnamed_id_writes,
 )
-from loop.grounding.phase import changed_call, fixed_call_tool, questions_for_missing, said_without_generating
+from loop.grounding.phase import (
+    changed_call,
+    fixed_call_tool,
+    pursued_writes,
+    questions_for_missing,
+    said_without_generating,
+)
 from loop.grounding.speakable import leaks, sentences
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
@@ -167,22 +172,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
                 calls_only=bool(reads))
     if missing and reads:
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
-        plan.pursued = _pursued(request, missing)
+        plan.pursued = pursued_writes(request, missing)
     return plan
-
-
-def _pursued(request: ModelRequest, missing: dict[str, list[str]]) -> set[str]:
-    """The tools that cannot be called yet which the caller spoke of and gave part of ("a refund for order 4567"
-    lacks only the amount): asking for the rest is what they want."""
-    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True)) & set(missing)
-    for tool in request.tools:
-        lacks = missing.get(tool_name(tool))
-        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
-        # by a word only it has: "the repair on job 5186" is about every tool of a garage, "collect" about one
-        others = [t for t in request.tools if t is not tool]
-        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
-            found.add(tool_name(tool))
-    return found
 
 
 def read_out(request: ModelRequest) -> str:
