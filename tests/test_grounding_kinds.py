@@ -18,16 +18,18 @@ from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
 from loop.grounding._facts import FactCheck
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
 from loop.grounding.arguments import (
-    ask_for,
     counts_said,
     ground,
     identifier_candidates,
     proper_names,
     time_spans,
-    uncued,
     value_pattern,
 )
 from loop.grounding.speakable import ReplyGuard
+from loop.grounding.tool_choice import (
+    ask_for,
+    uncued,
+)
 from loop.kinds import address, item, person_name
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
@@ -272,7 +274,7 @@ def test_plain_data_reads_out_when_the_model_cannot_be_said() -> None:
 
 
 def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
-    from loop.grounding.arguments import named_writes
+    from loop.grounding.tool_choice import named_writes
 
     names = ["book_room", "booking_details", "cancel_booking", "report_outage", "outage_by_postcode"]
     tools = [{"type": "function", "function": {"name": n, "description": "", "parameters": {}}} for n in names]
@@ -313,7 +315,7 @@ def test_an_identifier_named_as_another_or_with_another_length_is_not_offered() 
 
 
 def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_it() -> None:
-    from loop.grounding.arguments import unnamed_id_writes
+    from loop.grounding.tool_choice import unnamed_id_writes
 
     tools = [t.openai_schema() for t in pa.hotel(ScriptedModel(["ok"])).tools.values()]
     writes = frozenset({"book_room", "cancel_booking"})

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from loop.grounding.arguments import fresh_reads, proper_names, uncued
+from loop.grounding.arguments import proper_names
 from loop.grounding.remarks import closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, sentences
+from loop.grounding.tool_choice import fresh_reads, uncued
 from loop.models.llama.decoding import Plan, plan_for
 from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler

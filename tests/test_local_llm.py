@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from loop.bench.brain import case_request
-from loop.grounding.arguments import ask_for, id_candidates, number_candidates, proper_names, words_to_number
+from loop.grounding.arguments import id_candidates, number_candidates, proper_names, words_to_number
+from loop.grounding.tool_choice import ask_for
 from loop.models.llama import weights
 from loop.models.llama.qwen_format import parse_output, render_prefix, render_prompt, tool_name
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
@@ -131,7 +132,8 @@ def test_grounding_drops_tools_the_caller_gave_no_values_for() -> None:
 
 
 def test_the_callers_answer_to_the_agents_question_completes_the_call_it_was_asked_for() -> None:
-    from loop.grounding.arguments import answered_ask, ground
+    from loop.grounding.arguments import ground
+    from loop.grounding.tool_choice import answered_ask
 
     desk_tools = [t.openai_schema() for t in OrderDesk(":memory:").tools()]
     history = [Message("user", "Where is my order?"), Message("assistant", ask_for(["order_id"])),

@@ -22,7 +22,10 @@ Booleans, formats, nested values and patterns that admit plain words stay as the
 with the same arguments is not offered again.
 
 A tool whose required argument has no candidate cannot be called, so "I want a refund" cannot become a refund of
-an invented amount: the model may still pick it, and is then made to ask for what is missing (`ask_for`).
+an invented amount: the model may still pick it, and is then made to ask for what is missing
+(`loop.grounding.tool_choice.ask_for`).
+
+Which tool the caller's words speak of, and what the agent asked for, is `loop.grounding.tool_choice`.
 """
 
 from __future__ import annotations
@@ -31,9 +34,8 @@ import copy
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
@@ -56,8 +58,6 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     words_to_number,
 )
 from loop.grounding.speakable import join_digit_words
-from loop.locale import en
-from loop.tools import tool_name
 from loop.types import Message, ToolCall
 
 
@@ -302,150 +302,3 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
 def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
     """Only the tools that can be called with what the conversation holds, their arguments narrowed to it."""
     return ground(tools, messages)[0]
-
-
-def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset()
-              ) -> dict[str, list[str]]:
-    """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
-    once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
-    if not messages or messages[-1].role != "user":
-        return {}
-    at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
-    if at is None or messages[at].tool_calls:
-        return {}
-    _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
-    asked = messages[at].content.strip()
-    found = {tool_name(t): lacked[tool_name(t)] for t in tools
-             if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
-    reads = {n: v for n, v in found.items() if n not in writes}
-    return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
-
-
-def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
-                 grounded: Sequence[dict[str, Any]], writes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
-    """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
-    call that also took a loose span of words): that answer completes the call, not a new topic."""
-    asked = asked_for(tools, messages, writes)
-    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
-
-
-def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
-                ) -> list[dict[str, Any]]:
-    """Reads that the caller's words since the agent last spoke fill on their own ("Which city is order 1234 going
-    to?" fills lookup_order). A read the model names but cannot fill yields to these rather than asking the
-    caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
-    if not messages or messages[-1].role != "user":
-        return []
-    fresh = since_agent_spoke(messages)
-
-    def others(tool: dict[str, Any]) -> list[dict[str, Any]]:
-        return [t for t in tools if tool_name(t) != tool_name(tool)]
-
-    # a read that needs nothing is called only for words that set it apart: "my pizza is late" is no question
-    # for the menu, though the menu lists pizzas (so does the order they wait for)
-    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
-            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t))))]
-
-
-def _no_arguments(tool: dict[str, Any]) -> bool:
-    """A read that needs nothing ("When are you open?" -> opening_hours())."""
-    return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
-
-
-def _filled_by_values(tool: dict[str, Any]) -> bool:
-    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words."""
-    params = (tool.get("function") or tool).get("parameters") or {}
-    required = params.get("required") or []
-    return bool(required) and all("enum" in (params.get("properties") or {}).get(r, {}) for r in required)
-
-
-def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: dict[str, tuple[str, ...]]
-            ) -> list[dict[str, Any]]:
-    """`tools` without those whose cue words (`Tool.cues`) the caller has not said since the agent last spoke."""
-    if not cues:
-        return list(tools)
-    fresh = " ".join(m.content for m in since_agent_spoke(messages)).lower()
-
-    def heard(words: tuple[str, ...]) -> bool:
-        return any(re.search(rf"\b{re.escape(w.lower())}\b", fresh) for w in words)
-
-    return [t for t in tools if tool_name(t) not in cues or heard(cues[tool_name(t)])]
-
-
-_STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they", "them", "there", "their", "would",
-         "could", "should", "will", "just", "like", "want", "please", "tell", "give", "need"}
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
-
-
-_NUMBER_STEMS = {stem(w) for w in [*UNITS, *TENS, "hundred", "thousand", "digit", "digits"]}
-
-
-def _tool_stems(tool: dict[str, Any]) -> set[str]:
-    """What a tool is about: its name, its description, its arguments' names and the values an argument lists
-    ("four cheese" is one of place_order's pizzas)."""
-    fn = tool.get("function") or tool
-    props = (fn.get("parameters") or {}).get("properties") or {}
-    listed = [str(v) for p in props.values() for v in (non_null(p) or {}).get("enum", []) if isinstance(v, str)]
-    return _stems(" ".join([str(fn.get("name", "")), str(fn.get("description", "")), *props, *listed]))
-
-
-def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = ()) -> bool:
-    """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
-    "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
-    `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
-    fresh = " ".join(m.content for m in since_agent_spoke(messages))
-    shared = _stems(fresh) & _tool_stems(tool) - _NUMBER_STEMS  # "four cheese" is no "four-digit order number"
-    for other in besides:
-        shared -= _tool_stems(other)
-    return bool(shared)
-
-
-def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en) -> str:
-    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
-    with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
-    props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
-    described = _described(dict(tool or {}))
-    names = [words.THE.format(name=label(a, props.get(a), described)) for a in arguments]
-    listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
-    return words.ASK_FOR.format(things=listed)
-
-
-def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
-                      ) -> list[dict[str, Any]]:
-    """`tools` without the writes that take only identifiers (`report_outage(account_number)`,
-    `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
-    identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
-    "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
-    asked = asked_for(tools, messages, writes)
-
-    def id_only(tool: dict[str, Any]) -> bool:
-        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
-        props = _properties(tool)
-        return bool(required) and all((k := arg_kind(r, props.get(r, {}), _described(tool))) is not None
-                                      and k.kind == "id"
-                                      for r in required)
-
-    named = set(named_writes(tools, messages, writes))
-    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
-
-
-def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
-                 as_verb: bool = False, verb_only: bool = False) -> list[str]:
-    """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
-    the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares).
-    `as_verb`: the word itself or its -s/-ed forms ("can you report it?"), so "my booking" does not name
-    `book_room`; `verb_only`: by the name's first word only ("book" of `book_seats`, not "seats")."""
-    said = re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())
-    fresh = {w for word in said for w in (word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word))} if as_verb else \
-        {stem(w) for w in said}
-
-    def name_stems(tool: dict[str, Any]) -> set[str]:  # verb_only: its first word ("book" of book_seats)
-        words = [w for w in re.split(r"[_\W]+", tool_name(tool).lower()) if w]
-        return {w if as_verb else stem(w) for w in (words[:1] if verb_only else words) if len(w) > 2}
-
-    reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
-    return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]
-

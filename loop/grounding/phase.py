@@ -27,19 +27,18 @@ from loop import locale
 from loop.grounding._change import changed_call, fixed_call_tool  # noqa: F401  (fixed_call_tool: for loop.models)
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
-from loop.grounding.arguments import (
+from loop.grounding.arguments import ground, since_agent_spoke
+from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
+from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.grounding.tool_choice import (
     about_tool,
     ask_for,
     asked_for,
     fresh_reads,
-    ground,
     named_writes,
-    since_agent_spoke,
     uncued,
     unnamed_id_writes,
 )
-from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
-from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.tools import tool_name
 from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
 

@@ -15,14 +15,7 @@ from loop.grounding._scope import (
     closest_reads,
     scope_sentence,
 )
-from loop.grounding.arguments import (
-    about_tool,
-    answered_ask,
-    fresh_reads,
-    ground,
-    uncued,
-    unnamed_id_writes,
-)
+from loop.grounding.arguments import ground
 from loop.grounding.phase import (
     changed_call,
     fixed_call_tool,
@@ -31,6 +24,7 @@ from loop.grounding.phase import (
     said_without_generating,
 )
 from loop.grounding.speakable import leaks, sentences
+from loop.grounding.tool_choice import about_tool, answered_ask, fresh_reads, uncued, unnamed_id_writes
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
 from loop.types import ModelRequest
