@@ -54,6 +54,29 @@ async def test_the_standin_streams_a_reply_after_its_time_to_first_token(tmp_pat
     assert first is not None and first - started >= 0.25  # never sooner than the configured first token
 
 
+async def test_with_a_real_model_server_the_standin_passes_each_request_on_and_counts_it(tmp_path: Path) -> None:
+    """`bench load --llm-url`: the requests of both voice servers reach the real model as they came, its answer
+    streams back, and the counter still says how many there were."""
+    (tmp_path / "real").mkdir()
+    real, real_url = start_standin(LoadConfig(ttft_ms=50, tokens_per_s=500), tmp_path / "real")
+    counter, url = start_standin(LoadConfig(llm_url=real_url), tmp_path)
+    try:
+        model = OpenAICompatModel(url, "standin")
+        texts = []
+        for said in ("where is my order?", "I want a refund"):
+            text = ""
+            async for event in model.stream(ModelRequest([Message("user", said)], [], 64)):
+                text += event.text if isinstance(event, TextDelta) else ""
+            texts.append(text)
+        await model.aclose()
+        assert model_calls_served(url) == 2 and model_calls_served(real_url) == 2
+    finally:
+        for proc in (counter, real):
+            proc.terminate()
+            proc.wait(10)
+    assert all(text in REPLIES for text in texts)
+
+
 def test_bench_load_runs_real_calls_and_writes_its_table_csvs_and_plot(tmp_path: Path) -> None:
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "voice.cli", "bench", "load", "--steps", "1,2", "--call-turns", "2",

@@ -7,6 +7,10 @@ It prints `listening on http://127.0.0.1:PORT/v1` once it accepts connections. E
 not) is answered with one of a few plain replies of about four seconds of speech, picked by the caller's last
 words, so different calls say different things; the tools offered are never called. It costs next to no CPU:
 the waiting is `asyncio.sleep`, not work.
+
+With `--upstream URL` it is a counting pass-through to a real OpenAI-compatible model server instead (llama.cpp's,
+say): every request goes there as it came and its answer comes back as it streams, and `/v1/stats` still counts
+them, so `bench load --llm-url` measures two voice servers on one real model and the model calls each makes.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class StandinConfig:
     ttft_s: float = 0.3  # request received -> first content token
     tokens_per_s: float = 50.0  # then this many tokens (words and punctuation) a second
     model: str = "standin"
+    upstream: str = ""  # a real model server to pass every request to (counted), instead of the fixed replies
 
 
 def reply_for(body: dict[str, Any]) -> str:
@@ -74,6 +79,31 @@ async def stream_reply(cfg: StandinConfig, text: str, prompt_tokens: int) -> Asy
     yield b"data: [DONE]\n\n"
 
 
+async def _passed_on(upstream: str, body: dict[str, Any]) -> Any:
+    """The request sent on to the real model server, its answer streamed back as it comes."""
+    import httpx
+    from starlette.responses import JSONResponse, StreamingResponse
+
+    client = httpx.AsyncClient(timeout=httpx.Timeout(120.0, connect=5.0))
+    try:
+        response = await client.send(client.build_request("POST", f"{upstream.rstrip('/')}/chat/completions",
+                                                          json=body), stream=True)
+    except httpx.HTTPError as exc:
+        await client.aclose()
+        return JSONResponse({"error": {"message": f"upstream: {exc}", "type": "server_error"}}, 502)
+
+    async def relay() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        finally:
+            await response.aclose()
+            await client.aclose()
+
+    kind = response.headers.get("content-type", "application/json")
+    return StreamingResponse(relay(), status_code=response.status_code, media_type=kind)
+
+
 def build_app(cfg: StandinConfig) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -91,6 +121,8 @@ def build_app(cfg: StandinConfig) -> Any:
             return JSONResponse({"error": {"message": "'messages' must be a list", "type": "invalid_request_error"}},
                                 400)
         served["completions"] += 1
+        if cfg.upstream:
+            return await _passed_on(cfg.upstream, body)
         text, prompt_tokens = reply_for(body), len(json.dumps(body["messages"])) // 4
         if body.get("stream"):
             return StreamingResponse(stream_reply(cfg, text, prompt_tokens), media_type="text/event-stream")
@@ -119,10 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=0, help="0: a free port")
     p.add_argument("--ttft-ms", type=float, default=300.0, help="time to first token (default 300)")
     p.add_argument("--tokens-per-s", type=float, default=50.0, help="token rate after the first (default 50)")
+    p.add_argument("--upstream", default="", metavar="URL",
+                   help="pass every request to this OpenAI-compatible server (.../v1), counting them")
     args = p.parse_args(argv)
     if args.ttft_ms < 0 or args.tokens_per_s <= 0:
         p.error("--ttft-ms must be >= 0 and --tokens-per-s > 0")
-    cfg = StandinConfig(args.ttft_ms / 1000, args.tokens_per_s)
+    cfg = StandinConfig(args.ttft_ms / 1000, args.tokens_per_s, upstream=args.upstream)
     sock = socket.socket()
     sock.bind((args.host, args.port))
     sock.listen(128)  # connections that come before uvicorn runs wait in the backlog

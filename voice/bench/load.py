@@ -80,6 +80,7 @@ class LoadConfig:
     speech_latency_ms: float = 150.0  # the audio stand-in's fixed latency per request
     workers: int = 1  # server processes per step; above 1 behind HAProxy (voice/bench/load_fleet.py)
     compare: str = ""  # "pipecat": each step then runs against the Pipecat bot too (voice/bench/load_pipecat.py)
+    llm_url: str = ""  # a real OpenAI-compatible model server (.../v1) instead of the stand-in: passed through, counted
 
 
 def _drain(stream: TextIO, sink: list[str]) -> None:
@@ -121,7 +122,8 @@ def _start_standin(module: str, args: list[str], log: Path) -> tuple[subprocess.
 
 
 def start_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Popen[str], str]:
-    return _start_standin("voice.bench.llm_standin", ["--ttft-ms", f"{cfg.ttft_ms:g}",
+    upstream = ["--upstream", cfg.llm_url] if cfg.llm_url else []
+    return _start_standin("voice.bench.llm_standin", [*upstream, "--ttft-ms", f"{cfg.ttft_ms:g}",
                                                       "--tokens-per-s", f"{cfg.tokens_per_s:g}"],
                           workdir / "standin.log")
 
@@ -134,8 +136,9 @@ def start_audio_standin(cfg: LoadConfig, workdir: Path) -> tuple[subprocess.Pope
 def start_server(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path) -> tuple[subprocess.Popen[str], int]:
     env = {**os.environ, "PYTHONPATH": IMPORT_PATH, "VOICELOOP_TOKEN": "bench-load-caller-token",
            "VOICELOOP_OPERATOR_TOKEN": OPERATOR, "VOICELOOP_LLM_URL": llm_url, "VOICELOOP_LLM_MODEL": "standin",
-           # the stand-in's fixed replies to recordings of any words: the model path is what is measured, as Pipecat's
-           "VOICELOOP_LLM_GROUNDING": "off",
+           # the stand-in's fixed replies to recordings of any words: the model path is what is measured, as Pipecat's;
+           # a real model (--llm-url) is grounded as any agent's is
+           "VOICELOOP_LLM_GROUNDING": "on" if cfg.llm_url else "off",
            **cfg.env}
     env.pop("TWILIO_AUTH_TOKEN", None)
     speech = ["--stt", "openai" if cfg.remote_stt else "tiny.en", "--tts", "openai" if cfg.remote_tts else "piper"]
@@ -260,7 +263,8 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> dict[str, list
             cfg.env.update(VOICELOOP_STT_URL=audio_url, VOICELOOP_TTS_URL=audio_url)
             progress(f"speech stand-in at {audio_url}: no models, {cfg.speech_latency_ms:g} ms a request")
         try:
-            progress(f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
+            progress(f"model at {cfg.llm_url}, counted through {url}" if cfg.llm_url else
+                     f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
             for n in cfg.steps:
                 for server in servers:  # the same N back to back, same callers and seed: a like-for-like pair
                     row, calls = run_step(cfg, n, url, Path(tmp), utterances, progress, server)
@@ -323,6 +327,10 @@ def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", choices=["pipecat"], default="",
                         help="run each step against a Pipecat bot too, same callers and seed "
                              "(scripts/pipecat_bot/install.sh first)")
+    parser.add_argument("--llm-url", default="", metavar="URL",
+                        help="a real OpenAI-compatible model server (.../v1; it must answer the model name "
+                             "'standin', e.g. llama.cpp's --model_alias standin) instead of the stand-in; "
+                             "requests pass through a counter")
 
 
 def load_config(args: argparse.Namespace) -> LoadConfig:
@@ -337,7 +345,8 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
                       remote_tts=getattr(args, "tts", None) == "openai",
                       speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)),
                       workers=int(getattr(args, "workers", 1) or 1),
-                      compare=str(getattr(args, "compare", "") or ""))
+                      compare=str(getattr(args, "compare", "") or ""),
+                      llm_url=str(getattr(args, "llm_url", "") or ""))
 
 
 def _interrupted(signum: int, frame: Any) -> None:
