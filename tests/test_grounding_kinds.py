@@ -31,6 +31,7 @@ from loop.grounding.tool_choice import (
     uncued,
 )
 from loop.kinds import address, item, person_name
+from loop.locale import en
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
@@ -577,3 +578,10 @@ def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
 @pytest.mark.parametrize(("said", "counts"), _labelled("counts.tsv"))
 def test_a_count_is_never_a_house_number_or_a_time(said: str, counts: str) -> None:
     assert [int(v) for v in counts_said(said)] == [int(c) for c in counts.split(",") if c]
+
+
+def test_only_the_first_question_for_what_a_tool_lacks_opens_with_a_courtesy() -> None:
+    first = ask_for(["order_id"], None, en, [Message("user", "Where is my order?")])
+    again = ask_for(["order_id"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
+                                             Message("user", "Hmm.")])
+    assert first.startswith(en.ASK_OPENER) and first.endswith(again) and not again.startswith(en.ASK_OPENER)

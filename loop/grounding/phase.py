@@ -72,7 +72,7 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     _, missing = ground(request.tools, request.messages)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]
-    return ask_for(missing[lacking[0]], by_name[lacking[0]], words) if lacking else ""
+    return ask_for(missing[lacking[0]], by_name[lacking[0]], words, request.messages) if lacking else ""
 
 
 def _answered(messages: Sequence[Message]) -> bool:
@@ -98,14 +98,14 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     for name in [n for n, lacks in missing.items() if lacks]:
         if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
             read = next(t for t in about_reads if tool_name(t) in closest)
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language), request.messages)
         elif name in asked or about_tool(by_name[name], request.messages):
-            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language))
+            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language), request.messages)
         elif spoken := _spoken_of(request, missing):  # "I'd like the four cheese": the order's, not a tracking's
-            asks[name] = ask_for(missing[tool_name(spoken)], spoken, locale.get(request.language))
+            asks[name] = ask_for(missing[tool_name(spoken)], spoken, locale.get(request.language), request.messages)
         elif lacking_reads:
             read = lacking_reads[0]
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language))
+            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language), request.messages)
         else:
             asks[name] = scope
     return asks
@@ -162,7 +162,7 @@ def _ask_distinct(request: ModelRequest) -> str:
     """A question for what a tool the caller spoke of lacks (`_spoken_of`): once filled, it may answer them."""
     _, missing = ground(request.tools, request.messages)
     tool = _spoken_of(request, missing)
-    return ask_for(missing[tool_name(tool)], tool, locale.get(request.language)) if tool else ""
+    return ask_for(missing[tool_name(tool)], tool, locale.get(request.language), request.messages) if tool else ""
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
@@ -172,7 +172,7 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
-            return ask_for(lacks, tool, locale.get(request.language))
+            return ask_for(lacks, tool, locale.get(request.language), request.messages)
     return otherwise or _question_again(request) or scope_sentence(request)
 
 
@@ -209,7 +209,7 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
         if fixed is None:
             lacking = _unheard(call, tool)
             original = next((t for t in request.tools if tool_name(t) == call.name), tool)
-            return [], ask_for(lacking, original, locale.get(request.language))
+            return [], ask_for(lacking, original, locale.get(request.language), request.messages)
         made.append(fixed)
     return made, ""
 

@@ -36,7 +36,7 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
     asked = messages[at].content.strip()
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
-             if lacked.get(tool_name(t)) and ask_for(lacked[tool_name(t)], t) == asked}
+             if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, en))}
     reads = {n: v for n, v in found.items() if n not in writes}
     return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
 
@@ -123,14 +123,22 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     return bool(shared)
 
 
-def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en) -> str:
-    """A spoken question for missing arguments: ["order_id", "amount"] -> "... the order number and the amount?";
-    with the tool's schema, an identifier reads as one ("account" -> "the account number")."""
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en,
+            messages: Sequence[Message] = ()) -> str:
+    """A spoken question for missing arguments: ["order_id", "amount"] -> "Sure, I can help with that. Could you
+    tell me the order number and the amount?"; with the tool's schema, an identifier reads as one ("account" -> "the
+    account number"). Once the agent has asked such a question in `messages`, the next ones are the question alone."""
+    question = _question(arguments, tool, words)
+    asked_before = any(words.ASK_FOR.split("{")[0] in m.content for m in messages if m.role == "assistant")
+    return question if asked_before else f"{words.ASK_OPENER} {question}"
+
+
+def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: ModuleType) -> str:
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
     described = _described(dict(tool or {}))
     names = [words.THE.format(name=label(a, props.get(a), described)) for a in arguments]
     listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
-    return words.ASK_FOR.format(things=listed)
+    return str(words.ASK_FOR.format(things=listed))
 
 
 def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]

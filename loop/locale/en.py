@@ -216,7 +216,8 @@ CANNOT_DO = "Sorry, I can't do that: {reason}."
 WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."
 WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask again until we've "
                  "checked, so it isn't done twice.")
-ASK_FOR = "Sure, I can help with that. Could you tell me {things}?"
+ASK_FOR = "Could you tell me {things}?"
+ASK_OPENER = "Sure, I can help with that."  # before the call's first question for what a tool lacks, not again
 THE = "the {name}"  # one thing asked for: "the order number"
 SEPARATOR = ", "
 YOURE_WELCOME_BYE = "You're welcome. Goodbye!"
