@@ -6,9 +6,18 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from loop import Agent, LoopConfig, Message, RunResult, Tool
+
+
+def labelled(name: str) -> list[tuple[str, str]]:
+    """The rows of a labelled set in tests/data (tab-separated, `#` comments, a header row)."""
+    lines = (Path(__file__).parent / "data" / name).read_text().splitlines()
+    rows = [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
+    return [(said, label) for said, label in rows]
+
 
 ORDER_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
 

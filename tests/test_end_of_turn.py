@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.helpers import labelled
 from tests.test_call_core import Harness, ask, run_started
 from voice.audio import load_audio
 from voice.call.events import (
@@ -19,7 +20,7 @@ from voice.call.events import (
     StartRun,
     TurnEndScored,
 )
-from voice.call.turns import TurnConfig, needed_silence
+from voice.call.turns import TurnConfig, needed_silence, only_greets
 from voice.trace import TraceKind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -387,3 +388,11 @@ def test_digits_said_over_the_agent_are_a_real_interruption_never_resumed_over(s
     from voice.call.turns import is_interruption
 
     assert is_interruption(said, 0.9, TurnConfig()) is interrupts
+
+
+@pytest.mark.parametrize(("said", "greeting"), labelled("greeting_turns.tsv"))
+def test_a_greeting_alone_waits_for_why_they_called(said: str, greeting: str) -> None:
+    cfg = TurnConfig()
+    assert only_greets(said) is (greeting == "yes")
+    if greeting == "yes":
+        assert needed_silence(said, cfg, complete=0.99) == cfg.hold_silence_s

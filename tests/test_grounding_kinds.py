@@ -35,6 +35,7 @@ from loop.locale import en
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
+from tests.helpers import labelled
 from voice.demo.order_desk import order_desk_brain
 
 REPLY_EVAL = "voice/demo/reply_eval.yaml"
@@ -224,13 +225,6 @@ def _echo_guarded(heard: str, pieces: list[str]) -> tuple[str, ReplyGuard]:
     guard = ReplyGuard([], "", "F", vet=facts.unknown, vet_fallback="ASK", echoes=facts.echoes)
     said = "".join(guard.feed(p) for p in pieces) + guard.finish()
     return said, guard
-
-
-def _labelled(name: str) -> list[tuple[str, str]]:
-    """The rows of a labelled set in tests/data (tab-separated, `#` comments, a header row)."""
-    lines = (Path(__file__).parent / "data" / name).read_text().splitlines()
-    rows = [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
-    return [(said, label) for said, label in rows]
 
 
 def test_a_reply_that_only_repeats_the_caller_is_not_said() -> None:
@@ -429,7 +423,7 @@ def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
 
 
 
-@pytest.mark.parametrize(("line", "words"), _labelled("own_name.tsv"))
+@pytest.mark.parametrize(("line", "words"), labelled("own_name.tsv"))
 def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
     from loop.grounding._heard import own_name_words
 
@@ -504,7 +498,7 @@ def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier
 
 
 
-@pytest.mark.parametrize(("said", "times"), _labelled("clock_times.tsv"))
+@pytest.mark.parametrize(("said", "times"), labelled("clock_times.tsv"))
 def test_times_of_day_are_read_however_they_are_said(said: str, times: str) -> None:
     from loop.grounding._clock import clock_times
 
@@ -566,7 +560,7 @@ def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_w
 
 
 
-@pytest.mark.parametrize(("said", "address"), _labelled("addresses.tsv"))
+@pytest.mark.parametrize(("said", "address"), labelled("addresses.tsv"))
 def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
     pattern = value_pattern(said, address=True)
     if address:
@@ -575,7 +569,7 @@ def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
         assert pattern is None, pattern
 
 
-@pytest.mark.parametrize(("said", "counts"), _labelled("counts.tsv"))
+@pytest.mark.parametrize(("said", "counts"), labelled("counts.tsv"))
 def test_a_count_is_never_a_house_number_or_a_time(said: str, counts: str) -> None:
     assert [int(v) for v in counts_said(said)] == [int(c) for c in counts.split(",") if c]
 

@@ -43,6 +43,10 @@ NOT_A_NUMBER = r"\b(?:(?:the|that|this|which|no|every|any) one|one (?:moment|sec
 # Said over the agent while listening: never an interruption on their own
 BACKCHANNELS = frozenset({"uh-huh", "uh", "huh", "mm", "mhm", "mm-hmm", "hmm", "yeah", "yes", "yep", "ok", "okay",
     "right", "sure", "i", "see", "oh", "ah", "um", "so"})
+# A turn of these words alone is a greeting that the reason for the call follows ("Hi. ... My pizza is late."):
+# it waits as words that trail off do; labelled: tests/data/greeting_turns.tsv
+GREETING_WORDS = frozenset({"hi", "hello", "hey", "hiya", "howdy", "there", "good", "morning", "afternoon", "evening",
+                            "yes", "oh", "um", "uh", "er", "erm", "so", "right", "okay", "ok"})
 # Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
 # for what follows ("I want"), possessives and fillers
 TRAILING = frozenset({

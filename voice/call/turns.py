@@ -222,6 +222,8 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
     short = digits_wanted and sum(c.isdigit() for c in text) < digits_wanted
+    if only_greets(text):
+        return cfg.hold_silence_s  # "Hi." and a pause: why they called comes next
     if announces_a_number(text) or (awaiting_digits and (short or not re.search(r"\d", text))):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if answered and not trails_off(text):
@@ -231,6 +233,15 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     if quick is not None and number_whole and ends_on_number(text):
         return quick
     return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
+
+
+def only_greets(text: str) -> bool:
+    """The words are a greeting and nothing else ("Hi.", "Hello there?", "Oh, hi."): callers go on to say why they
+    called after it, so it is no turn yet (a caller who only checks the line hears the agent after the longer wait).
+    """
+    words = re.findall(r"[a-z']+", text.lower())
+    return bool(words) and set(words) <= en.GREETING_WORDS and bool(set(words) & {"hi", "hello", "hey", "hiya",
+                                                                                     "howdy"})
 
 
 def content_words(text: str) -> list[str]:
