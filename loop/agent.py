@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import time
 import uuid
@@ -109,6 +110,22 @@ class Agent:
         a = self.assembler
         self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,
                                          a.scope, a.language)
+
+    def override(self, *, model: Model | None = None, **changes: Any) -> Agent:
+        """This agent for one call or session, with `changes` (approver, listeners, conversation_id, journal,
+        tenant) and its own per-call state, leaving `self` as it was (pydantic-ai's `override()`): a driver wires
+        its approver and listeners into the view, never into the user's object. `model`: answer with it instead
+        (see `use_model`)."""
+        view = copy.copy(self)
+        view.listeners = list(self.listeners)
+        view.speculative, view.pending_prefetches, view.unsettled_writes = {}, set(), []
+        for name, value in changes.items():
+            if not hasattr(self, name):
+                raise TypeError(f"Agent.override() got an unknown attribute {name!r}")
+            setattr(view, name, value)
+        if model is not None:
+            view.use_model(model)
+        return view
 
     async def warm(self) -> None:
         """Hand the stable prefix to the model once, before the first turn, so its cache is hot."""

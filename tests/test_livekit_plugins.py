@@ -71,7 +71,8 @@ async def test_the_turn_loop_answers_in_an_agent_session_and_asks_before_it_refu
     journal = Journal(str(tmp_path / "journal.db"))
     kinds = [e.kind for e in journal.events(result.run_id)]
     assert "approval" in kinds and kinds[-1] == "run_finished"
-    assert agent.conversation_id == "room-42"
+    assert adapter.agent.conversation_id == "room-42"  # the session's own view of the agent (Agent.override):
+    assert agent.conversation_id == "" and agent.approver is None and agent.listeners == []  # the user's is as built
 
 
 async def test_a_no_declines_and_the_policy_still_denies(tmp_path: Path) -> None:

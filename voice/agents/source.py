@@ -118,7 +118,7 @@ class AgentMaker:
             raise AgentConfigError(f"{self.source.ref} returned {type(agent).__name__}, not a loop.Agent")
         chosen = self.model_for(call_id) if self.model_for is not None else None
         if chosen is not None and not (isinstance(chosen, ScriptedReplies) and is_scripted(agent.model)):
-            agent.use_model(chosen)
+            agent = agent.override(model=chosen)  # the factory's object is left as it built it
         return agent
 
     def with_journal(self, call_id: str, journal_path: str | Path) -> Agent:

@@ -61,10 +61,9 @@ class VoiceloopLLM(llm.LLM):
         super().__init__()
         self.approval_hold_s = approval_hold_s  # a yes is committed after this much quiet, as in a voiceloop call
         self._held: asyncio.TimerHandle | None = None
-        self.agent = agent
-        agent.conversation_id = conversation_id or agent.conversation_id or uuid.uuid4().hex[:12]
-        agent.approver = self._approve
-        agent.listeners.append(self._on_event)
+        # the session's own view of the agent (`Agent.override`): the user's object is left as it was
+        self.agent = agent.override(conversation_id=conversation_id or agent.conversation_id or uuid.uuid4().hex[:12],
+                                    approver=self._approve, listeners=[*agent.listeners, self._on_event])
         self.history: list[Message] = []
         self.results: list[RunResult] = []  # every finished run, for tests and reports
         self._transcript: list[Message] = []

@@ -81,10 +81,10 @@ class CallDriver:
         self.hand_over_to: list[Callable[[str], Awaitable[None]]] = []
         self.handing_over: set[asyncio.Future[None]] = set()
         self.speech_generation = 0  # clauses of older replies are skipped (`DropStaleSpeech`)
-        agent.approver = self.ask_approval
-        agent.listeners.append(self._on_run_event)
-        if core.cfg.preempt and not isinstance(agent.model, PrimedModel):
-            agent.model = PrimedModel(agent.model)  # decisions started in the caller's pause are kept
+        # the call's own view of the agent: its approver and listener are wired there, never into the user's object
+        self.agent = agent.override(approver=self.ask_approval, listeners=[*agent.listeners, self._on_run_event])
+        if core.cfg.preempt and not isinstance(self.agent.model, PrimedModel):
+            self.agent.model = PrimedModel(self.agent.model)  # decisions started in the caller's pause are kept
 
     def feed(self, event: CallInput) -> None:
         for command in self.core.handle(event):
