@@ -15,8 +15,8 @@ from loop import Agent, LoopConfig, Message, RunResult, Tool
 def labelled(name: str) -> list[tuple[str, str]]:
     """The rows of a labelled set in tests/data (tab-separated, `#` comments, a header row)."""
     lines = (Path(__file__).parent / "data" / name).read_text().splitlines()
-    rows = [line.split("\t") for line in lines if line and not line.startswith("#")][1:]
-    return [(said, label) for said, label in rows]
+    rows = [line.split("\t", 1) for line in lines if line and not line.startswith("#")][1:]
+    return [(said, label) for said, label in rows]  # a label of several columns keeps its tabs
 
 
 ORDER_SCHEMA = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}

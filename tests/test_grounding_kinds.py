@@ -16,6 +16,7 @@ from pydantic import Field
 from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
 from loop.grounding._facts import FactCheck
+from loop.grounding._heard import labelled_names
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
 from loop.grounding.arguments import (
     counts_said,
@@ -579,3 +580,19 @@ def test_only_the_first_question_for_what_a_tool_lacks_opens_with_a_courtesy() -
     again = ask_for(["order_id"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
                                              Message("user", "Hmm.")])
     assert first.startswith(en.ASK_OPENER) and first.endswith(again) and not again.startswith(en.ASK_OPENER)
+
+
+@pytest.mark.parametrize(("said", "argument", "name"), [
+    (said, *label.split("\t")) for said, label in labelled("labelled_names.tsv")])
+def test_a_name_said_after_an_arguments_own_words_is_that_arguments(said: str, argument: str, name: str) -> None:
+    labels = [w for w in argument.split("_") if w != "name"]
+    assert labelled_names(said, labels) == ([name] if name else [])
+
+
+def test_two_names_of_one_call_are_not_the_same_name() -> None:
+    def vaccinations_due(pet_name: str, owner_surname: str) -> str: ...
+
+    said = "Hi, I'm checking whether Biscuit's jabs are due. The surname's Hughes."
+    tools, _ = ground([Tool(vaccinations_due).openai_schema()], [Message("user", said)])
+    assert tools[0]["function"]["parameters"]["properties"] == {"pet_name": {"enum": ["Biscuit"]},
+                                                                "owner_surname": {"enum": ["Hughes"]}}

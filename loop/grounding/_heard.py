@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from loop.locale import en
 
@@ -168,11 +168,36 @@ def proper_names(text: str, initial: bool = False) -> list[str]:
                        and word.lower() not in _NOT_NAMES)
             if capital:
                 run.append(word)
-            if run and (not capital or raw.endswith(",")):
-                names.append(" ".join(run))
+            if run and (not capital or raw.endswith(",") or _POSSESSIVE.search(word)):
+                names.append(_POSSESSIVE.sub("", " ".join(run)))  # "Biscuit's jabs": Biscuit
                 run = []
         if run:
-            names.append(" ".join(run))
+            names.append(_POSSESSIVE.sub("", " ".join(run)))
+    return list(dict.fromkeys(names))
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$")
+
+
+def labelled_names(text: str, labels: Sequence[str]) -> list[str]:
+    """The names `text` gives right after one of an argument's own words ("The surname's Hughes", "my surname is
+    Patel", "pet's name is Luna", "last name Bennett" for `owner_surname`, `pet_name`, `last_name`): a value the
+    caller said is that argument's, whoever else could take a name."""
+    if not labels:
+        return []
+    label = "|".join(re.escape(w) for w in labels)
+    found = re.finditer(rf"\b(?:{label})(?P<s>['’]s)?(?P<named>\s+name)?(?P<is>['’]s\b|\s+is\b|\s+was\b|:)?[\s,]+"
+                        rf"(?:(?:um|uh|er|erm)[\s,]+)?([A-Za-z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)", text, re.IGNORECASE)
+    names = []
+    for m in found:
+        words = [_POSSESSIVE.sub("", w) for w in m.group(m.lastindex or 0).split()]
+        if words[1:] and (words[1].lower() in _NOT_NAMES or not words[1][:1].isupper()):
+            words = words[:1]
+        low = words[0].lower()
+        # "my pet's vaccinations": after a possessive, only a capitalised word is a name
+        plain = bool(m["is"] or m["named"]) or not m["s"]
+        if (plain or words[0][:1].isupper()) and low not in REQUEST_WORDS | _NOT_A_NAME | _JOINERS | {"name"}:
+            names.append(" ".join(w[:1].upper() + w[1:] for w in words))
     return list(dict.fromkeys(names))
 
 

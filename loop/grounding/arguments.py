@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop.grounding._arg_kinds import arg_kind, digits_named, label, non_null
+from loop.grounding._arg_kinds import arg_kind, digits_named, label, name_words, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     TENS,
@@ -46,6 +46,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     answered_name,
     id_candidates,
     identifier_candidates,
+    labelled_names,
     number_candidates,
     own_name_words,
     proper_names,
@@ -80,6 +81,7 @@ class Evidence:
     id_words: set[str] = field(default_factory=set)  # what the tools' identifiers are called ("postcode", "job")
     digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
+    named_as: dict[str, list[str]] = field(default_factory=dict)  # name argument -> names said right after its words
 
     def without(self, values: Sequence[str]) -> Evidence:
         """This evidence with `values` (what an enum argument took) blanked out of the words, for the others."""
@@ -118,6 +120,16 @@ def _own_name(messages: Sequence[Message]) -> frozenset[str]:
             if before is not None and before.role == "assistant" and _asks_name(before.content):
                 words |= {w.lower() for name in answered_name(m.content) for w in name.split()}
     return frozenset(words)
+
+
+def _names_by_label(props: dict[str, Any], said: str, described: str) -> dict[str, list[str]]:
+    """For each name argument, the names the caller gave right after its own words ("The surname's Hughes" for
+    `owner_surname`), when the tool takes more than one name."""
+    names = [n for n, s in props.items() if (k := arg_kind(n, s, described)) is not None and k.kind == "name"]
+    if len(names) < 2:
+        return {}
+    labels = {n: [w for w in name_words(n) if w not in ("name", "the", "of")] for n in names}
+    return {n: found for n in names if (found := labelled_names(said, labels[n]))}
 
 
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
@@ -191,10 +203,14 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
                             if not digits or sum(c.isdigit() for c in str(i)) == digits]
+    elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named
+        found = ev.named_as[name]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
         found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
         if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
             found = answered_name(ev.fresh)
+        others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
+        found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
     elif k == "when":
         found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
     elif k == "enum":
@@ -280,6 +296,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         props = params.get("properties") or {}
         required = set(params.get("required") or [])
         unfilled = []
+        ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools))
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
