@@ -15,6 +15,7 @@ from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool
 from loop.approvals import ApprovalAnswer
 from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes
+from loop.locale import en
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message
 from tests.openai_server import OpenAIServer, text_reply, tool_calls_reply
@@ -140,8 +141,9 @@ def test_a_change_to_a_write_being_confirmed_is_the_same_write_with_the_new_valu
     assert desk.db.execute("SELECT count(*) FROM refunds").fetchone() == (0,)
 
 
-def test_a_change_that_names_no_new_value_of_any_kind_is_left_to_the_model() -> None:
+def test_a_change_that_names_no_new_value_of_any_kind_asks_what_to_change() -> None:
     from loop.grounding._change import changed_call
+    from loop.grounding.phase import said_without_generating
     from loop.types import ModelRequest, ToolCall
 
     tool = {"type": "function", "function": {"name": "book_delivery", "description": "Book a delivery", "parameters": {
@@ -150,17 +152,42 @@ def test_a_change_that_names_no_new_value_of_any_kind_is_left_to_the_model() -> 
         "required": ["ticket", "day"]}}}
     call = ToolCall("book_delivery", {"ticket": "48217", "day": "tuesday"}, "c1")
 
-    def after(change: str) -> ToolCall | None:
+    def request(change: str) -> ModelRequest:
         messages = [Message("user", "Please deliver ticket 48217 on Tuesday."), Message("assistant", "", [call]),
                     Message("tool", f"book_delivery was not approved (the caller asked for a change: {change!r}). "
                                     "It was not done.", tool_call_id="c1"), Message("user", change)]
-        return changed_call(ModelRequest(messages, [tool], 96, writes=frozenset({"book_delivery"})))
+        return ModelRequest(messages, [tool], 96, writes=frozenset({"book_delivery"}))
+
+    def after(change: str) -> ToolCall | None:
+        return changed_call(request(change))
 
     assert (changed := after("Actually make it Thursday.")) is not None
     assert changed.arguments == {"ticket": "48217", "day": "thursday"}
-    assert after("actually make it thirsty.") is None  # no day in it: the model reads it
-    assert after("Thursday or Friday, whichever.") is None  # ambiguous
+    assert after("actually make it thirsty.") is None  # no day in it: asked what to change, no model
+    assert said_without_generating(request("actually make it thirsty.")) == en.WHICH_CHANGE
+    assert after("Thursday or Friday, whichever.") is None  # ambiguous: the model reads it
+    assert said_without_generating(request("Thursday or Friday, whichever.")) != en.WHICH_CHANGE
     assert after("Yes, Tuesday.") is None  # nothing new
+
+
+@pytest.mark.parametrize(("said", "nothing_asked"), [("Yes, that's right.", True), ("Yeah.", True),
+                                                     ("Yes, please.", True), ("Yes, the other order.", False)])
+def test_a_yes_to_an_answer_asks_for_nothing(said: str, nothing_asked: bool) -> None:
+    """"Yes, that's right." after a result was read out is no request and not out of scope; after a write was
+    declined it is about that write, and left to the loop."""
+    from loop.grounding.phase import said_without_generating
+    from loop.types import ModelRequest, ToolCall
+
+    read = [Message("user", "Where is ticket 48217?"), Message("assistant", "Ticket 48217 is ready to collect."),
+            Message("user", said)]
+    reply = said_without_generating(ModelRequest(read, [], 96))
+    assert (reply == en.ANYTHING_ELSE) is nothing_asked
+    call = ToolCall("book_delivery", {"ticket": "48217", "day": "tuesday"}, "c1")
+    declined = [Message("user", "Deliver ticket 48217 on Tuesday."), Message("assistant", "", [call]),
+                Message("tool", "book_delivery was not approved (no answer came). It was not done.",
+                        tool_call_id="c1"), Message("assistant", "I haven't done that: I didn't hear a yes."),
+                Message("user", said)]
+    assert said_without_generating(ModelRequest(declined, [], 96)) != en.ANYTHING_ELSE
 
 
 def _cinema(model: Any) -> Agent:

@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from loop.grounding.arguments import proper_names
-from loop.grounding.remarks import closing_remark, closing_reply
+from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, sentences
 from loop.grounding.tool_choice import fresh_reads, uncued
 from loop.models.llama.decoding import Plan, plan_for
 from loop.models.llama.qwen_format import tool_name
 from loop.prompt import PromptAssembler
 from loop.types import Message, ModelRequest
+from tests.helpers import labelled
 from voice.demo.order_desk import OrderDesk, order_desk_brain
 
 
@@ -177,3 +178,10 @@ def test_a_reply_caught_mid_sentence_after_a_result_ends_with_the_result() -> No
     ("Hi. There.", 2)])
 def test_the_dots_of_a_time_do_not_end_a_sentence(text: str, count: int) -> None:
     assert sentences(text) == count
+
+
+@pytest.mark.parametrize(("said", "kind"), labelled("remarks.tsv"))
+def test_what_asks_for_nothing_is_told_from_a_request(said: str, kind: str) -> None:
+    found = [name for name, reads in (("closing", closing_remark), ("acknowledgement", acknowledgement),
+                                      ("affirmation", affirmation)) if reads(said)]
+    assert (found[:1] or ["none"]) == [kind]

@@ -34,6 +34,47 @@ def _declined_for_a_change(messages: list[Message]) -> tuple[ToolCall, list[Mess
     return (call, messages[at + 1:]) if call is not None else None
 
 
+_NOT_APPROVED = re.compile(r"^\w+ was not approved \(", re.S)
+
+
+def declined_just_now(messages: list[Message]) -> bool:
+    """A write was put to the caller and not approved since their turn before this one (said no, asked for a
+    change, or no yes came): their "Yes, please." now is about that write, not a remark."""
+    at = len(messages) - 1
+    while at >= 0 and messages[at].role == "user":
+        at -= 1
+    while at >= 0 and messages[at].role != "user":
+        if messages[at].role == "tool" and _NOT_APPROVED.match(messages[at].content):
+            return True
+        at -= 1
+    return False
+
+
+def unclear_change(request: ModelRequest) -> bool:
+    """The caller asked to change the write being confirmed, and their words since give no new value of any of
+    its arguments ("Actually make it thirsty."): they are asked what to change, not left to a model that may
+    read the order instead."""
+    found = _declined_for_a_change(request.messages)
+    tool = next((t for t in request.tools if found and tool_name(t) == found[0].name), None)
+    return tool is not None and found is not None and not _new_values(tool, found[0], found[1], request)
+
+
+def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], request: ModelRequest
+                ) -> dict[str, list[Any]]:
+    """Each argument the caller's words since give values of its kind other than the declined call's."""
+    fn: dict[str, Any] = tool.get("function") or tool
+    evidence = Evidence.of(since)
+    found = {}
+    for name, prop in ((fn.get("parameters") or {}).get("properties") or {}).items():
+        narrowed = _narrow(name, prop, evidence, described_among(tool, request.tools))
+        if narrowed is None or narrowed is prop or "enum" not in narrowed:
+            continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
+        old = str(declined.arguments.get(name, "")).strip().lower()
+        if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:
+            found[name] = new
+    return found
+
+
 def changed_call(request: ModelRequest) -> ToolCall | None:
     """The declined call with the values the caller's change gave (see the module's docstring)."""
     found = _declined_for_a_change(request.messages)
@@ -41,24 +82,12 @@ def changed_call(request: ModelRequest) -> ToolCall | None:
     if found is None or tool is None:
         return None
     declined, since = found
-    fn: dict[str, Any] = tool.get("function") or tool
-    schema = fn.get("parameters") or {}
-    evidence = Evidence.of(since)
-    arguments, changed = dict(declined.arguments), False
-    for name, prop in (schema.get("properties") or {}).items():
-        narrowed = _narrow(name, prop, evidence, described_among(tool, request.tools))
-        if narrowed is None or narrowed is prop:
-            continue  # nothing of its kind in the change, or a kind left as the schema says
-        if "enum" not in narrowed:
-            continue  # a span of words (an item, an address): kept; the question read back shows it
-        new = [v for v in narrowed["enum"] if str(v).strip().lower() != str(arguments.get(name, "")).strip().lower()]
-        if len(narrowed["enum"]) > 1 or len(new) > 1:
-            return None  # "Thursday or Friday": ambiguous
-        if new:
-            arguments[name], changed = new[0], True
-    if not changed or not jsonschema.Draft202012Validator(schema).is_valid(arguments):
-        return None
-    return ToolCall(declined.name, arguments)
+    new = _new_values(tool, declined, since, request)
+    if not new or any(len(values) > 1 for values in new.values()):
+        return None  # nothing new, or "Thursday or Friday": ambiguous
+    arguments = {**declined.arguments, **{name: values[0] for name, values in new.items()}}
+    schema = (tool.get("function") or tool).get("parameters") or {}
+    return ToolCall(declined.name, arguments) if jsonschema.Draft202012Validator(schema).is_valid(arguments) else None
 
 
 def fixed_call_tool(request: ModelRequest, call: ToolCall) -> dict[str, Any]:

@@ -24,11 +24,16 @@ from typing import Any
 import jsonschema
 
 from loop import locale
-from loop.grounding._change import changed_call, fixed_call_tool  # noqa: F401  (fixed_call_tool: for loop.models)
+from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.models)
+    changed_call,
+    declined_just_now,
+    fixed_call_tool,
+    unclear_change,
+)
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
-from loop.grounding.remarks import acknowledgement, closing_remark, closing_reply
+from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.grounding.tool_choice import (
     about_tool,
@@ -53,8 +58,11 @@ def said_without_generating(request: ModelRequest, every: ModelRequest | None = 
     words = locale.get(request.language)
     if closing_remark(last.content):  # thanks and goodbye: never a tool, never a transfer
         return closing_reply(last.content, words)
-    if acknowledgement(last.content) and _answered(request.messages):
-        return str(words.ANYTHING_ELSE)  # "Brilliant." after an answer
+    if unclear_change(every):  # "Actually make it thirsty.": what to change, never another tool
+        return str(words.WHICH_CHANGE)
+    yes_to_nothing = affirmation(last.content) and not declined_just_now(request.messages)
+    if (acknowledgement(last.content) or yes_to_nothing) and _answered(request.messages):
+        return str(words.ANYTHING_ELSE)  # "Brilliant." or "Yes, that's right." after an answer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return scope_sentence(every)
     # "What time is check-out?": the prompt's own words for it, at once; else what the call the agent asked for

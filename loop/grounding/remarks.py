@@ -22,6 +22,11 @@ _ACK_CUES = {"brilliant", "great", "perfect", "lovely", "wonderful", "awesome", 
              "alright", "cool", "sweet", "fantastic", "amazing", "superb", "sorted", "nice"}
 _ACK_WORDS = _ACK_CUES | {"oh", "that's", "thats", "very", "so", "sounds", "right", "fine", "really", "all"}
 _FAREWELLS = {"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"}
+# a yes to something that asked nothing ("Yes, that's right." after a result was read out): labelled with the
+# acknowledgements in tests/data/remarks.tsv
+_YES_CUES = {"yes", "yeah", "yep", "yup", "yes,", "correct"}
+_YES_WORDS = _YES_CUES | {"please", "that's", "thats", "right", "oh", "um", "uh", "it", "is", "sure", "great", "ok",
+                          "okay"}
 
 
 def _only(text: str, cues: set[str], allowed: set[str], max_words: int | None = None) -> bool:
@@ -40,6 +45,12 @@ def acknowledgement(text: str) -> bool:
     """"Brilliant." / "Oh, great." / "Okay, perfect.": the caller took in an answer and says nothing more, which
     no tool answers (and the agent is not for anything they asked)."""
     return _only(text, _ACK_CUES, _ACK_WORDS, max_words=4)
+
+
+def affirmation(text: str) -> bool:
+    """"Yes, please." / "Yeah." / "Yes, that's right.": a yes and nothing more. Said after an answer (nothing was
+    asked, nothing waits for a yes) it asks for nothing either: never a new request, never out of scope."""
+    return _only(text, _YES_CUES, _YES_WORDS, max_words=5)
 
 
 def closing_reply(text: str, words: ModuleType = en) -> str:

@@ -227,6 +227,7 @@ SEPARATOR = ", "
 YOURE_WELCOME_BYE = "You're welcome. Goodbye!"
 YOURE_WELCOME = "You're welcome. Is there anything else I can help with?"
 ANYTHING_ELSE = "Is there anything else I can help with?"  # to "Brilliant." after an answer
+WHICH_CHANGE = "Sorry, what would you like me to change?"  # a change to a write that names no new value
 GREETING = "Hello, how can I help?"
 # What the model is shown for an action not done (it copies these to the caller)
 NOT_DONE_SAID_NO = "Okay, I have not done that, as you said no."
