@@ -349,7 +349,7 @@ def write_outputs(result: CallResult, out: Path) -> None:
             lines.append(f"{e['t']:7.2f}s agent:  {e['text']}")
         elif line := _transcript_line(e, verdicts):
             lines.append(line)
-        if e["kind"] in ("loop.run_finished", "caller_turn_ended", "loop.run_started"):
+        if e["kind"].startswith("loop.") or e["kind"] == "caller_turn_ended":  # a new run's events end them
             closing = e["kind"] == "loop.run_finished" and not e["answer"]
     (out / "transcript.txt").write_text("\n".join(lines) + "\n")
     (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
