@@ -391,7 +391,8 @@ def test_a_leak_ends_the_reply_as_soon_as_its_words_are_whole_not_at_the_clause_
     assert guard.feed(" to") == "FALLBACK" and guard.done and guard.fired.startswith("talks about tools")
     guard = ReplyGuard(["report_outage"], "", "FALLBACK")
     assert guard.feed("Sure, ") == "Sure, " and guard.feed("I will use report") == ""
-    assert guard.feed("_outage now.") == "" and guard.done and guard.said == "Sure, "  # said stays said
+    # said stays said, and "Sure," alone answers nothing: the fallback follows it
+    assert guard.feed("_outage now.") == "FALLBACK" and guard.done and guard.said == "Sure, FALLBACK"
     guard = ReplyGuard(["book_room"], "", "FALLBACK")
     assert guard.feed("I can book") == "" and guard.feed(" a room for you.") == ""
     assert guard.finish() == "I can book a room for you." and guard.fired is None

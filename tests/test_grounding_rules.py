@@ -185,3 +185,12 @@ def test_what_asks_for_nothing_is_told_from_a_request(said: str, kind: str) -> N
     found = [name for name, reads in (("closing", closing_remark), ("acknowledgement", acknowledgement),
                                       ("affirmation", affirmation)) if reads(said)]
     assert (found[:1] or ["none"]) == [kind]
+
+
+@pytest.mark.parametrize("fallback", ["Could you tell me the file reference?",
+                                      "Sure, I can help with that. Could you tell me the file reference?"])
+def test_a_reply_caught_after_its_courtesy_still_says_its_fallback(fallback: str) -> None:
+    """"Sure, I can help with that." then "Here's the json object": the caller hears the question, once."""
+    guard = ReplyGuard(["change_delivery_address"], fallback=fallback)
+    said = guard.feed("Sure, I can help with that. ") + guard.feed("Here's the json object ") + guard.finish()
+    assert said == "Sure, I can help with that. Could you tell me the file reference?"

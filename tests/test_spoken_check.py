@@ -99,7 +99,7 @@ def test_guard_replaces_a_leak_before_anything_was_said() -> None:
     out, guard = _guarded(["No tool;", " say:", " Sorry"])
     assert out == ["FALLBACK"] and guard.fired == "prompt directive 'No tool'"
     out, guard = _guarded(["Sure,", " I will use", " lookup", "_order", " now."])
-    assert out == ["Sure, "] and guard.fired.startswith("tool name")
+    assert out == ["Sure, ", "FALLBACK"] and guard.fired.startswith("tool name")  # "Sure," alone says nothing
 
 
 def test_guard_drops_a_half_clause_when_the_model_was_cut() -> None:

@@ -166,6 +166,16 @@ def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent:
     return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt)
 
 
+_COURTESY = frozenset(re.findall(r"[a-z']+", en.ASK_OPENER.lower())) | {"of", "course", "happy", "glad", "to"}
+
+
+def says_nothing(text: str) -> bool:
+    """Words that only open a reply ("Sure, I can help with that.", "Certainly!"): on their own they answer
+    nothing, so a reply cut after them still needs its fallback."""
+    words = re.findall(r"[a-z']+", text.lower())
+    return bool(words) and all(w in en.REPLY_OPENERS or w in _COURTESY for w in words)
+
+
 def _only_an_opener(clause: str) -> bool:
     """A clause that is only an answer's first word ("Yes,", "Certainly!", "Of course,")."""
     words = re.findall(r"[a-z']+", clause.lower())
@@ -275,11 +285,16 @@ class ReplyGuard:
     def _instead(self, fired: str, leak: bool = False) -> str:
         """A clause that may not be said ends the reply; when nothing was said yet, the fallback is."""
         self.fired, self.done = fired, True
-        if self.said.strip():
+        if self.said.strip() and not says_nothing(self.said):
             if self.ending and not re.search(r"[.!?][\"')\]]*\s*$", self.said):  # cut mid-sentence
                 self.said += " " + self.ending
                 return " " + self.ending
             return ""
         instead = self.vet_fallback() if callable(self.vet_fallback) else self.vet_fallback
-        self.said = self.fallback if leak or not instead else instead
-        return self.said
+        instead = self.fallback if leak or not instead else instead
+        # "Sure, I can help with that." and then the leak: the courtesy alone would leave the caller with nothing
+        if self.said.strip() and instead.startswith(self.said.strip()):
+            instead = instead[len(self.said.strip()):].lstrip()  # the fallback opens with the same courtesy
+        joined = f"{self.said.rstrip()} {instead}" if self.said.strip() else instead
+        out, self.said = joined[len(self.said):], joined
+        return out
