@@ -49,6 +49,8 @@ from voice.speech.caller_digits import join_spoken_digits
     ("It's K X 4 7 2 9", "It's KX4729"),
     ("share its KX for 729.", "share its KX4729."),
     ("booking BT-1186 please", "booking BT1186 please"),
+    ("Yes, it's JFK, 33460", "Yes, it's JFK33460"),  # a pause after the letters
+    ("I flew BA, 3 times", "I flew BA, 3 times"),
     ("my ID 4821", "my ID 4821"),
     ("at 10 AM 2 people", "at 10 AM 2 people"),
     ("I am 34", "I am 34"),

@@ -373,6 +373,8 @@ def test_a_number_dictated_in_pieces_is_waited_for_until_it_has_the_digits_asked
              Message("assistant", "Sure, I can help with that. Could you tell me the eight-digit card number?")]
     assert digits_asked(asked) == 8
     assert digits_asked([Message("assistant", "Could you tell me the card number?")]) == 0
+    shaped = "Could you tell me the file reference, three letters and five digits?"
+    assert digits_asked([Message("assistant", shaped)]) == 5  # "Yes, it's JFK334 ..." waits for the rest
     assert digits_asked([Message("assistant", "It's an eight-digit card number.")]) == 0  # no question
     assert needed_silence("Sure, it's 6821.", cfg, awaiting_digits=True, digits_wanted=8) == cfg.hold_silence_s
     assert needed_silence("Sure, it's 6821 3390.", cfg, awaiting_digits=True, digits_wanted=8) \

@@ -14,7 +14,7 @@ import yaml
 from pydantic import Field
 
 from loop import ScriptedModel, Tool
-from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
+from loop.grounding._arg_kinds import arg_kind, id_shape, is_id_pattern, label
 from loop.grounding._facts import FactCheck
 from loop.grounding._heard import labelled_names
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
@@ -597,3 +597,23 @@ def test_two_names_of_one_call_are_not_the_same_name() -> None:
     tools, _ = ground([Tool(vaccinations_due).openai_schema()], [Message("user", said)])
     assert tools[0]["function"]["parameters"]["properties"] == {"pet_name": {"enum": ["Biscuit"]},
                                                                 "owner_surname": {"enum": ["Hughes"]}}
+
+
+@pytest.mark.parametrize(("described", "shape", "asked"), [
+    ("Where a bag is, by its file reference (3 letters, 5 digits)", (3, 5),
+     "file reference, three letters and five digits"),
+    ("A booking by its booking reference: two letters then four digits", (2, 4),
+     "booking reference, two letters and four digits"),
+    ("A booking by its reference", (0, 0), "reference"),
+    ("Three letters and five digits are on the tag; look up the order by its order number", (0, 0), "order number"),
+])
+def test_an_identifiers_shape_is_read_from_its_description(described: str, shape: tuple[int, int],
+                                                           asked: str) -> None:
+    name = "file_reference" if "file" in described else "order_number" if "order" in described else \
+        "booking_reference" if "booking reference" in described else "reference"
+    assert id_shape(name, described) == shape
+    assert label(name, {"type": "string"}, described) == asked
+    if shape[1]:  # a reference with fewer digits than it has is not one: "JFK334" when it has five
+        tool = {"type": "function", "function": {"name": "look", "description": described, "parameters": {
+            "type": "object", "properties": {name: {"type": "string"}}, "required": [name]}}}
+        assert ground([tool], [Message("user", "It's JFK334.")])[1] == {"look": [name]}

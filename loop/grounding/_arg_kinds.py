@@ -210,9 +210,26 @@ def _digit_count(described: str) -> int:
     return 0 if m is None else _count(m.group(1))
 
 
+_COUNT = r"(\d{1,2}|" + "|".join(_COUNT_WORDS) + r")"
+_SHAPE = re.compile(rf"\b{_COUNT}[ -]letters?\b[^.;)]{{0,12}}?\b{_COUNT}[ -]digits?\b", re.IGNORECASE)
+
+
+def id_shape(name: str, text: str) -> tuple[int, int]:
+    """The letters and digits a tool's description gives the identifier `name` ("by its file reference (3
+    letters, 5 digits)" for `file_reference` -> (3, 5)); (0, 0) when it gives no such shape."""
+    own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
+    for m in _SHAPE.finditer(text):
+        before = {w[:5] for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())}
+        if own and own <= before:
+            return _count(m.group(1)), _count(m.group(2))
+    return 0, 0
+
+
 def digits_named(name: str, text: str) -> int:
     """How many digits a tool's description gives the argument `name` ("by their five-digit account number"
-    for `account_number`); 0 when it does not."""
+    for `account_number`, "file reference (3 letters, 5 digits)"); 0 when it does not."""
+    if shape := id_shape(name, text)[1]:
+        return shape
     own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
     for m in _N_DIGITS.finditer(text):
         if own & {w[:5] for w in re.findall(r"[a-z]+", m.group(2).lower())}:
@@ -232,6 +249,9 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "") 
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
         words.append("digits" if set(words) & set(en.ONES) else "number")  # `last_four`: "the last four digits"
     digits = (kind.digits or digits_named(name, described)) if kind is not None and kind.kind == "id" else 0
+    letters, shaped = id_shape(name, described) if kind is not None and kind.kind == "id" else (0, 0)
+    if 0 < letters < len(en.ONES) and 1 < shaped < len(en.ONES):  # "the file reference, three letters and five
+        return f"{' '.join(dict.fromkeys(words))}, {en.ONES[letters]} letters{en.AND}{en.ONES[shaped]} digits"
     if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller
         words = [f"{en.ONES[digits]}-digit", *words]  # knows what to say, and the call how long to wait for it
     if kind is not None and kind.kind == "integer" and not set(words) & _SAYS_COUNT:

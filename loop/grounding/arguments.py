@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop.grounding._arg_kinds import arg_kind, digits_named, label, name_words, non_null
+from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_words, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     TENS,
@@ -201,8 +201,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         return {"enum": values} if values else None
     if k == "id":
         digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
+        letters = id_shape(name, described)[0]  # "(3 letters, 5 digits)": 70219 is not one
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
-                            if not digits or sum(c.isdigit() for c in str(i)) == digits]
+                            if (not digits or sum(c.isdigit() for c in str(i)) == digits)
+                            and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named
         found = ev.named_as[name]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)

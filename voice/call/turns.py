@@ -170,7 +170,7 @@ def asked_for_a_number(messages: list) -> bool:
     return said.endswith("?") and any(w.removesuffix("s") in en.NUMBER_NAMES for w in last)
 
 
-_COUNTED = re.compile(r"\b(\d{1,2}|[a-z]+)-digits?\b")
+_COUNTED = re.compile(r"\b(\d{1,2}|[a-z]+)[- ]digits?\b")  # "the eight-digit card number", "... and five digits"
 
 
 def digits_asked(messages: list) -> int:

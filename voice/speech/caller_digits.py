@@ -58,10 +58,11 @@ def _announced(before: str) -> bool:
     return bool(last) and (last[-1] in en.NUMBER_NAMES or last[-1].removesuffix("s") in en.NUMBER_NAMES)
 
 
-# A reference spelt as capitals then digits ("LIS 48213", "K X 4729", "BT-1186"; "KX for 729", where "for" can only
-# be the digit it sounds like); never a word Whisper writes in capitals anyway (`en.CAPITAL_WORDS`: "ID 4821")
-_LETTERED = re.compile(r"(?<![\w-])(?P<letters>[A-Z]{2,4}|[A-Z](?:[ -][A-Z]){1,3})[ -]+(?P<digits>(?:(?:\d+|"
-                       + "|".join(_SOUNDS_LIKE) + r")[ -]+)*\d+)(?![\w.]?\d)")
+# A reference spelt as capitals then digits ("LIS 48213", "K X 4729", "BT-1186", "JFK, 33460" where the speaker
+# paused after the letters; "KX for 729", where "for" can only be the digit it sounds like); never a word Whisper
+# writes in capitals anyway (`en.CAPITAL_WORDS`: "ID 4821")
+_LETTERED = re.compile(r"(?<![\w-])(?P<letters>[A-Z]{2,4}|[A-Z](?:[ -][A-Z]){1,3})(?P<sep>,\s*|[ -]+)"
+                       r"(?P<digits>(?:(?:\d+|" + "|".join(_SOUNDS_LIKE) + r")[ -]+)*\d+)(?![\w.]?\d)")
 # A number Whisper wrote with three or more decimals is no amount: a dictated id ("four one eight double oh five"
 # -> "418.005")
 _DECIMAL_ID = re.compile(r"(?<![$\d.,])(\d{2,})\.(\d{3,})(?![.,]?\d)")
@@ -72,7 +73,10 @@ def _lettered(m: re.Match[str]) -> str:
     if letters in en.CAPITAL_WORDS or m["letters"] in en.CAPITAL_WORDS:
         return m.group(0)
     words = re.findall(r"\d+|[a-z]+", m["digits"])
-    return letters + "".join(_SOUNDS_LIKE.get(w, w) for w in words)
+    digits = "".join(_SOUNDS_LIKE.get(w, w) for w in words)
+    if "," in m["sep"] and len(digits) < 3:  # "BA, 3 times": a comma joins a reference's letters to 3+ digits only
+        return m.group(0)
+    return letters + digits
 
 
 # "double seven" is two sevens: only beside another digit of the run ("7 double 8 1", "double 7 8 8")
