@@ -15,18 +15,18 @@ from voice.trace import TraceKind
 
 def test_a_caller_who_goes_on_before_hearing_the_answer_is_answered_once_for_the_whole_turn() -> None:
     h = ScoredHarness(0.9)
-    h.say("Hi.", 0.5)
+    h.say("I need a room.", 0.5)
     h.frames(0.3, speech=False)  # ended on the model's word after 0.2 s; the run starts
     first = starts(h)
-    assert [s.text for s in first] == ["Hi."]
+    assert [s.text for s in first] == ["I need a room."]
     h.log.clear()
-    h.say("Hi. I need a room for Friday.", 1.5)  # Whisper hears both turns' audio as one (the caller paused)
+    h.say("I need a room. It's for Friday.", 1.5)  # Whisper hears both turns' audio as one (the caller paused)
     h.frames(0.6, speech=False)
     assert [type(c).__name__ for c in h.log if isinstance(c, CancelRun | StartRun)] == ["CancelRun"]
     h.feed(RunEnded(None))  # the withdrawn run unwinds
-    assert [s.text for s in starts(h)] == ["Hi. I need a room for Friday."]
+    assert [s.text for s in starts(h)] == ["I need a room. It's for Friday."]
     assert starts(h)[0].history == first[0].history  # the withdrawn turn left nothing in the history
-    assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
+    assert [t.user_text for t in h.core.turns] == ["I need a room. It's for Friday."]
     assert TraceKind.CALLER_WENT_ON in h.kinds()
 
 
@@ -34,21 +34,21 @@ def test_a_caller_who_goes_on_before_a_finished_answer_plays_is_answered_once_to
     """A quick model (or the virtual clock) has the answer ready before the caller goes on: none of it was heard,
     so it goes, and so do the messages of its run."""
     h = ScoredHarness(0.9)
-    h.say("Hi.", 0.5)
+    h.say("I need a room.", 0.5)
     h.frames(0.3, speech=False)
     before = starts(h)[0].history
     h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "Hello! How can I help? "})))
-    said = [Message("user", "Hi."), Message("assistant", "Hello! How can I help?")]
+    said = [Message("user", "I need a room."), Message("assistant", "Hello! How can I help?")]
     h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", "Hello! How can I help?", [], {}, said)))
     assert h.core.history == said
     h.agent_speaks("Hello! How can I help?")  # handed to the transport, not played yet
     h.log.clear()
-    h.say("Hi. I need a room for Friday.", 1.5)
+    h.say("I need a room. It's for Friday.", 1.5)
     h.frames(0.6, speech=False)
     assert not any(isinstance(c, CancelRun) for c in h.log)  # nothing to cancel
-    assert [s.text for s in starts(h)] == ["Hi. I need a room for Friday."]
+    assert [s.text for s in starts(h)] == ["I need a room. It's for Friday."]
     assert starts(h)[0].history == before and not h.core.reply.speaking
-    assert [t.user_text for t in h.core.turns] == ["Hi. I need a room for Friday."]
+    assert [t.user_text for t in h.core.turns] == ["I need a room. It's for Friday."]
 
 
 def _answered(h: Harness, text: str) -> None:
