@@ -617,3 +617,21 @@ def test_an_identifiers_shape_is_read_from_its_description(described: str, shape
         tool = {"type": "function", "function": {"name": "look", "description": described, "parameters": {
             "type": "object", "properties": {name: {"type": "string"}}, "required": [name]}}}
         assert ground([tool], [Message("user", "It's JFK334.")])[1] == {"look": [name]}
+
+
+def test_an_identifiers_shape_in_the_agents_instructions_is_asked_for_and_answered() -> None:
+    """"A reference is two letters and four digits" in the prompt: the question says so, and the answer to it
+    completes the call (the question is recognised with the shape in it)."""
+    from loop.grounding.tool_choice import answered_ask
+
+    tool = {"type": "function", "function": {"name": "booking_details", "description": "A booking by its reference",
+                                             "parameters": {"type": "object", "properties": {
+                                                 "reference": {"type": "string"}}, "required": ["reference"]}}}
+    system = Message("system", "A reference is two letters and four digits, like KX4729.")
+    asked = ask_for(["reference"], tool, en, [system, Message("user", "Where do I pick up my car?")])
+    assert asked.endswith("Could you tell me the reference, two letters and four digits?")
+    messages = [system, Message("user", "Where do I pick up my car?"), Message("assistant", asked),
+                Message("user", "It's BT1186.")]
+    grounded, _ = ground([tool], messages)
+    assert [t["function"]["name"] for t in answered_ask([tool], messages, grounded)] == ["booking_details"]
+    assert ground([tool], [*messages[:3], Message("user", "It's 1186.")])[0] == []  # no letters: not one

@@ -241,15 +241,17 @@ def digits_named(name: str, text: str) -> int:
     return 0
 
 
-def label(name: str, schema: dict[str, Any] | None = None, described: str = "") -> str:
+def label(name: str, schema: dict[str, Any] | None = None, described: str = "", context: str = "") -> str:
     """How to ask a caller for the argument: `order_id` -> "order number", `booking_ref` -> "booking reference",
-    `account` (an identifier) -> "account number"."""
+    `account` (an identifier) -> "account number". `context`: the agent's instructions, read only for how many
+    digits (and letters) an identifier has."""
     words = [_ID_LABELS.get(w, w) for w in name_words(name)]
     kind = arg_kind(name, schema, described) if schema is not None else None
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
         words.append("digits" if set(words) & set(en.ONES) else "number")  # `last_four`: "the last four digits"
-    digits = (kind.digits or digits_named(name, described)) if kind is not None and kind.kind == "id" else 0
-    letters, shaped = id_shape(name, described) if kind is not None and kind.kind == "id" else (0, 0)
+    said_of = f"{described}\n{context}"
+    digits = (kind.digits or digits_named(name, said_of)) if kind is not None and kind.kind == "id" else 0
+    letters, shaped = id_shape(name, said_of) if kind is not None and kind.kind == "id" else (0, 0)
     if 0 < letters < len(en.ONES) and 1 < shaped < len(en.ONES):  # "the file reference, three letters and five
         return f"{' '.join(dict.fromkeys(words))}, {en.ONES[letters]} letters{en.AND}{en.ONES[shaped]} digits"
     if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller

@@ -82,6 +82,7 @@ class Evidence:
     digits: dict[str, int] = field(default_factory=dict)  # identifier argument -> its length, as any tool says it
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
     named_as: dict[str, list[str]] = field(default_factory=dict)  # name argument -> names said right after its words
+    context: str = ""  # the agent's instructions: what they say of an identifier's shape ("two letters, four digits")
 
     def without(self, values: Sequence[str]) -> Evidence:
         """This evidence with `values` (what an enum argument took) blanked out of the words, for the others."""
@@ -104,7 +105,8 @@ class Evidence:
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
-                   asked_name=_asks_name(agent), own_name=_own_name(messages))
+                   asked_name=_asks_name(agent), own_name=_own_name(messages),
+                   context=next((m.content for m in messages if m.role == "system"), ""))
 
 
 def _asks_name(agent_said: str) -> bool:
@@ -200,8 +202,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
-        digits = kind.digits or digits_named(name, described) or ev.digits.get(name, 0)
-        letters = id_shape(name, described)[0]  # "(3 letters, 5 digits)": 70219 is not one
+        said_of = f"{described}\n{ev.context}"  # the tools' words, then the agent's instructions
+        digits = kind.digits or digits_named(name, said_of) or ev.digits.get(name, 0)
+        letters = id_shape(name, said_of)[0]  # "(3 letters, 5 digits)": 70219 is not one
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]

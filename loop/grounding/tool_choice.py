@@ -34,9 +34,10 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     if at is None or messages[at].tool_calls:
         return {}
     _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
+    system = next((m.content for m in messages if m.role == "system"), "")
     asked = messages[at].content.strip()
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
-             if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, en))}
+             if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, en, system))}
     reads = {n: v for n, v in found.items() if n not in writes}
     return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
 
@@ -56,7 +57,7 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
     if not messages or messages[-1].role != "user":
         return []
-    fresh = since_agent_spoke(messages)
+    fresh = [*(m for m in messages if m.role == "system"), *since_agent_spoke(messages)]  # the instructions too
 
     def others(tool: dict[str, Any]) -> list[dict[str, Any]]:
         return [t for t in tools if tool_name(t) != tool_name(tool)]
@@ -128,15 +129,16 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, wor
     """A spoken question for missing arguments: ["order_id", "amount"] -> "Sure, I can help with that. Could you
     tell me the order number and the amount?"; with the tool's schema, an identifier reads as one ("account" -> "the
     account number"). Once the agent has asked such a question in `messages`, the next ones are the question alone."""
-    question = _question(arguments, tool, words)
+    system = next((m.content for m in messages if m.role == "system"), "")  # what it says of an id's shape
+    question = _question(arguments, tool, words, system)
     asked_before = any(words.ASK_FOR.split("{")[0] in m.content for m in messages if m.role == "assistant")
     return question if asked_before else f"{words.ASK_OPENER} {question}"
 
 
-def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: ModuleType) -> str:
+def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: ModuleType, system: str = "") -> str:
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
     described = _described(dict(tool or {}))
-    names = [words.THE.format(name=label(a, props.get(a), described)) for a in arguments]
+    names = [words.THE.format(name=label(a, props.get(a), described, system)) for a in arguments]
     listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
     return str(words.ASK_FOR.format(things=listed))
 
