@@ -321,16 +321,10 @@ def _address_re() -> re.Pattern[str]:
 _ADDRESS = _address_re()
 
 
-def street_addresses(text: str) -> list[str]:
-    """The street addresses in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane"): a house number, up to
-    three words of its street's name (no joining or request words) and a word that closes a street's name
-    (`en.STREET_TYPES`)."""
-    return [m.group(0) for m in _ADDRESS.finditer(text)]
-
-
 def _street_runs(text: str, max_words: int = 10) -> list[str]:
-    """Regex alternatives for each street address in `text`, whole, with the words after it in its sentence
-    ("12 High Street" or "12 High Street, Leeds"), up to a request word ("please")."""
+    """Regex alternatives for each street address in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane": a
+    house number, up to three words of its street's name, a word that closes a street's name, `en.STREET_TYPES`),
+    whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a request word ("please")."""
     alts = []
     for m in _ADDRESS.finditer(text):
         sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
