@@ -83,6 +83,11 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     return ask_for(missing[lacking[0]], by_name[lacking[0]], words, request.messages) if lacking else ""
 
 
+def _ask(request: ModelRequest, lacks: Sequence[str], tool: dict[str, Any]) -> str:
+    """The question for what `tool` lacks, in the call's language (its courtesy only the first time)."""
+    return ask_for(lacks, tool, locale.get(request.language), request.messages)
+
+
 def _answered(messages: Sequence[Message]) -> bool:
     """The agent's last words before the caller's were an answer, not a question ("Okay." to "Could you tell me the
     job number?" is no acknowledgement of an answer)."""
@@ -106,14 +111,14 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     for name in [n for n, lacks in missing.items() if lacks]:
         if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
             read = next(t for t in about_reads if tool_name(t) in closest)
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language), request.messages)
+            asks[name] = _ask(request, missing[tool_name(read)], read)
         elif name in asked or about_tool(by_name[name], request.messages):
-            asks[name] = ask_for(missing[name], by_name[name], locale.get(request.language), request.messages)
+            asks[name] = _ask(request, missing[name], by_name[name])
         elif spoken := _spoken_of(request, missing):  # "I'd like the four cheese": the order's, not a tracking's
-            asks[name] = ask_for(missing[tool_name(spoken)], spoken, locale.get(request.language), request.messages)
+            asks[name] = _ask(request, missing[tool_name(spoken)], spoken)
         elif lacking_reads:
             read = lacking_reads[0]
-            asks[name] = ask_for(missing[tool_name(read)], read, locale.get(request.language), request.messages)
+            asks[name] = _ask(request, missing[tool_name(read)], read)
         else:
             asks[name] = scope
     return asks
@@ -170,7 +175,7 @@ def _ask_distinct(request: ModelRequest) -> str:
     """A question for what a tool the caller spoke of lacks (`_spoken_of`): once filled, it may answer them."""
     _, missing = ground(request.tools, request.messages)
     tool = _spoken_of(request, missing)
-    return ask_for(missing[tool_name(tool)], tool, locale.get(request.language), request.messages) if tool else ""
+    return _ask(request, missing[tool_name(tool)], tool) if tool else ""
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
@@ -180,7 +185,7 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
-            return ask_for(lacks, tool, locale.get(request.language), request.messages)
+            return _ask(request, lacks, tool)
     return otherwise or _question_again(request) or scope_sentence(request)
 
 
@@ -217,7 +222,7 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
         if fixed is None:
             lacking = _unheard(call, tool)
             original = next((t for t in request.tools if tool_name(t) == call.name), tool)
-            return [], ask_for(lacking, original, locale.get(request.language), request.messages)
+            return [], _ask(request, lacking, original)
         made.append(fixed)
     return made, ""
 
