@@ -234,7 +234,9 @@ class CallFactory:
                               turn_model=self.turn)
         call = Call(call_id, transport, session, dict(meta))
         session.observers.append(call._observe)
-        agent.listeners.append(lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)
+        # the call's own view of the agent (`Agent.override`, made by the session) is the one its runs report to
+        session.agent.listeners.append(
+            lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)
         call.on_release = lambda: self.idle_vads.append(vad)
         return call
 

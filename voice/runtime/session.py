@@ -38,10 +38,9 @@ class CallSession:
         config = config or SessionConfig()
         if config.language != agent.language:  # the agent's fixed sentences are said in its own language
             config = config.model_copy(update={"language": agent.language})
-        self.agent = agent
         # one id for the whole call: every run's gen_ai.conversation.id, the telemetry's and the timeline's
         self.call_id = call_id or uuid.uuid4().hex[:12]
-        agent.conversation_id = self.call_id
+        agent = agent.override(conversation_id=self.call_id)  # the call's own view: the user's agent is left as is
         self.core = CallCore(config, chunker, clock)
         args = (self.core, agent, vad, stt, tts, sink or NullSink(), turn_model)
         self.driver: RealtimeDriver | VirtualDriver = (
@@ -49,6 +48,11 @@ class CallSession:
         self.telemetry = CallTelemetry(self.call_id, transport or ("realtime" if realtime else "file"))
         self.driver.observers.append(self.telemetry.observe)
         self.driver.run_context = self.telemetry.run_context
+
+    @property
+    def agent(self) -> Agent:
+        """The call's own view of the agent (`Agent.override`): what its runs use, and report to."""
+        return self.driver.agent
 
     # ---- driving -----------------------------------------------------------------------------------------
 
