@@ -180,11 +180,10 @@ class Conversation:
     """
 
     def __init__(self, agent: Agent, approve: bool | None = True) -> None:
-        self.agent = agent
+        # its own view of the agent (`Agent.override`): the test's approver is never left on the user's object
+        self.agent = agent if approve is None else agent.override(approver=lambda _call, _verdict: approve)
         self.messages: list[Message] = []
         self.turns: list[Turn] = []
-        if approve is not None:
-            agent.approver = lambda _call, _verdict: approve
 
     async def say(self, text: str) -> Turn:
         events: list[Event] = []

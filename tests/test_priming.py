@@ -67,7 +67,8 @@ def test_a_read_and_the_answer_after_it_are_ready_when_the_turn_ends(tmp_path: P
                           WordChunker, SessionConfig(speculate=True, turns={"speculate_every_s": 10.0}))
     asyncio.run(session.run_file(track((0.2, 40), total_s=4.0)))
     assert session.turns[0].agent_text == "It shipped."
-    assert isinstance(agent.model, PrimedModel) and agent.model.hits == 2 and agent.model.misses == 0
+    primed = session.agent.model  # the call's own view of the agent holds the primed model; `agent` is as built
+    assert isinstance(primed, PrimedModel) and primed.hits == 2 and primed.misses == 0 and agent.model is inner
     assert inner.calls == ["user", "user", "tool"]  # while speaking, in the pause, the answer: none after the end
     reads = [e for e in session.trace if e["kind"] == "speculative_read"]
     assert len(reads) == 1  # the lookup ran once, while the caller spoke, and was reused
@@ -85,7 +86,7 @@ def test_a_read_whose_words_are_the_answer_is_said_without_waiting_for_the_model
     said = [e["text"] for e in session.trace if e["kind"] == "agent_said"]
     assert said and "It shipped." not in said  # the model's own words after the read are never said
     # the decision was primed in the pause; the answer after the read was not (nobody will say it)
-    assert isinstance(agent.model, PrimedModel) and agent.model.hits == 1
+    assert isinstance(session.agent.model, PrimedModel) and session.agent.model.hits == 1 and agent.model is inner
     assert inner.calls == ["user", "user", "tool"]
     reads = [e for e in session.trace if e["kind"] == "speculative_read"]
     assert len(reads) == 1  # the lookup ran once, while the caller spoke, and was reused
