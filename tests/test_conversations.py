@@ -66,6 +66,7 @@ def test_contains_alternatives_regex_and_word_boundaries() -> None:
 
 def test_voice_length_limit_counts_spoken_sentences() -> None:
     assert count_sentences("It cost $59.90. It shipped! Anything else?") == 3
+    assert count_sentences("6:15 p.m. 25 seats left, 7:30 p.m. sold out, 9:30 p.m. 50 seats left.") == 1
     assert check_reply("One. Two. Three.")[0].startswith("too long for voice: 3 sentences")
     assert check_reply("One. Two. Three.", {"max_sentences": None}) == []
     assert check_reply("One. Two. Three.", {"max_sentences": 3}) == []

@@ -86,8 +86,8 @@ def find_leaks(text: str, never: Iterable[str | Sequence[str]] = (), *,
 
 def count_sentences(text: str) -> int:
     """Sentences as a listener hears them: ., ? or ! followed by a space or the end ("$59.90" is not two), but not
-    by a lower-case word ("at 6 p.m. today" is one)."""
-    return sum(1 for s in re.split(r"[.?!]+(?=\s+[^a-z\s]|\s*$)", text) if re.search(r"\w", s))
+    by a lower-case word ("at 6 p.m. today" is one), nor the dot of "p.m." ("6:15 p.m. 25 seats left" is one)."""
+    return sum(1 for s in re.split(r"(?<![a-zA-Z]\.[a-zA-Z])[.?!]+(?=\s+[^a-z\s]|\s*$)", text) if re.search(r"\w", s))
 
 
 def _found(fragment: str, text: str) -> bool:
