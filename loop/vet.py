@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from loop.act import Observation, not_executed
-from loop.approvals import ApprovalAnswer
+from loop.approvals import ApprovalAnswer, not_approved
 from loop.events import EventKind
 from loop.events import ObservationStatus as Status
 from loop.policy.rules import (
@@ -128,6 +128,5 @@ class BatchVetter:
         if answer.approved:
             return None
         if answer.reason:
-            return not_executed(call, Status.DECLINED, f"{call.name} was not approved ({answer.reason}). "
-                                "It was not done.")
+            return not_executed(call, Status.DECLINED, not_approved(call.name, answer.reason))
         return not_executed(call, Status.DECLINED, f"The user declined {call.name}: {verdict.reason}. It was not done.")

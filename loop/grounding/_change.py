@@ -11,16 +11,14 @@ their words fill none of those, or one ambiguously: then the model decides, as b
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 import jsonschema
 
+from loop.approvals import not_approved_reason
 from loop.grounding.arguments import Evidence, _narrow, described_among
 from loop.tools import tool_name
 from loop.types import Message, ModelRequest, ToolCall
-
-_CHANGED = re.compile(r"^(\w+) was not approved \(the caller asked for a change: .*\)\. It was not done\.$", re.S)
 
 
 def _declined_for_a_change(messages: list[Message]) -> tuple[ToolCall, list[Message]] | None:
@@ -28,13 +26,11 @@ def _declined_for_a_change(messages: list[Message]) -> tuple[ToolCall, list[Mess
     at = len(messages) - 1
     while at >= 0 and messages[at].role == "user":
         at -= 1
-    if at < 0 or at == len(messages) - 1 or messages[at].role != "tool" or not _CHANGED.match(messages[at].content):
+    if at < 0 or at == len(messages) - 1 or messages[at].role != "tool" or not (
+            not_approved_reason(messages[at].content) or "").startswith("the caller asked for a change: "):
         return None
     call = next((c for m in messages[:at] for c in m.tool_calls if c.id == messages[at].tool_call_id), None)
     return (call, messages[at + 1:]) if call is not None else None
-
-
-_NOT_APPROVED = re.compile(r"^\w+ was not approved \(", re.S)
 
 
 def declined_just_now(messages: list[Message]) -> bool:
@@ -44,7 +40,7 @@ def declined_just_now(messages: list[Message]) -> bool:
     while at >= 0 and messages[at].role == "user":
         at -= 1
     while at >= 0 and messages[at].role != "user":
-        if messages[at].role == "tool" and _NOT_APPROVED.match(messages[at].content):
+        if messages[at].role == "tool" and not_approved_reason(messages[at].content) is not None:
             return True
         at -= 1
     return False

@@ -70,7 +70,7 @@ class CallDriver:
                  turn_model: EndOfTurn | None = None) -> None:
         self.turn_model = turn_model  # None: turns end by the transcript rules alone
         # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
-        self.core, self.agent, self.vad, self.stt, self.tts, self.sink = core, agent, vad, stt, SpokenTTS(tts), sink
+        self.core, self.vad, self.stt, self.tts, self.sink = core, vad, stt, SpokenTTS(tts), sink
         self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None

@@ -16,6 +16,7 @@ from dataclasses import replace
 from types import ModuleType
 from typing import Any
 
+from loop.approvals import not_approved_reason
 from loop.grounding._scope import spoken_data
 from loop.locale import en
 from loop.tools import tool_name
@@ -350,7 +351,6 @@ class OutputSplitter:
 
 # the loop's refusals (loop/vet.py), framed for a model that reads them aloud: the reason, as the policy words it
 _DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
-_NOT_APPROVED = re.compile(r"^\w+ was not approved \((?P<reason>.*)\)\. It was not done\.$", re.S)
 _DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
 
 
@@ -366,8 +366,8 @@ def present(messages: Sequence[Message], words: ModuleType = en) -> list[Message
             msg = replace(msg, content=said)  # plain data as words: the 0.5B otherwise reads JSON as a task
         if msg.role == "tool" and _DECLINED.match(msg.content):
             msg = replace(msg, content=words.NOT_DONE_SAID_NO)
-        elif msg.role == "tool" and (m := _NOT_APPROVED.match(msg.content)):  # say no only when it was said
-            said_no = "said no" in m.group("reason")
+        elif msg.role == "tool" and (reason := not_approved_reason(msg.content)) is not None:  # no only if said
+            said_no = "said no" in reason
             msg = replace(msg, content=words.NOT_DONE_SAID_NO if said_no else words.NOT_DONE_NO_YES)
         elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
             reason = m.group("reason").strip()
