@@ -16,6 +16,7 @@ from typing import Any
 from loop.commit_gate import CommitGate
 from loop.events import FAILED_STATUSES
 from loop.events import ObservationStatus as Status
+from loop.grounding.speakable import leaks, sentences
 from loop.otel import tool_span
 from loop.outcomes import Escalated
 from loop.tools import ArgumentError, Tool, ToolOutput
@@ -62,6 +63,16 @@ def tools_own_words(tools: Mapping[str, Tool], observations: Sequence[Observatio
     ):
         return ""
     return " ".join(o.content.strip() for o in observations if o.content.strip())
+
+
+def results_in_words(tools: Mapping[str, Tool], observations: Sequence[Observation]) -> str:
+    """The batch's results as a caller may hear them, when every call ran fine and each result is a short plain
+    sentence (no JSON, no tool name, at most two sentences: "Done: membership 880013 is frozen for 2 months."),
+    else "". Said when the model asks again for the very calls it just got: it has nothing more to add."""
+    if not observations or not all(o.status == Status.OK and o.executed for o in observations):
+        return ""
+    text = " ".join(" ".join(o.content.split()) for o in observations)
+    return "" if not text or leaks(text, tools) or sentences(text) > 2 else text
 
 
 def not_executed(call: ToolCall, status: Status, content: str) -> Observation:

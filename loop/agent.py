@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from loop import locale
-from loop.act import Observation, ToolRunner, not_executed, tools_own_words
+from loop.act import Observation, ToolRunner, not_executed, results_in_words, tools_own_words
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
 from loop.errors import ModelError
@@ -69,6 +69,7 @@ class RunState:
     trajectory: list[Observation] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
     spoken: str = ""  # the last batch's results, already said to the caller as the answer (Tool.answers)
+    plain: str = ""  # the last batch's results, when they are plain sentences a caller may hear
     declines_ending: list[str] = field(default_factory=list)  # declines whose approver ends the run (ApprovalAnswer)
     waited_s: float = 0.0  # this turn's wait for a human's approval: not the turn's own time
 
@@ -216,11 +217,16 @@ class Agent:
         response = await self._decide(request, log, tape)
         ledger.settle_model(response.usage)
         s.turn += 1
-        # nothing to do but talk, or the very calls whose results were just said again: those words were the answer
-        if s.spoken and (not response.tool_calls or turn_signature(response.tool_calls) == s.turn_signatures[-1]):
-            self._append(s, Message("assistant", s.spoken, name=TOOL_ANSWER))
+        # nothing to do but talk, or the very calls whose results were just said again: those words were the answer;
+        # the very calls just made, asked for again (a write is never made twice): their results, in plain words
+        again = bool(response.tool_calls and s.turn_signatures) and (
+            turn_signature(response.tool_calls) == s.turn_signatures[-1])
+        if answer := s.spoken if s.spoken and (again or not response.tool_calls) else s.plain if again else "":
+            if not s.spoken:
+                log.emit(EventKind.TOOL_ANSWER, turn=s.turn - 1, text=answer)
+            self._append(s, Message("assistant", answer, name=TOOL_ANSWER))
             self._finish_turn(s, log, ledger, started)
-            raise Completed("the tools' results were the answer", answer=s.spoken)
+            raise Completed("the tools' results were the answer", answer=answer)
         self._append(s, Message("assistant", response.text, tool_calls=response.tool_calls))
         if response.refused:  # a refusal is not an answer: "content or action refused" (seed's outcome table)
             self._close_batch(s, log, response.tool_calls, {}, "not run: the model refused")
@@ -243,6 +249,7 @@ class Agent:
         self._finish_turn(s, log, ledger, started + s.waited_s)
         self._after_batch(s, observations)
         s.spoken = tools_own_words(self.tools, observations)
+        s.plain = results_in_words(self.tools, observations)
         if s.spoken:  # said now; the model is still asked whether anything else needs doing
             log.emit(EventKind.TOOL_ANSWER, turn=s.turn - 1, text=s.spoken)
 

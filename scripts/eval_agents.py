@@ -1,7 +1,7 @@
 """Agents written from short briefs by outside hands, and their callers (evals/agents/, README there).
 
     python scripts/eval_agents.py build            # synthesise every caller line, write the call scripts
-    python scripts/eval_agents.py run [--half dev|test|all] [--agent NAME] [--llm local] [--stt tiny.en]
+    python scripts/eval_agents.py run [--half dev|test|all] [--agent NAME] [--llm local] [--stt tiny.en|oracle]
     python scripts/eval_agents.py stt [--half dev|test|all] [--stt tiny.en base ...]   # word errors vs time
 
 `build` turns each agent's `calls.yaml` (lines the caller says, what must happen) into voiceloop call scripts under
@@ -116,23 +116,31 @@ def build() -> None:
             print(f"built {agent_dir.name}/{call['name']} ({voice})", file=sys.stderr)
 
 
-async def _run(calls: list[Path], llm: str, stt: str) -> list[tuple[str, str, str, str]]:
+async def _run(calls: list[Path], llm: str, stt: str, keep: Path | None) -> list[tuple[str, str, str, str]]:
     from voice.cli import _model_for
     from voice.speech.stack import load_stack
-    from voice.testing.scripted_call import Fixture, run_call
+    from voice.testing.scripted_call import Fixture, run_call, write_outputs
 
-    stack = load_stack(stt, tts="auto")
+    stack = load_stack("tiny.en" if stt == "oracle" else stt, tts="auto")
+    if oracle := stt == "oracle":  # perfect hearing: what the product does with the right words
+        from _oracle_stt import OracleSTT
+
+        stack.stt = OracleSTT(stack.stt)
     model = _model_for(llm, has_script=False)
     rows = []
     for i, path in enumerate(calls, 1):
         fixture = Fixture.load(path)
         checked = bool(fixture.data.get("expect_llm") or fixture.data.get("reply"))
+        if oracle:
+            stack.stt.set_call(fixture.caller_audio(), _spans(fixture))
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 result = await run_call(fixture, stack, Path(tmp), model=model, agent=fixture.agent_source())
                 fails = result.failures
                 verdict = "unchecked" if not checked else "pass" if not fails else "FAIL"
                 why = "; ".join(fails)[:400]
+                if keep:
+                    write_outputs(result, keep / path.parent.name / path.stem)
             except Exception as exc:  # a call that cannot run is a failed call, and the run goes on
                 verdict, why = "FAIL", f"{type(exc).__name__}: {exc}"[:400]
         rows.append((path.parent.name, path.stem, verdict, why))
@@ -140,13 +148,25 @@ async def _run(calls: list[Path], llm: str, stt: str) -> list[tuple[str, str, st
     return rows
 
 
+def _spans(fixture: Any) -> list[tuple[int, int, str]]:
+    """Where each caller line's speech lies in the call's track (samples), with its words."""
+    from voice.audio import load_audio
+
+    spans = []
+    for u, text in zip(fixture.data["caller"], fixture.data["x-eval"]["lines"], strict=True):
+        loud = np.flatnonzero(np.abs(load_audio(fixture.audio_path(u["audio"])).astype(np.int32)) > 500)
+        at = int(u["at"] * 16000)
+        spans.append((at + int(loud[0]), at + int(loud[-1]), text) if len(loud) else (at, at, text))
+    return spans
+
+
 def _calls(half: str, agent: str | None = None) -> list[Path]:
     return [p for p in sorted(BUILD.glob(f"{agent or '*'}/*.yaml"))
             if half == "all" or yaml.safe_load(p.read_text())["x-eval"]["half"] == half]
 
 
-def run(half: str, agent: str | None, llm: str, stt: str) -> None:
-    rows = asyncio.run(_run(_calls(half, agent), llm, stt))
+def run(half: str, agent: str | None, llm: str, stt: str, keep: Path | None = None) -> None:
+    rows = asyncio.run(_run(_calls(half, agent), llm, stt, keep))
     (BUILD / f"results-{half}-{stt}.tsv").write_text("".join("\t".join(r) + "\n" for r in rows))
     by_agent: dict[str, list[str]] = {}
     for name, _, verdict, _ in rows:
@@ -235,7 +255,8 @@ def main() -> None:
     r.add_argument("--half", choices=["dev", "test", "all"], default="dev")
     r.add_argument("--agent")
     r.add_argument("--llm", default="local")
-    r.add_argument("--stt", default="tiny.en")
+    r.add_argument("--stt", default="tiny.en", help="an engine, or `oracle`: the lines' own words (perfect hearing)")
+    r.add_argument("--keep", type=Path, help="keep each call's transcript, trace and audio under this folder")
     c = sub.add_parser("stt")
     c.add_argument("--half", choices=["dev", "test", "all"], default="dev")
     c.add_argument("--stt", nargs="+", default=["tiny.en", "base"])
@@ -246,7 +267,7 @@ def main() -> None:
     elif args.cmd == "stt":
         stt_compare(args.half, args.stt, not args.no_vocabulary)
     else:
-        run(args.half, args.agent, args.llm, args.stt)
+        run(args.half, args.agent, args.llm, args.stt, args.keep)
 
 
 if __name__ == "__main__":

@@ -300,3 +300,10 @@ def test_the_fixed_parts_of_a_tool_call_are_known_before_decoding() -> None:
     assert call_texts([hours]) == ['{"name": "opening_hours", "arguments": {}}']
     assert forced(tag_calls(call_texts([hours, by_name["lookup_order"]])), "<tool_call>\n{\"name\": \"open") == (
         'ing_hours", "arguments": {}}\n</tool_call>')
+
+
+def test_a_tool_named_by_a_plain_word_is_not_machinery_but_an_identifier_is() -> None:
+    # the gym's `membership` tool: "your membership is frozen" names nothing a caller should not hear
+    assert leaks("Done: membership 880013 is frozen for 2 months.", ["membership", "freeze_membership"]) == []
+    assert leaks("I used freeze_membership for that.", ["membership", "freeze_membership"])
+    assert leaks("I called orderStatus.", ["orderStatus"])

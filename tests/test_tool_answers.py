@@ -49,6 +49,30 @@ def test_the_same_calls_again_after_their_words_were_said_end_the_run_as_answere
     assert result.reason == "the tools' results were the answer"
 
 
+def test_the_write_just_made_asked_for_again_is_not_made_twice_and_its_result_is_the_answer() -> None:
+    """A small model asks again for the very write it just made: the write is made once, and the run ends on its
+    result in plain words (not "I did it, but I couldn't finish the rest")."""
+    calls = Calls()
+    refund = write_tool(calls, "refund")  # answers=False: its words are not meant to be said as they stand
+    again = ToolCall("refund", {"order_id": "9"})
+    seen: list[Event] = []
+    result = agent(ScriptedModel([again, ToolCall("refund", {"order_id": "9"}), "never said"]), [refund],
+                   LoopConfig.profile("voice"), approver=lambda call, verdict: True,
+                   listeners=[seen.append]).run_sync("Refund order 9")
+    assert result.outcome is RunOutcome.COMPLETED and result.answer == "refund done for 9"
+    assert [n for n, _ in calls.log] == ["refund"]
+    assert [e.payload["text"] for e in seen if e.kind == EventKind.TOOL_ANSWER] == ["refund done for 9"]
+
+
+def test_the_same_calls_again_with_a_result_no_caller_may_hear_still_stop_as_repeating() -> None:
+    json_status = Tool(lambda order_id: {"order": order_id, "state": "shipped"}, name="order_status",
+                       description="status", args=ORDER_SCHEMA)
+    again = ToolCall("order_status", {"order_id": "42"})
+    result = agent(ScriptedModel([again, ToolCall("order_status", {"order_id": "42"}), "x"]), [json_status],
+                   LoopConfig.profile("voice")).run_sync("Where is order 42?")
+    assert result.outcome is RunOutcome.LOOP_DETECTED
+
+
 def test_a_batch_of_answering_reads_is_answered_in_proposal_order() -> None:
     batch = [ToolCall("order_status", {"order_id": "7"}), ToolCall("order_status", {"order_id": "8"})]
     result = agent(ScriptedModel([batch, "ok"]), [STATUS]).run_sync("7 and 8?")

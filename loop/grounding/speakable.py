@@ -83,8 +83,9 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
     `strict` also refuses words about tools and functions (for the demo's evaluation; a guard stays lenient)."""
     found = []
     lowered = text.lower()
-    for name in tool_names:
-        if name and re.search(rf"(?<![a-z0-9_]){re.escape(name.lower())}(?![a-z0-9_])", lowered):
+    for name in tool_names:  # an identifier ("delivery_status"), not a plain word ("membership", "refund")
+        plain_word = name.isalpha() and name.islower()
+        if name and not plain_word and re.search(rf"(?<![a-z0-9_]){re.escape(name.lower())}(?![a-z0-9_])", lowered):
             found.append(f"tool name {name!r}")
     if m := _BRACKETS.search(text):
         found.append(f"bracket {m.group()!r}")
