@@ -372,3 +372,25 @@ async def test_the_call_so_far_is_read_ahead_of_the_turn_and_never_over_another_
     assert await model.warm_conversation(so_far) == 0
     model._used_at -= 60  # that call has not used the model for a minute: it is over, or between turns
     assert await model.warm_conversation(so_far) > 0
+
+
+async def test_a_change_to_a_declined_write_reaches_the_embedded_models_plan(model: Any) -> None:
+    """The model is shown a declined write as "I have not done that" (`present`), but its plan reads the messages as
+    they are: "Actually make it Thursday." to a Tuesday delivery is the same call with Thursday (a dev-half call
+    heard right had the Tuesday asked again, and booked on "Yes, that's right.")."""
+    from loop.approvals import not_approved
+    from loop.types import ToolCall
+
+    tool = {"type": "function", "function": {"name": "book_delivery", "description": "Book a delivery", "parameters": {
+        "type": "object", "properties": {"ticket": {"type": "string", "pattern": "^[0-9]{5}$"},
+                                         "day": {"type": "string", "enum": ["tuesday", "thursday", "friday"]}},
+        "required": ["ticket", "day"]}}}
+    call = ToolCall("book_delivery", {"ticket": "48217", "day": "tuesday"}, "c1")
+    change = "Actually make it Thursday."
+    messages = [Message("system", "You answer a dry cleaner's phone."),
+                Message("user", "Please deliver ticket 48217 on Tuesday."), Message("assistant", "", [call]),
+                Message("tool", not_approved("book_delivery", f"the caller asked for a change: {change!r}"),
+                        tool_call_id="c1"), Message("user", change)]
+    _, response = await _collect(model, ModelRequest(messages, [tool], 96, writes=frozenset({"book_delivery"})))
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [
+        ("book_delivery", {"ticket": "48217", "day": "thursday"})]

@@ -281,8 +281,10 @@ class LlamaModel:
         return prompt, lead, answer
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        request = replace(request, messages=present(request.messages, locale.get(request.language)))
-        prompt, lead, answer = self._prompt(request)
+        # the model reads the messages as presented to it; its grammar's plan reads them as they are, as every
+        # other model's grounding does (a change the caller asked for is in the declined call's reason)
+        prompt, lead, answer = self._prompt(replace(request, messages=present(request.messages,
+                                                                           locale.get(request.language))))
         room = self.n_ctx - len(prompt)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
