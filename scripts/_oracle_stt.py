@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-NEEDLE = 32  # samples compared to find a window in the track (noise makes every stretch unique)
+NEEDLE = 256  # samples compared to find a window in the track, around its loudest one
 
 
 class OracleSTT:
@@ -25,10 +25,11 @@ class OracleSTT:
         self.lines = [(start, max(end, start + 1), text.split()) for start, end, text in spans]
 
     def _offset(self, audio: np.ndarray) -> int | None:
-        voiced = np.flatnonzero(audio)
-        if not len(voiced):
+        """Where `audio` starts in the track: its loudest stretch, matched sample for sample."""
+        if not len(audio) or not audio.any():
             return None
-        first = int(voiced[0])
+        peak = int(np.argmax(np.abs(audio.astype(np.int32))))
+        first = max(0, min(peak - NEEDLE // 2, len(audio) - NEEDLE))
         needle = audio[first:first + NEEDLE]
         for at in np.flatnonzero(self.track == needle[0]):
             if np.array_equal(self.track[at:at + len(needle)], needle):
@@ -46,5 +47,5 @@ class OracleSTT:
         for start, end, words in self.lines:  # the words of each line's stretch inside the window, pro rata
             first, last = (max(start, lo) - start) / (end - start), (min(end, hi) - start) / (end - start)
             if last > first:
-                heard += words[round(first * len(words)):len(words) if last > 0.97 else round(last * len(words))]
+                heard += words[int(first * len(words)):len(words) if last > 0.97 else round(last * len(words))]
         return " ".join(heard)

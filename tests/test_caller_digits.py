@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import labelled
 from voice.speech.caller_digits import join_spoken_digits
 
 
@@ -84,3 +85,8 @@ def test_an_answer_to_a_question_for_a_number_reads_sound_alikes_between_digits(
     assert join_spoken_digits(heard, asked_for_a_number=True) == joined
     if heard != joined:
         assert join_spoken_digits(heard) == heard  # only where a number was asked for
+
+
+@pytest.mark.parametrize(("said", "joined"), labelled("numbers_in_pairs.tsv"))
+def test_an_id_said_in_pairs_of_number_words_or_with_pauses_is_joined(said: str, joined: str) -> None:
+    assert join_spoken_digits(said) == joined

@@ -106,11 +106,47 @@ def _asked_run(m: re.Match[str]) -> str:
     return digits
 
 
+# An id said in pairs of number words ("twenty-seven nineteen", "forty, twenty-one, seventy-seven, thirty-six",
+# "seventy-seven one oh two"): each pair becomes its digits, then the groups join as Whisper's "27 19" does. A run
+# whose first number is 12 or less may be a time ("nine fifteen", "twelve thirty") and stays as said.
+_UNIT_WORDS = "|".join(en.ONES[1:10])
+_COMPOUND = rf"(?:{'|'.join(en.TENS[2:])})(?:[- ](?:{_UNIT_WORDS})\b)?|{'|'.join(en.ONES[10:])}"
+_PAIR_GROUP = rf"(?:{_COMPOUND}|{'|'.join(DIGIT_WORDS)}|\d{{1,3}})"
+_PAIRED = re.compile(rf"\b{_PAIR_GROUP}(?:,?\s+{_PAIR_GROUP})+\b", re.IGNORECASE)
+_ELLIPSIS = re.compile(r"\s*(?:\.{2,}|…)\s*")
+_NUMBERISH = re.compile(rf"(?:\d+|[A-Z]|{'|'.join(DIGIT_WORDS)}|{_COMPOUND})", re.IGNORECASE)
+
+
+def _number_value(word: str) -> str:
+    parts = re.split(r"[- ]", word.lower())
+    if parts[0] in en.TENS:
+        return str(en.TENS.index(parts[0]) * 10 + (en.ONES.index(parts[1]) if len(parts) > 1 else 0))
+    return str(en.ONES.index(parts[0])) if parts[0] in en.ONES else DIGIT_WORDS.get(parts[0], parts[0])
+
+
+def _said_in_pairs(m: re.Match[str]) -> str:
+    groups = re.findall(_PAIR_GROUP, m.group(0), re.IGNORECASE)
+    values = [_number_value(g) for g in groups]
+    if len(groups) < 2 or not re.search(_COMPOUND, m.group(0), re.IGNORECASE) or int(values[0]) <= 12:
+        return m.group(0)
+    return " ".join(values)
+
+
+def _pauses_in_numbers(text: str) -> str:
+    """"K X... four seven... two nine" -> "K X four seven two nine": a pause inside a dictated reference."""
+    def joined(m: re.Match[str]) -> str:
+        before, after = m.string[: m.start()].split(), m.string[m.end():].split()
+        numberish = bool(before and after and _NUMBERISH.fullmatch(before[-1].strip(",")) and
+                         _NUMBERISH.fullmatch(after[0].strip(",.?!")))
+        return " " if numberish else m.group(0)
+    return _ELLIPSIS.sub(joined, text)
+
+
 def join_spoken_digits(text: str, asked_for_a_number: bool = False) -> str:
     """"It's 4 5 6 7." -> "It's 4567."; "order 12, 34" -> "order 1234"; "four five six seven" -> "4567";
     "order to 0 to 0" -> "order 2020"; "LIS 48213" -> "LIS48213"; "member 418.005" -> "member 418005";
     "7 double 8 1" -> "7881". `asked_for_a_number`: the words answer a question for one ("48 to 1" -> "4821")."""
-    text = _REPEATED.sub(_repeated, text)
+    text = _PAIRED.sub(_said_in_pairs, _pauses_in_numbers(_REPEATED.sub(_repeated, text)))
     if asked_for_a_number:
         text = _ASKED_RUN.sub(_asked_run, join_digit_words(text))
     joined = _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
