@@ -33,6 +33,9 @@ _ID_DESCRIPTION = re.compile(r"\b(?:number|digits?|code|reference|id|identifier)
 _COUNTING = re.compile(r"\bhow many\b|\bnumber of\b|\bamount\b|\bcount\b", re.IGNORECASE)
 _PERSON = {"name", "person", "guest", "customer", "patient", "caller", "contact", "surname", "firstname",
            "lastname", "fullname", "owner", "client", "driver"}
+# the part of a person's name an argument holds ("first_name" of "Oliver Bennett" is Oliver): tests/data/name_parts.tsv
+_GIVEN_NAME = {"first", "given", "forename", "firstname", "givenname"}
+_FAMILY_NAME = {"last", "surname", "family", "lastname", "familyname"}
 _PLACE = {"city", "town", "country", "state", "region", "company", "county", "village", "suburb"}
 _THING_NAMES = {"item", "product", "dish", "pizza", "menu", "file", "tool", "service", "plan", "room", "event",
                 "model", "brand", "part", "drink", "meal"}
@@ -150,6 +153,13 @@ def arg_kind(name: str, schema: dict[str, Any], described: str = "") -> Kind | N
     if kind is not None and kind.kind == "text" and described and (digits := _named_as_id(name, described)):
         return Kind("id", digits=max(digits, 0))
     return kind
+
+
+def name_part(name: str) -> int | None:
+    """Which word of a full name the argument `name` holds: 0 (the first: `first_name`, `given_name`), -1 (the
+    last: `last_name`, `surname`), None (the whole name)."""
+    words = set(name_words(name)) | {"".join(name_words(name))}
+    return 0 if words & _GIVEN_NAME else -1 if words & _FAMILY_NAME else None
 
 
 def _named_as_id(name: str, described: str) -> int:

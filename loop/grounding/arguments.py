@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_words, non_null
+from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_part, name_words, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     TENS,
@@ -226,6 +226,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
                                                                            leave_out=ev.own_name)
         return {"type": "string", "pattern": pattern} if pattern else None
+    if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
+        found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None
 
 
