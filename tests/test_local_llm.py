@@ -149,6 +149,27 @@ def test_the_callers_answer_to_the_agents_question_completes_the_call_it_was_ask
     assert grammar.startswith("root ::= calls\n")
 
 
+def test_an_address_given_in_answer_to_the_agents_question_completes_the_write() -> None:
+    """"Could you tell me the address?" - "It should go to 8 Quay Street.": the span the caller answered with fills
+    the argument that was asked for, so the write is made (and confirmed), not left to a model that may talk
+    instead. A span nobody asked for does not complete a call."""
+    from loop import Tool
+    from loop.grounding.arguments import ground
+    from loop.grounding.tool_choice import answered_ask
+
+    def change_delivery_address(file_reference: str, address: str) -> str: ...
+
+    schema = [Tool(change_delivery_address, description="Send a delayed bag to a new address; the file reference "
+                   "is three letters and five digits").openai_schema()]
+    asked = ask_for(["address"], schema[0])
+    history = [Message("user", "I'd like to change where my bag is delivered. File CDG91034."),
+               Message("assistant", asked), Message("user", "It should go to 8 Quay Street.")]
+    tools, missing = ground(schema, history)
+    assert not missing and [tool_name(t) for t in answered_ask(schema, history, tools)] == ["change_delivery_address"]
+    unasked = [history[0], Message("assistant", "Okay."), history[2]]
+    assert answered_ask(schema, unasked, ground(schema, unasked)[0]) == []
+
+
 # ---- weights: joining chunk packages ---------------------------------------------------------
 
 

@@ -47,7 +47,7 @@ def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
     """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
     call that also took a loose span of words): that answer completes the call, not a new topic."""
     asked = asked_for(tools, messages, writes)
-    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t)]
+    return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t, asked[tool_name(t)])]
 
 
 def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
@@ -73,11 +73,15 @@ def _no_arguments(tool: dict[str, Any]) -> bool:
     return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
 
 
-def _filled_by_values(tool: dict[str, Any]) -> bool:
-    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words."""
+def _filled_by_values(tool: dict[str, Any], asked: Sequence[str] = ()) -> bool:
+    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words; or,
+    for an argument the agent asked for (`asked`), the span of the caller's answer ("Could you tell me the
+    address?" - "It should go to 8 Quay Street.")."""
     params = (tool.get("function") or tool).get("parameters") or {}
+    props = params.get("properties") or {}
     required = params.get("required") or []
-    return bool(required) and all("enum" in (params.get("properties") or {}).get(r, {}) for r in required)
+    return bool(required) and all("enum" in props.get(r, {}) or (r in asked and "pattern" in props.get(r, {}))
+                                  for r in required)
 
 
 def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: dict[str, tuple[str, ...]]
