@@ -59,6 +59,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     words_to_number,
 )
 from loop.grounding.speakable import join_digit_words
+from loop.locale import en
 from loop.types import Message, ToolCall
 
 
@@ -187,7 +188,15 @@ def _named(values: Sequence[str], text: str) -> list[str]:
         v = re.escape(value.lower().replace("_", " ").strip())
         return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
 
-    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1]))]
+    def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
+        code = value.lower()
+        if not (re.fullmatch(r"[a-z0-9]{2,6}", code) and re.search(r"\d", code) and re.search("[a-z]", code)):
+            return False
+        chars = [f"(?:{c}|{'|'.join(w for w, d in en.DIGIT_WORDS.items() if d == c)})" if c.isdigit() else c
+                 for c in code]
+        return re.search(r"(?<![\w])" + r"[\s-]*".join(chars) + r"(?![\w])", low) is not None
+
+    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1])) or spelt(str(v))]
 
 
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
