@@ -90,3 +90,8 @@ def test_an_answer_to_a_question_for_a_number_reads_sound_alikes_between_digits(
 @pytest.mark.parametrize(("said", "joined"), labelled("numbers_in_pairs.tsv"))
 def test_an_id_said_in_pairs_of_number_words_or_with_pauses_is_joined(said: str, joined: str) -> None:
     assert join_spoken_digits(said) == joined
+
+
+@pytest.mark.parametrize(("said", "written"), labelled("house_numbers.tsv"))
+def test_a_house_number_said_in_words_is_written_in_digits(said: str, written: str) -> None:
+    assert join_spoken_digits(said) == written

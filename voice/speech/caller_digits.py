@@ -117,6 +117,12 @@ _ELLIPSIS = re.compile(r"\s*(?:\.{2,}|…)\s*")
 _NUMBERISH = re.compile(rf"(?:\d+|[A-Z]|{'|'.join(DIGIT_WORDS)}|{_COMPOUND})", re.IGNORECASE)
 
 
+# A house number said in words before its street ("twelve Rose Lane", "twenty two Baker Street") is written as
+# Whisper writes most of them, in digits: the street address a tool gets is "12 Rose Lane" (en.STREET_TYPES)
+_HOUSE_IN_WORDS = re.compile(rf"\b(?i:({_COMPOUND}|{_UNIT_WORDS}))(?=\s+(?:[A-Z][\w']*\s+){{1,3}}"
+                             rf"(?i:{'|'.join(en.STREET_TYPES)})\b)")
+
+
 def _number_value(word: str) -> str:
     parts = re.split(r"[- ]", word.lower())
     if parts[0] in en.TENS:
@@ -147,6 +153,7 @@ def join_spoken_digits(text: str, asked_for_a_number: bool = False) -> str:
     "order to 0 to 0" -> "order 2020"; "LIS 48213" -> "LIS48213"; "member 418.005" -> "member 418005";
     "7 double 8 1" -> "7881". `asked_for_a_number`: the words answer a question for one ("48 to 1" -> "4821")."""
     text = _PAIRED.sub(_said_in_pairs, _pauses_in_numbers(_REPEATED.sub(_repeated, text)))
+    text = _HOUSE_IN_WORDS.sub(lambda m: _number_value(m.group(1)), text)
     if asked_for_a_number:
         text = _ASKED_RUN.sub(_asked_run, join_digit_words(text))
     joined = _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
