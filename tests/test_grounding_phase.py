@@ -224,3 +224,57 @@ def test_a_write_is_pursued_when_asked_for_not_asked_about(said: str, pursued: b
     request = agent.assembler.build([Message("user", said)], 0, 96)[0]
     _, missing = ground(request.tools, request.messages)
     assert ("book_seats" in pursued_writes(request, missing)) is pursued
+
+
+def test_the_question_is_for_the_write_the_caller_gave_part_of_not_a_tool_they_gave_nothing_of() -> None:
+    """"I need a plumber urgently, there's a leak": whichever tool a model names, the caller is asked for the
+    callout's address (they gave its problem), not a job number for an arrival time they never asked about."""
+
+    from loop.grounding._scope import scope_sentence
+    from loop.grounding.phase import questions_for_missing
+    from loop.types import ModelRequest
+
+    def arrival_window(job_number: str) -> str:
+        """When the plumber will arrive for an existing job, by its four-digit job number"""
+
+    def book_callout(address: str, problem: Literal["leak", "blocked drain", "no hot water"]) -> str:
+        """Send a plumber to the caller's street address for one of: leak, blocked drain, no hot water"""
+
+    tools = [Tool(arrival_window).openai_schema(), Tool(book_callout, mutates=True).openai_schema()]
+
+    def asks(said: str) -> dict[str, str]:
+        request = ModelRequest([Message("user", said)], tools, 96, writes=frozenset({"book_callout"}))
+        _, missing = ground(tools, request.messages)
+        return questions_for_missing(request, missing, scope_sentence(request))
+
+    urgent = asks("I need a plumber urgently, there's a leak coming through the ceiling!")
+    assert urgent["arrival_window"].endswith("the address?") and urgent["book_callout"].endswith("the address?")
+    waiting = asks("Hi, I'm waiting in for a plumber. When will they get here?")  # gave nothing of either
+    assert waiting["arrival_window"].endswith("job number?")
+
+
+@pytest.mark.parametrize(("change", "arguments"), [
+    ("Actually it's 16 Birch Avenue, not six.", {"address": "16 Birch Avenue", "problem": "no hot water"}),
+    ("Actually make it a leak.", {"address": "6 Birch Avenue", "problem": "leak"}),
+    ("Sorry, 16 Birch Avenue, and it's a leak.", {"address": "16 Birch Avenue", "problem": "leak"}),
+])
+def test_a_change_of_address_is_the_street_address_the_caller_now_said(change: str, arguments: dict[str, str]
+                                                                       ) -> None:
+    """A plumber's callout to 6 Birch Avenue, changed to 16: the same call with the new street address (it had
+    been asked "Sorry, what would you like me to change?": an address is a span of words, and only values
+    counted as a change)."""
+    from loop.approvals import not_approved
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    def book_callout(address: str, problem: Literal["leak", "no hot water"]) -> str:
+        """Send a plumber to the caller's street address"""
+
+    tools = [Tool(book_callout, mutates=True).openai_schema()]
+    call = ToolCall("book_callout", {"address": "6 Birch Avenue", "problem": "no hot water"}, id="c1")
+    messages = [Message("user", "No hot water at 6 Birch Avenue, can someone come out?"),
+                Message("assistant", "", [call]),
+                Message("tool", not_approved("book_callout", f"the caller asked for a change: {change!r}"),
+                        tool_call_id="c1"), Message("user", change)]
+    changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_callout"})))
+    assert changed is not None and changed.arguments == arguments

@@ -16,6 +16,8 @@ from typing import Any
 import jsonschema
 
 from loop.approvals import not_approved_reason
+from loop.grounding._arg_kinds import arg_kind
+from loop.grounding._heard import street_addresses
 from loop.grounding.arguments import Evidence, _narrow, described_among
 from loop.tools import tool_name
 from loop.types import Message, ModelRequest, ToolCall
@@ -55,6 +57,11 @@ def unclear_change(request: ModelRequest) -> bool:
     return tool is not None and found is not None and not _new_values(tool, found[0], found[1], request)
 
 
+def _is_address(name: str, prop: dict[str, Any], tool: dict[str, Any], request: ModelRequest) -> bool:
+    kind = arg_kind(name, prop, described_among(tool, request.tools))
+    return kind is not None and kind.kind == "address"
+
+
 def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], request: ModelRequest
                 ) -> dict[str, list[Any]]:
     """Each argument the caller's words since give values of its kind other than the declined call's."""
@@ -63,9 +70,11 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
     found = {}
     for name, prop in ((fn.get("parameters") or {}).get("properties") or {}).items():
         narrowed = _narrow(name, prop, evidence, described_among(tool, request.tools))
+        old = str(declined.arguments.get(name, "")).strip().lower()
+        if narrowed is not None and "pattern" in narrowed and _is_address(name, prop, tool, request):
+            narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh)))}  # "it's 16 Birch Avenue"
         if narrowed is None or narrowed is prop or "enum" not in narrowed:
             continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
-        old = str(declined.arguments.get(name, "")).strip().lower()
         if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:
             found[name] = new
     return found

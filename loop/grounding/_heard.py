@@ -336,6 +336,11 @@ def _street_runs(text: str, max_words: int = 10) -> list[str]:
     return alts
 
 
+def street_addresses(text: str) -> list[str]:
+    """Each street address in `text` as said: a house number, its street's name and type ("16 Birch Avenue")."""
+    return [" ".join(m.group(0).split()).strip(" ,") for m in _ADDRESS.finditer(text)]
+
+
 def without_addresses(text: str) -> str:
     """`text` with its street addresses blanked out: their numbers are no count."""
     return _ADDRESS.sub(lambda m: " " * len(m.group(0)), text)

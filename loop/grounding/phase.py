@@ -34,7 +34,7 @@ from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
-from loop.grounding.speakable import ReplyGuard, leaks, sentences
+from loop.grounding.speakable import ReplyGuard, first_sentences, leaks, sentences
 from loop.grounding.tool_choice import (
     about_tool,
     ask_for,
@@ -107,9 +107,14 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
     closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
     asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
+    # "I need a plumber, there's a leak": the callout they gave the problem of, not a job's arrival they gave nothing of
+    pursued = [by_name[n] for n in pursued_writes(request, missing) if not _nothing_given(by_name[n], missing[n])]
     asks = {}
     for name in [n for n, lacks in missing.items() if lacks]:
-        if name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
+        if len(pursued) == 1 and name not in asked and name != tool_name(pursued[0]) and _nothing_given(
+                by_name[name], missing[name]):
+            asks[name] = _ask(request, missing[tool_name(pursued[0])], pursued[0])
+        elif name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
             read = next(t for t in about_reads if tool_name(t) in closest)
             asks[name] = _ask(request, missing[tool_name(read)], read)
         elif name in asked or about_tool(by_name[name], request.messages):
@@ -139,8 +144,9 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     fallback, facts = repeat, FactCheck(request)
     if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
         fallback = last.content.strip()
-    elif last is not None and last.role == "tool":
-        fallback = spoken_data(last.content) or repeat
+    elif last is not None and last.role == "tool":  # plain data as words, or a long plain result's first sentences
+        fallback = spoken_data(last.content) or (
+            first_sentences(last.content) if not leaks(last.content, names) else "") or repeat
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
@@ -149,6 +155,11 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes,
                       ending=fallback if fallback != repeat else "")
+
+
+def _nothing_given(tool: dict[str, Any], lacks: Sequence[str]) -> bool:
+    """The caller gave none of the tool's required arguments."""
+    return set(lacks) >= set(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
 
 
 def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:

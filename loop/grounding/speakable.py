@@ -77,6 +77,13 @@ def sentences(text: str) -> int:
     return len(_SENTENCE_END.findall(text)) + (0 if re.search(r"[.!?][\"')\]]*$", text) else 1)
 
 
+def first_sentences(text: str, n: int = 2) -> str:
+    """The first `n` sentences of `text`, as `sentences` counts them."""
+    text = text.strip()
+    ends = list(_SENTENCE_END.finditer(text))
+    return text if len(ends) < n else text[: ends[n - 1].end()].strip()
+
+
 def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str, ...]] = "",
           strict: bool = False) -> list[str]:
     """What in `text` must never reach a caller: tool names, JSON or code, markdown, prompt text, directives.
