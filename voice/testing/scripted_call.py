@@ -342,18 +342,27 @@ def write_outputs(result: CallResult, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_wav(out / "agent.wav", result.agent_audio)
     (out / "trace.jsonl").write_text("".join(json.dumps(e, default=str) + "\n" for e in result.trace))
-    verdicts = {e["call_id"]: f"{e['decision']} {e['rule']}" for e in result.trace if e["kind"] == "loop.verdict"}
+    (out / "transcript.txt").write_text("\n".join(transcript_lines(result.trace)) + "\n")
+    (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
+    write_timeline(out / "timeline.html", json.loads(json.dumps(result.trace, default=str)), out.name or "call")
+
+
+def transcript_lines(trace: list[dict[str, Any]]) -> list[str]:
+    """The call as transcript.txt tells it: each thing said once, tools with their verdicts."""
+    verdicts = {e["call_id"]: f"{e['decision']} {e['rule']}" for e in trace if e["kind"] == "loop.verdict"}
     lines, closing = [], False  # closing: the session's own words after a run that ended without an answer
-    for e in result.trace:
+    said_since = False  # words of the next run already written as they were said: its answer is not written again
+    for e in trace:
         if e["kind"] == "agent_said" and e["part"] == "reply" and closing:
             lines.append(f"{e['t']:7.2f}s agent:  {e['text']}")
-        elif line := _transcript_line(e, verdicts):
+            said_since = True
+        elif not (e["kind"] == "loop.run_finished" and e["answer"] and said_since) and (
+                line := _transcript_line(e, verdicts)):
             lines.append(line)
         if e["kind"].startswith("loop.") or e["kind"] == "caller_turn_ended":  # a new run's events end them
             closing = e["kind"] == "loop.run_finished" and not e["answer"]
-    (out / "transcript.txt").write_text("\n".join(lines) + "\n")
-    (out / "summary.json").write_text(json.dumps(result.summary(), indent=2))
-    write_timeline(out / "timeline.html", json.loads(json.dumps(result.trace, default=str)), out.name or "call")
+            said_since = False
+    return lines
 
 
 def _transcript_line(e: dict[str, Any], verdicts: dict[str, str]) -> str | None:
