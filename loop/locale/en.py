@@ -147,7 +147,8 @@ APPROVE_AFFIRM = ("yes", "yeah", "yea", "yep", "yup", "ya", "yah", "yeh", "aye",
     "please do", "proceed", "please proceed", "you can proceed", "ok", "okay", "alright", "all right", "righto",
     "right oh", "sounds good", "that sounds good", "sounds great", "sounds perfect", "sounds fine",
     "that sounds great", "sounds good to me", "that works", "that works for me", "works for me", "that suits me",
-    "suits me", "lets do it", "lets do that", "you bet", "by all means", "i do", "agreed", "i agree", "you can",
+    "suits me", "thats everything", "thats all", "lets do it", "lets do that", "you bet", "by all means", "i do",
+    "agreed", "i agree", "you can",
     "you may", "thats what i want", "thats what i need", "thats what i asked for", "thats what i wanted",
     "thats it", "thats the one", "thats it exactly", "thats fine", "thats good", "thats great", "thats perfect",
     "thats lovely", "thats grand", "thats all good", "all good", "thatll do", "that will do", "thatd be great",
@@ -161,7 +162,7 @@ APPROVE_COURTESY = ("please", "thanks", "thank you", "thank you very much", "tha
     "buddy", "great", "perfect", "lovely", "brilliant", "wonderful", "excellent", "fine", "good", "cool",
     "awesome", "nice", "fantastic", "super", "grand", "splendid", "much appreciated", "appreciate it",
     "i appreciate it", "appreciated", "kindly", "very much", "so much", "oh", "ah", "now", "right now", "then",
-    "just", "really", "again")
+    "just", "really", "again", "works", "is perfect", "is fine", "is good", "is great")
 # Hesitations: a yes may start with one, never end on one ("um, okay, so..." is not a yes).
 APPROVE_LEAD = ("um", "umm", "uh", "uhh", "er", "erm", "mm", "mmm", "mhm", "uh huh", "hmm", "well", "right", "oh",
     "ah")
