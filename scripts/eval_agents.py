@@ -79,10 +79,10 @@ def _telephone(pcm: np.ndarray) -> np.ndarray:
     return resample(ulaw_decode(ulaw_encode(narrow)), 8000, 16000)
 
 
-def build() -> None:
+def build(agent: str | None = None) -> None:
     from voice.audio import write_wav
 
-    for spec_path in sorted(AGENTS.glob("*/calls.yaml")):
+    for spec_path in sorted(AGENTS.glob(f"{agent or '*'}/calls.yaml")):
         agent_dir, spec = spec_path.parent, yaml.safe_load(spec_path.read_text())
         out = BUILD / agent_dir.name
         (out / "audio").mkdir(parents=True, exist_ok=True)
@@ -250,7 +250,10 @@ def _is_key(word: str, text: str) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("build")
+    parser.add_argument("--set", default="agents", help="the agents under evals/SET (default: agents); a set but "
+                        "the first builds into evals/.build-SET")
+    b = sub.add_parser("build")
+    b.add_argument("--agent")
     r = sub.add_parser("run")
     r.add_argument("--half", choices=["dev", "test", "all"], default="dev")
     r.add_argument("--agent")
@@ -262,8 +265,11 @@ def main() -> None:
     c.add_argument("--stt", nargs="+", default=["tiny.en", "base"])
     c.add_argument("--no-vocabulary", action="store_true", help="transcribe without the agent's vocabulary")
     args = parser.parse_args()
+    global AGENTS, BUILD
+    if args.set != "agents":
+        AGENTS, BUILD = ROOT / "evals" / args.set, ROOT / "evals" / f".build-{args.set}"
     if args.cmd == "build":
-        build()
+        build(args.agent)
     elif args.cmd == "stt":
         stt_compare(args.half, args.stt, not args.no_vocabulary)
     else:
