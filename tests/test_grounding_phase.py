@@ -278,3 +278,18 @@ def test_a_change_of_address_is_the_street_address_the_caller_now_said(change: s
                         tool_call_id="c1"), Message("user", change)]
     changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_callout"})))
     assert changed is not None and changed.arguments == arguments
+
+
+def test_the_callers_answer_completes_the_call_it_was_asked_for_without_the_model(server: OpenAIServer,
+                                                                                 tmp_path: Path) -> None:
+    """"Could you tell me the order number?" - "It's 4567.": the lookup it was asked for is made on any model, not
+    left to one that may talk instead; the model is asked only to say what it found."""
+    from loop.grounding.tool_choice import ask_for
+
+    server.enqueue(text_reply("Order 4567 has shipped."))
+    agent, _ = _agent(server, tmp_path)
+    lookup = next(t for t in agent.tools.values() if t.name == "lookup_order").openai_schema()
+    history = [Message("user", "Where is my order?"), Message("assistant", ask_for(["order_id"], lookup))]
+    result = agent.run_sync("It's 4567.", history=history)
+    assert [(o.call.name, o.call.arguments) for o in result.trajectory] == [("lookup_order", {"order_id": "4567"})]
+    assert len(server.requests) <= 1  # the call was made without asking; at most the answer was

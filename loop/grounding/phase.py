@@ -37,10 +37,12 @@ from loop.grounding.remarks import acknowledgement, affirmation, closing_remark,
 from loop.grounding.speakable import ReplyGuard, first_sentences, leaks, sentences
 from loop.grounding.tool_choice import (
     about_tool,
+    answered_ask,
     ask_for,
     asked_for,
     fresh_reads,
     named_writes,
+    sole_value,
     uncued,
     unnamed_id_writes,
 )
@@ -304,8 +306,10 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
         yield TextDelta(say)
         yield ModelResponse(text=say, tool_calls=[], finish_reason="stop", model=str(getattr(model, "name", "")))
         return
-    if changed := changed_call(request):  # "Actually make it Thursday.": the same write, with Thursday
-        yield ModelResponse(tool_calls=[changed], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
+    # "Actually make it Thursday.": the same write, with Thursday; "It's 4567." to "Could you tell me the order
+    # number?": the call it was asked for, when every argument now holds one value
+    if made := changed_call(request) or completed_ask(request):
+        yield ModelResponse(tool_calls=[made], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
         return
     guard = reply_guard(request)
     response: ModelResponse | None = None
@@ -345,6 +349,20 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
     base = response or ModelResponse(text="", tool_calls=[], finish_reason="stop")
     finish = base.finish_reason if calls == base.tool_calls and not guard.done else "tool_calls" if calls else "stop"
     yield replace(base, text=text, tool_calls=calls, finish_reason=finish)
+
+
+def completed_ask(request: ModelRequest) -> ToolCall | None:
+    """The call the agent asked the caller for, when their answer leaves each of its arguments one value (an id,
+    a name, the street address they said): made without a model, which may talk instead. None otherwise."""
+    tools = unnamed_id_writes(uncued(request.tools, request.messages, request.cues), request.messages, request.writes)
+    grounded, _ = ground(tools, request.messages)
+    completing = answered_ask(tools, request.messages, grounded, request.writes)
+    if len(completing) != 1:
+        return None
+    values = {name: sole_value(schema) for name, schema in _params(completing[0]).items()}
+    if any(v is None for v in values.values()):
+        return None
+    return ToolCall(tool_name(completing[0]), values)
 
 
 def _narrowed(request: ModelRequest) -> tuple[ModelRequest, ModelRequest]:

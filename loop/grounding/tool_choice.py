@@ -84,6 +84,20 @@ def _filled_by_values(tool: dict[str, Any], asked: Sequence[str] = ()) -> bool:
                                   for r in required)
 
 
+def sole_value(schema: dict[str, Any]) -> Any:
+    """The one value a grounded argument admits (an enum of one, or a pattern of one literal span such as
+    `^(8( Quay( Street)))$`), else None."""
+    if len(schema.get("enum") or []) == 1:
+        return schema["enum"][0]
+    pattern = schema.get("pattern")
+    if not pattern or "enum" in schema:
+        return None
+    inner = pattern.removeprefix("^").removesuffix("$").replace("(", "").replace(")", "")
+    if re.search(r"(?<!\\)[?*+|\[\]{}.]", inner):
+        return None
+    return re.sub(r"\\(.)", r"\1", inner) or None
+
+
 def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: dict[str, tuple[str, ...]]
             ) -> list[dict[str, Any]]:
     """`tools` without those whose cue words (`Tool.cues`) the caller has not said since the agent last spoke."""
