@@ -24,6 +24,9 @@ STREETS = {"elm grove": ("Elm Grove", "Tuesday, May 12", "blue"),
            "church street": ("Church Street", "Thursday, May 14", "green"),
            "orchard close": ("Orchard Close", "Friday, May 15", "blue"),
            "willow way": ("Willow Way", "Friday, May 15", "black")}
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+          "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 MISSED_RETURN_BY = "Wednesday, May 13"   # two working days from today
 NEW_BIN_BY = "Friday, May 22"            # nine working days from today
 
@@ -36,6 +39,26 @@ def _street_key(text: str) -> str | None:
         if key in plain:
             return key
     return None
+
+
+def house_number(text: str) -> str | None:
+    """'14 Kingsway' -> '14'; 'fourteen Kingsway' -> '14'; 'forty-two Beech Avenue' -> '42'; None if there is none."""
+    if found := re.search(r"\b\d+[a-z]?\b", str(text).lower()):
+        return found.group(0)
+    words = re.findall(r"[a-z]+", str(text).lower().replace("-", " "))
+    total, seen = 0, False
+    for word in words:
+        if word in _TENS:
+            total, seen = total + _TENS[word], True
+        elif word in _UNITS:
+            total, seen = total + _UNITS.index(word), True
+        elif word == "hundred" and seen:
+            total *= 100
+        elif word == "and" and seen:
+            continue
+        elif seen:
+            break
+    return str(total) if seen and total else None
 
 
 def next_collection(street: str) -> dict[str, Any]:
@@ -53,8 +76,7 @@ def build(call_id: str = "") -> Agent:
 
     def _house(where: str) -> tuple[str | None, str | None]:
         key = _street_key(where)
-        number = re.search(r"\d+[a-z]?", str(where).lower())
-        return (STREETS[key][0] if key else None), (number.group(0) if number else None)
+        return (STREETS[key][0] if key else None), house_number(where)
 
     def report_missed_collection(address: Annotated[str, address()], bin_colour: BinColour) -> str:
         """Report that a bin was not emptied on its collection day, at a house number and street, by bin colour"""
