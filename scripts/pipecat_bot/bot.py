@@ -33,6 +33,7 @@ import signal
 import socket
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -108,10 +109,13 @@ def build_pipeline(websocket: Any, stream_sid: str, call_sid: str, args: argpars
                                        params=TwilioFrameSerializer.InputParams(auto_hang_up=False))
     transport = FastAPIWebsocketTransport(websocket, FastAPIWebsocketParams(
         audio_in_enabled=True, audio_out_enabled=True, add_wav_header=False, serializer=serializer))
-    llm = OpenAILLMService(api_key="x", base_url=args.llm_url,
-                           settings=OpenAILLMService.Settings(model="standin", system_instruction=SYSTEM_PROMPT))
+    spec = json.loads(args.agent_spec.read_text()) if args.agent_spec else {}
+    llm = OpenAILLMService(api_key="x", base_url=args.llm_url, settings=OpenAILLMService.Settings(
+        model="standin", system_instruction=spec.get("system_prompt", SYSTEM_PROMPT)))
+    tools = agent_tools(llm, spec, args.tool_url)
     stt, tts = speech_services(args)
-    user, assistant = LLMContextAggregatorPair(LLMContext(), user_params=LLMUserAggregatorParams(
+    context = LLMContext(tools=tools) if tools else LLMContext()
+    user, assistant = LLMContextAggregatorPair(context, user_params=LLMUserAggregatorParams(
         vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=SILENCE_STOP_S)),
         user_turn_strategies=UserTurnStrategies(
             stop=[TurnAnalyzerUserTurnStopStrategy(turn_analyzer=LocalSmartTurnAnalyzerV3())])))
@@ -126,6 +130,35 @@ def build_pipeline(websocket: Any, stream_sid: str, call_sid: str, args: argpars
         await worker.cancel()
 
     return worker
+
+
+def agent_tools(llm: Any, spec: dict[str, Any], tool_url: str | None) -> list[Any]:
+    """voiceloop's agent's tools (`--agent-spec`, from `bench load`), as Pipecat's docs declare function tools:
+    FunctionSchema each, one handler registered on the LLM service that runs the tool where the benchmark serves it
+    (`--tool-url`) and hands the result back to the model."""
+    if not spec.get("tools"):
+        return []
+    from pipecat.adapters.llm.schemas.function_schema import FunctionSchema
+    from pipecat.services.llm_service import FunctionCallParams
+
+    schemas = []
+    for tool in spec["tools"]:
+        fn = tool.get("function") or tool
+        params = fn.get("parameters") or {}
+        schemas.append(FunctionSchema(name=fn["name"], description=fn.get("description", ""),
+                                      properties=params.get("properties") or {}, required=params.get("required") or []))
+
+    def run(name: str, arguments: dict[str, Any]) -> str:
+        body = json.dumps({"name": name, "arguments": arguments}).encode()
+        request = urllib.request.Request(str(tool_url), data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return str(json.loads(response.read())["content"])
+
+    async def handler(params: FunctionCallParams) -> None:
+        await params.result_callback(await asyncio.to_thread(run, params.function_name, dict(params.arguments)))
+
+    llm.register_function(None, handler)  # every tool: the benchmark's endpoint runs them all
+    return schemas
 
 
 def speech_services(args: argparse.Namespace) -> tuple[Any, Any]:
@@ -196,6 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stt-url", help="an OpenAI-compatible speech server's base URL: Pipecat's OpenAISTTService "
                    "instead of Whisper in this process")
     p.add_argument("--tts-url", help="likewise for text-to-speech: OpenAITTSService (24 kHz pcm) instead of Piper")
+    p.add_argument("--agent-spec", type=Path, help="a JSON file with voiceloop's agent's system_prompt and tools "
+                   "(bench load writes it): the same prompt and function tools here")
+    p.add_argument("--tool-url", help="where the agent's tools run (bench load serves them): POST name, arguments")
     p.add_argument("--log-level", default="INFO", help="loguru level (Pipecat's DEBUG logs every frame event)")
     args = p.parse_args(argv)
     check_models(args.whisper_dir, args.piper_dir)

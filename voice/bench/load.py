@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from voice.bench import load_fleet, load_pipecat
-from voice.bench.load_caller import CallResult, PhoneCaller, Utterance, plan_call
+from voice.bench.load_caller import CallResult, PhoneCaller, Utterance, plan_call, recording_files
 from voice.bench.load_report import (
     ServerUsage,
     StepRow,
@@ -74,13 +74,14 @@ class LoadConfig:
     serve_args: list[str] = field(default_factory=list)  # extra `voiceloop serve` flags (the levers)
     env: dict[str, str] = field(default_factory=dict)  # extra environment for the server
     out: Path = DEFAULT_OUT
-    recordings: Path = RECORDINGS
+    recordings: str | Path = RECORDINGS  # folders of *.wav or wav files, comma-separated
     remote_stt: bool = False  # --stt openai: the server's speech-to-text is the audio stand-in (no models)
     remote_tts: bool = False  # --tts openai: likewise its text-to-speech; both: voiceloop's own cost per call
     speech_latency_ms: float = 150.0  # the audio stand-in's fixed latency per request
     workers: int = 1  # server processes per step; above 1 behind HAProxy (voice/bench/load_fleet.py)
     compare: str = ""  # "pipecat": each step then runs against the Pipecat bot too (voice/bench/load_pipecat.py)
     llm_url: str = ""  # a real OpenAI-compatible model server (.../v1) instead of the stand-in: passed through, counted
+    pipecat_agent: tuple[Path, str] | None = None  # with a real model: the bot's copy of the agent (spec, tool URL)
 
 
 def _drain(stream: TextIO, sink: list[str]) -> None:
@@ -193,7 +194,7 @@ def start_workers(cfg: LoadConfig, n: int, llm_url: str, data: Path, log: Path, 
             else:
                 remote = {"stt_url": cfg.env.get("VOICELOOP_STT_URL") if cfg.remote_stt else None,
                           "tts_url": cfg.env.get("VOICELOOP_TTS_URL") if cfg.remote_tts else None}
-                proc, port = load_pipecat.start_pipecat(_launch, llm_url, w_log, **remote)
+                proc, port = load_pipecat.start_pipecat(_launch, llm_url, w_log, **remote, agent=cfg.pipecat_agent)
             started.append(Worker(proc, port, w_log, w_data / "journal.db"))
     except BaseException:
         for worker in started:
@@ -250,12 +251,20 @@ def run_step(cfg: LoadConfig, n: int, llm_url: str, workdir: Path, utterances: l
 
 def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> dict[str, list[Step]]:
     """Every step against voiceloop (and, with `--compare`, then against the other server), by server."""
-    utterances = [Utterance.load(p) for p in sorted(cfg.recordings.glob("*.wav"))]
+    utterances = [Utterance.load(p) for p in recording_files(cfg.recordings)]
     if not utterances:
         raise ValueError(f"no recordings (*.wav) in {cfg.recordings}")
     servers = ["voiceloop", *([cfg.compare] if cfg.compare else [])]
     results: dict[str, list[Step]] = {server: [] for server in servers}
     with tempfile.TemporaryDirectory(prefix="voiceloop-load-") as tmp:
+        agent = None
+        if cfg.compare == "pipecat" and cfg.llm_url:  # a real model: the bot gets voiceloop's prompt and tools
+            from voice.bench._pipecat_agent import AgentForPipecat
+
+            agent = AgentForPipecat(Path(tmp))
+            cfg.pipecat_agent = (agent.spec, agent.url)
+            progress(f"the Pipecat bot gets the same agent: {agent.spec.name}, tools at {agent.url}; the model "
+                     f"server held its prompt after {agent.warm(cfg.llm_url):.1f} s")
         standin, url = start_standin(cfg, Path(tmp))
         audio = None
         if cfg.remote_stt or cfg.remote_tts:
@@ -277,6 +286,8 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> dict[str, list
                     results[server].append((row, calls))
         finally:
             _stop(standin, 5)
+            if agent is not None:
+                agent.close()
             if audio is not None:
                 _stop(audio, 5)
     return results
@@ -327,6 +338,9 @@ def add_bench_load_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare", choices=["pipecat"], default="",
                         help="run each step against a Pipecat bot too, same callers and seed "
                              "(scripts/pipecat_bot/install.sh first)")
+    parser.add_argument("--recordings", default=str(RECORDINGS), metavar="PATH[,PATH]",
+                        help="the callers' recordings: folders of *.wav or wav files, comma-separated (default: "
+                             "real 8 kHz phone recordings of everyday speech)")
     parser.add_argument("--llm-url", default="", metavar="URL",
                         help="a real OpenAI-compatible model server (.../v1; it must answer the model name "
                              "'standin', e.g. llama.cpp's --model_alias standin) instead of the stand-in; "
@@ -346,7 +360,8 @@ def load_config(args: argparse.Namespace) -> LoadConfig:
                       speech_latency_ms=float(getattr(args, "speech_latency_ms", 150.0)),
                       workers=int(getattr(args, "workers", 1) or 1),
                       compare=str(getattr(args, "compare", "") or ""),
-                      llm_url=str(getattr(args, "llm_url", "") or ""))
+                      llm_url=str(getattr(args, "llm_url", "") or ""),
+                      recordings=str(getattr(args, "recordings", "") or RECORDINGS))
 
 
 def _interrupted(signum: int, frame: Any) -> None:

@@ -251,3 +251,12 @@ class PhoneCaller:
 
 class ConnectionClosedByServer(Exception):
     """The server ended the call before the caller hung up."""
+
+
+def recording_files(paths: str | Path) -> list[Path]:
+    """The wav files `paths` names: folders (their *.wav) and files, comma-separated."""
+    found: list[Path] = []
+    for part in str(paths).split(","):
+        path = Path(part.strip())
+        found += sorted(path.glob("*.wav")) if path.is_dir() else [path] if path.is_file() else []
+    return found

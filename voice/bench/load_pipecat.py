@@ -69,11 +69,15 @@ def bot_env(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def start_pipecat(launch: Launch, llm_url: str, log: Path, stt_url: str | None = None,
-                  tts_url: str | None = None) -> tuple[subprocess.Popen[str], int]:
+                  tts_url: str | None = None, agent: tuple[Path, str] | None = None
+                  ) -> tuple[subprocess.Popen[str], int]:
     """Start the Pipecat bot on a free port against the model stand-in at `llm_url` (and the speech stand-in at
-    `stt_url` / `tts_url`, as `--stt/--tts openai` give voiceloop); (process, port)."""
+    `stt_url` / `tts_url`, as `--stt/--tts openai` give voiceloop); with `agent` (the spec file and the tool
+    endpoint of `voice.bench._pipecat_agent`), the same prompt and tools as voiceloop's agent; (process, port)."""
     whisper_dir, piper_dir = speech_files()
     cmd = bot_command(pipecat_python(), llm_url, whisper_dir, piper_dir, stt_url, tts_url)
+    if agent is not None:
+        cmd += ["--agent-spec", str(agent[0]), "--tool-url", agent[1]]
     proc, m = launch(cmd, bot_env(os.environ), r"listening on http://127\.0\.0\.1:(\d+)/", log)
     return proc, int(m.group(1))
 
