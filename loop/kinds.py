@@ -9,7 +9,8 @@ wins. In Python, annotate the parameter:
     def book(pet: Annotated[str, person_name()], day: Annotated[str, when(date=True)]) -> str: ...
 
 In an agent file, per tool: `tools: [{use: cards:freeze_card, kinds: {last_four: "id:4"}}]` (`KIND_NAMES` below;
-"id:N" is an identifier of N digits). The schema carries it as `x-kind` (and `x-digits`), which other models ignore.
+"id:N" is an identifier of N digits, "id:L+N" one of L letters then N digits). The schema carries it as `x-kind`
+(and `x-digits`, `x-letters`), which other models ignore.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ def _kind(kind: str, **extra: Any) -> Any:
     return Field(json_schema_extra={"x-kind": kind, **{f"x-{k}": v for k, v in extra.items() if v}})
 
 
-def identifier(digits: int = 0) -> Any:
-    """An identifier the caller dictates or a tool gave: an order number, a card's last four (`digits`: how many)."""
-    return _kind("id", digits=digits)
+def identifier(digits: int = 0, letters: int = 0) -> Any:
+    """An identifier the caller dictates or a tool gave: an order number, a card's last four (`digits`: how many),
+    a tracking code of two letters then eight digits (`letters=2, digits=8`)."""
+    return _kind("id", digits=digits, letters=letters)
 
 
 def person_name() -> Any:
@@ -67,7 +69,11 @@ def free_text() -> Any:
 
 def parse_kind(text: str) -> dict[str, Any]:
     """An agent file's kind ("id:4", "name", "item") as the schema keys it adds; ValueError naming the kinds."""
-    kind, _, digits = text.partition(":")
-    if kind not in KIND_NAMES or (digits and (kind != "id" or not digits.isdigit())):
-        raise ValueError(f"unknown argument kind {text!r}: use one of {', '.join(KIND_NAMES)} (or id:N for N digits)")
-    return {"x-kind": kind, **({"x-digits": int(digits)} if digits else {})}
+    kind, _, shape = text.partition(":")
+    letters, _, digits = shape.rpartition("+")  # "id:2+8": two letters, then eight digits
+    bad_shape = kind != "id" or not digits.isdigit() or (letters and not letters.isdigit())
+    if kind not in KIND_NAMES or (shape and bad_shape):
+        raise ValueError(f"unknown argument kind {text!r}: use one of {', '.join(KIND_NAMES)} (or id:N for N digits, "
+                         "id:L+N for L letters then N digits)")
+    return {"x-kind": kind, **({"x-digits": int(digits)} if digits else {}),
+            **({"x-letters": int(letters)} if letters else {})}

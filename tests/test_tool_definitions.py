@@ -112,3 +112,25 @@ def test_two_agent_files_with_a_module_of_the_same_name_each_get_their_own(tmp_p
               for shop in ("north", "south")]
     tools = [a.tools if isinstance(a.tools, dict) else {t.name: t for t in a.tools} for a in agents]
     assert [t["stock"].fn(item="x") for t in tools] == ["2", "7"]
+
+
+def test_an_identifier_declared_with_letters_and_digits_is_asked_for_and_taken_whole(tmp_path: Path) -> None:
+    """`identifier(letters=2, digits=8)` (agent file: "id:2+8"): a tracking code is asked for by its shape and
+    only a code of that shape is taken ("SB12345678", never the bare "12345678")."""
+    from loop.grounding._arg_kinds import label
+    from loop.grounding.arguments import ground
+    from loop.kinds import parse_kind
+    from loop.types import Message
+
+    def track_parcel(tracking_code: Annotated[str, identifier(letters=2, digits=8)]) -> str:
+        return "ok"
+
+    schema = Tool(track_parcel).openai_schema()
+    code = schema["function"]["parameters"]["properties"]["tracking_code"]
+    assert label("tracking_code", code) == "tracking code, two letters and eight digits"
+    tools, _ = ground([schema], [Message("user", "Where is my parcel? It's SB12345678.")])
+    assert tools[0]["function"]["parameters"]["properties"]["tracking_code"] == {"enum": ["SB12345678"]}
+    assert ground([schema], [Message("user", "Parcel 12345678 please")])[1] == {"track_parcel": ["tracking_code"]}
+    assert parse_kind("id:2+8") == {"x-kind": "id", "x-digits": 8, "x-letters": 2}
+    with pytest.raises(ValueError, match="id:L\\+N"):
+        parse_kind("id:two+8")

@@ -63,6 +63,7 @@ class Kind:
     integer: bool = False  # an identifier typed as an integer: its candidates are digits only
     when: str = ""  # for a time or a date: "time" (an hour), "date" (a day), "" (either)
     digits: int = 0  # an identifier described as "the 8-digit account number": how many digits it has
+    letters: int = 0  # an identifier declared with letters before its digits (`identifier(letters=2, digits=8)`)
 
 
 def name_words(name: str) -> list[str]:
@@ -141,7 +142,7 @@ def declared_kind(schema: dict[str, Any]) -> Kind | None:
     when = declared if declared in ("date", "time") else ""
     return Kind(_DECLARED[declared], pattern=str(schema.get("pattern", "")) if declared == "id" else "",
                 integer=declared == "id" and schema.get("type") == "integer", when=when,
-                digits=int(schema.get("x-digits") or 0))
+                digits=int(schema.get("x-digits") or 0), letters=int(schema.get("x-letters") or 0))
 
 
 def arg_kind(name: str, schema: dict[str, Any], described: str = "") -> Kind | None:
@@ -261,7 +262,8 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "", 
         words.append("digits" if set(words) & set(en.ONES) else "number")  # `last_four`: "the last four digits"
     said_of = f"{described}\n{context}"
     digits = (kind.digits or digits_named(name, said_of)) if kind is not None and kind.kind == "id" else 0
-    letters, shaped = id_shape(name, said_of) if kind is not None and kind.kind == "id" else (0, 0)
+    letters, shaped = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of)) if (
+        kind is not None and kind.kind == "id") else (0, 0)
     if 0 < letters < len(en.ONES) and 1 < shaped < len(en.ONES):  # "the file reference, three letters and five
         return f"{' '.join(dict.fromkeys(words))}, {en.ONES[letters]} letters{en.AND}{en.ONES[shaped]} digits"
     if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller

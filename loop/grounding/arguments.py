@@ -213,7 +213,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     if k == "id":
         said_of = f"{described}\n{ev.context}"  # the tools' words, then the agent's instructions
         digits = kind.digits or digits_named(name, said_of) or ev.digits.get(name, 0)
-        letters = id_shape(name, said_of)[0]  # "(3 letters, 5 digits)": 70219 is not one
+        letters = kind.letters or id_shape(name, said_of)[0]  # "(3 letters, 5 digits)": 70219 is not one
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
