@@ -3,10 +3,11 @@ how each way of declining ends the run truthfully (the dialog's own rules: tests
 
 from __future__ import annotations
 
-from loop import Message, RunOutcome, RunResult
+from loop import Decision, Message, RunOutcome, RunResult, ToolCall, Verdict
 from tests.test_call_core import Harness, ask, run_started
 from voice.call.approval_dialog import NO_YES_HEARD, NOT_APPROVED, SAID_NO
 from voice.call.events import (
+    ApprovalRequested,
     AudioPlayed,
     ClockTick,
     OperatorDecision,
@@ -162,3 +163,21 @@ def test_an_operator_decline_is_said_as_such() -> None:
     assert "operator" in settle.answer.reason
     declined_run_ends(h)
     assert " ".join(said(h)) == NOT_APPROVED
+
+
+def test_the_time_to_answer_starts_when_the_question_has_been_said() -> None:
+    """A long question ("Just to confirm: book Grace Holloway in on Wednesday at 10 a.m.?") takes seconds to say:
+    the caller's 10 s start at its end, not when it was queued (a dentist's caller who answered 9 s after hearing
+    it was told "I didn't hear a yes.")."""
+    h = Harness(approval_timeout_s=3.0)
+    call = ToolCall("issue_refund", {"order_id": "4567", "amount": 20})
+    run_started(h, "Refund twenty dollars on order 4567.")
+    (question,) = h.feed(ApprovalRequested(call, Verdict(Decision.ASK, "refunds need a yes", "ask_refunds")))
+    h.agent_speaks(question.text, SpeechKind.PROMPT)
+    h.frames(3.5, speech=False)  # still being said: the caller has not had it all yet
+    assert "approval_timeout" not in h.kinds()
+    h.feed(AudioPlayed(16000 * 60))  # the question has been heard to its end
+    h.frames(2.0, speech=False)
+    assert "approval_timeout" not in h.kinds()
+    h.frames(1.5, speech=False)
+    assert "approval_timeout" in h.kinds()

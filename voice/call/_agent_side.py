@@ -278,7 +278,10 @@ class AgentSide:
         if self.approval is not None and self.approval.held is not None:
             self._check_held(*self.approval.held)
             return
-        if self.approval and not self._caller_speaking() and \
+        if self.approval and self.reply.speaking:  # the time to answer starts when the question has been said
+            self.approval.asked_s = self.now
+        # never while the caller speaks, nor while a turn they ended is still being transcribed: that is the answer
+        if self.approval and not self._caller_speaking() and self.closed is None and \
                 self.now - self.approval.asked_s > self.cfg.approval_timeout_s:
             self._trace(TraceKind.APPROVAL_TIMEOUT, call=self.approval.call.name)
             self._apply(self.approval.dialog.timed_out())
