@@ -15,6 +15,8 @@ from functools import partial
 from typing import Any
 
 from loop import locale
+from loop._agent_parts import refusal_reason, words_after_answer
+from loop._agent_parts import vocabulary as checked_vocabulary
 from loop.act import Observation, ToolRunner, not_executed, results_in_words, tools_own_words
 from loop.budget import BudgetLedger
 from loop.config import LoopConfig
@@ -42,7 +44,7 @@ from loop.store.db import open_journal
 from loop.store.journal import Event, EventLog, Listener
 from loop.store.ledger import TenantBudget
 from loop.tools import Tool, check_tools
-from loop.types import TOOL_ANSWER, Message, Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall, Usage
+from loop.types import TOOL_ANSWER, Message, Model, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall
 from loop.vet import Approver, BatchVetter
 
 
@@ -87,7 +89,7 @@ class Agent:
         self.language = language  # its fixed sentences and word lists (`loop.locale`)
         # words its callers say (product, street and staff names): plain data; a voice front end biases its
         # speech-to-text towards them (with the tools' enum values, `voice.speech.vocabulary`)
-        self.vocabulary: tuple[str, ...] = _vocabulary(vocabulary)
+        self.vocabulary: tuple[str, ...] = checked_vocabulary(vocabulary)
         # `gen_ai.conversation.id` of every run: a voice call sets its call id; empty = each run's own id
         self.conversation_id = conversation_id
         self.config = config or LoopConfig.profile("task")
@@ -231,7 +233,7 @@ class Agent:
         if response.refused:  # a refusal is not an answer: "content or action refused" (seed's outcome table)
             self._close_batch(s, log, response.tool_calls, {}, "not run: the model refused")
             self._finish_turn(s, log, ledger, started)
-            raise GuardrailStop(_refusal_reason(self.model.name, response))
+            raise GuardrailStop(refusal_reason(self.model.name, response))
         if not response.tool_calls:
             self._finish_turn(s, log, ledger, started)  # the answering turn is the one a caller waits on
             if response.finish_reason == "length":
@@ -303,7 +305,7 @@ class Agent:
                             continue
                         first = first if first is not None else time.perf_counter() - started
                         if isinstance(ev, TextDelta) and request.words_spoken:
-                            response = _words_after_answer(request, self.model)  # never said: stop generating
+                            response = words_after_answer(request, self.model)  # never said: stop generating
                             break
                         if isinstance(ev, TextDelta):
                             log.emit(EventKind.MODEL_DELTA, turn=request.turn, type="text", text=ev.text)
@@ -383,31 +385,6 @@ def _log_finish(log: EventLog, obs: Observation) -> None:
     log.emit(EventKind.TOOL_FINISHED, **obs.to_dict())
 
 
-def _vocabulary(words: Iterable[str]) -> tuple[str, ...]:
-    if isinstance(words, str):
-        raise TypeError("vocabulary is a list of words or phrases, not one string: vocabulary=(\"Margherita\",)")
-    words = tuple(words)
-    if bad := [w for w in words if not isinstance(w, str)]:
-        raise TypeError(f"vocabulary holds strings only, not {bad[0]!r}")
-    return tuple(w.strip() for w in words if w.strip())
-
-
 def _catch_up(ledger: BudgetLedger, event: Event) -> None:
     if "elapsed_s" in event.meta:  # resume: time consumed before the interruption still counts
         ledger.resume_at(float(event.meta["elapsed_s"]))
-
-
-def _words_after_answer(request: ModelRequest, model: Model) -> ModelResponse:
-    """The response recorded when a model starts to talk after the tools' words were the answer: no text (it is
-    never said), the prompt's tokens as usage."""
-    tokens = sum(model.count_tokens(m.content) for m in request.messages)
-    return ModelResponse(text="", usage=Usage(input_tokens=tokens, output_tokens=1), finish_reason="stop",
-                         model=model.name)
-
-
-def _refusal_reason(model: str, response: ModelResponse) -> str:
-    if response.refusal:
-        return f"model {model} refused: {response.refusal}"
-    if response.finish_reason == "refusal":
-        return f"model {model} refused to answer (finish_reason=refusal)"
-    return f"model {model}'s reply was stopped by its provider's content filter (finish_reason=content_filter)"
