@@ -66,11 +66,14 @@ def tools_own_words(tools: Mapping[str, Tool], observations: Sequence[Observatio
 
 
 def results_in_words(tools: Mapping[str, Tool], observations: Sequence[Observation]) -> str:
-    """The batch's results as a caller may hear them, when every call ran fine and each result is a short plain
-    sentence (no JSON, no tool name, at most two sentences: "Done: membership 880013 is frozen for 2 months."),
-    else "". Said when the model asks again for the very calls it just got: it has nothing more to add."""
+    """A batch with a write, as a caller may hear its results, when every call ran fine and each result is a short
+    plain sentence (no JSON, no tool name, at most two sentences: "Done: membership 880013 is frozen for 2
+    months."), else "". Said when the model asks again for the very calls it just made: a write is never made
+    twice, and the model has nothing more to add."""
     if not observations or not all(o.status == Status.OK and o.executed for o in observations):
         return ""
+    if not any(getattr(tools.get(o.call.name), "mutates", False) for o in observations):
+        return ""  # reads asked for again are the loop's repetition to judge, not an answer
     text = " ".join(" ".join(o.content.split()) for o in observations)
     return "" if not text or leaks(text, tools) or sentences(text) > 2 else text
 
