@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pytest
 
@@ -15,6 +15,7 @@ from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool
 from loop.approvals import ApprovalAnswer
 from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes
+from loop.kinds import address, person_name, when
 from loop.locale import en
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message
@@ -293,3 +294,30 @@ def test_the_callers_answer_completes_the_call_it_was_asked_for_without_the_mode
     result = agent.run_sync("It's 4567.", history=history)
     assert [(o.call.name, o.call.arguments) for o in result.trajectory] == [("lookup_order", {"order_id": "4567"})]
     assert len(server.requests) <= 1  # the call was made without asking; at most the answer was
+
+
+def test_a_number_said_with_a_count_arguments_noun_is_that_arguments_alone() -> None:
+    """"Actually, make it three passengers." to a taxi for 2 at 6 p.m.: 3 passengers, never "three" as the time
+    (which made the change ambiguous, and a model then wrote "three passengers" as the pickup address); a house
+    number is never a time either."""
+    from loop.approvals import not_approved
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    def book_taxi(pickup_address: Annotated[str, address()], time: Annotated[str, when()], passengers: int,
+                  name: Annotated[str, person_name()]) -> str:
+        """Book a taxi from a pickup street address at a time, for 1 to 6 passengers"""
+
+    tools = [Tool(book_taxi, mutates=True).openai_schema()]
+    first = "Can I book a cab from 8 Mill Street at six p.m. for two passengers? Name's Tom Baker."
+    grounded, _ = ground(tools, [Message("user", first)])
+    props = grounded[0]["function"]["parameters"]["properties"]
+    assert props["passengers"] == {"enum": [2]} and "8" not in props["time"]["enum"]
+    call = ToolCall("book_taxi", {"pickup_address": "8 Mill Street", "time": "6 p.m", "passengers": 2,
+                                  "name": "Tom Baker"}, id="c1")
+    change = "Actually, make it three passengers."
+    messages = [Message("user", first), Message("assistant", "", [call]),
+                Message("tool", not_approved("book_taxi", f"the caller asked for a change: {change!r}"),
+                        tool_call_id="c1"), Message("user", change)]
+    changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_taxi"})))
+    assert changed is not None and changed.arguments == {**call.arguments, "passengers": 3}

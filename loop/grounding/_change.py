@@ -18,7 +18,7 @@ import jsonschema
 from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._heard import street_addresses
-from loop.grounding.arguments import Evidence, _narrow, described_among
+from loop.grounding.arguments import Evidence, _narrow, counted_spans, described_among
 from loop.tools import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 
@@ -67,9 +67,12 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
     """Each argument the caller's words since give values of its kind other than the declined call's."""
     fn: dict[str, Any] = tool.get("function") or tool
     evidence = Evidence.of(since)
+    props = (fn.get("parameters") or {}).get("properties") or {}
+    counted = counted_spans(props, evidence.said, described_among(tool, request.tools))
     found = {}
-    for name, prop in ((fn.get("parameters") or {}).get("properties") or {}).items():
-        narrowed = _narrow(name, prop, evidence, described_among(tool, request.tools))
+    for name, prop in props.items():
+        others = [span for arg, spans in counted.items() if arg != name for span in spans]  # "three passengers"
+        narrowed = _narrow(name, prop, evidence.without(others), described_among(tool, request.tools))
         old = str(declined.arguments.get(name, "")).strip().lower()
         if narrowed is not None and "pattern" in narrowed and _is_address(name, prop, tool, request):
             narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh)))}  # "it's 16 Birch Avenue"

@@ -135,6 +135,24 @@ def _names_by_label(props: dict[str, Any], said: str, described: str) -> dict[st
     return {n: found for n in names if (found := labelled_names(said, labels[n]))}
 
 
+_NUMBER = rf"(?:\d+|(?:{'|'.join(en.TENS[2:])})(?:[- ](?:{'|'.join(en.ONES[1:10])}))?|{'|'.join(en.ONES[1:])})"
+
+
+def counted_spans(props: dict[str, Any], text: str, described: str = "") -> dict[str, list[str]]:
+    """Per count argument, the numbers said with its own noun ("three passengers" for `passengers`, "2 seats" for
+    `seat_count`): those words are that argument's, not another's."""
+    found: dict[str, list[str]] = {}
+    for name, schema in props.items():
+        kind = arg_kind(name, schema, described)
+        nouns = [w for w in name_words(name) if len(w) > 2 and w not in ("number", "count", "num")]
+        if kind is None or kind.kind not in ("number", "integer") or not nouns:
+            continue
+        noun = "|".join(rf"{re.escape(w.rstrip('s'))}s?" for w in nouns)
+        if spans := [m.group(0) for m in re.finditer(rf"\b{_NUMBER}\s+(?:{noun})\b", text, re.IGNORECASE)]:
+            found[name] = spans
+    return found
+
+
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
     """The values the tool's arguments list (its enums) that the conversation names."""
     return [str(v) for p in props.values() for v in _named(
@@ -226,7 +244,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
         found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
     elif k == "when":
-        found = list(dict.fromkeys(time_spans(ev.fresh, kind.when) + time_spans(ev.said, kind.when)))
+        found = list(dict.fromkeys(time_spans(without_addresses(ev.fresh), kind.when)  # "8 Mill Street": no time
+                                   + time_spans(without_addresses(ev.said), kind.when)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
         found = list(dict.fromkeys(_named(values, ev.heard) + times_named(values, ev.fresh)
@@ -314,9 +333,12 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         unfilled = []
         ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools))
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
+        counted = counted_spans(props, ev.said, described_among(tool, tools))
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
-            narrowed = _narrow(name, schema, ev if lists else rest, described_among(tool, tools))
+            # "three passengers" is the passengers', never a time or an address
+            others = [span for arg, spans in counted.items() if arg != name for span in spans]
+            narrowed = _narrow(name, schema, (ev if lists else rest).without(others), described_among(tool, tools))
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:
