@@ -123,6 +123,11 @@ _HOUSE_IN_WORDS = re.compile(rf"\b(?i:({_COMPOUND}|{_UNIT_WORDS}))(?=\s+(?:[A-Z]
                              rf"(?i:{'|'.join(en.STREET_TYPES)})\b)")
 
 
+# "at number fourteen", "job number twenty-seven": one number announced by "number" is written in digits, as
+# Whisper writes it ("number 14"); a run of digits after it is the pairs' and the digit runs' to join
+_NUMBERED = re.compile(rf"\b(?i:number|no\.?)\s+(?i:({_COMPOUND}|{_UNIT_WORDS}))\b(?![\s,-]+(?i:{_PAIR_GROUP})\b)")
+
+
 def _number_value(word: str) -> str:
     parts = re.split(r"[- ]", word.lower())
     if parts[0] in en.TENS:
@@ -154,6 +159,7 @@ def join_spoken_digits(text: str, asked_for_a_number: bool = False) -> str:
     "7 double 8 1" -> "7881". `asked_for_a_number`: the words answer a question for one ("48 to 1" -> "4821")."""
     text = _PAIRED.sub(_said_in_pairs, _pauses_in_numbers(_REPEATED.sub(_repeated, text)))
     text = _HOUSE_IN_WORDS.sub(lambda m: _number_value(m.group(1)), text)
+    text = _NUMBERED.sub(lambda m: m.group(0)[: m.start(1) - m.start()] + _number_value(m.group(1)), text)
     if asked_for_a_number:
         text = _ASKED_RUN.sub(_asked_run, join_digit_words(text))
     joined = _GROUPS.sub(_join_groups, join_digit_words(_DICTATED.sub(_sounds_like_digits, text)))
