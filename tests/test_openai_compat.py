@@ -397,3 +397,36 @@ def test_count_tokens_heuristic():
     assert model.count_tokens("") == 0
     assert model.count_tokens("a") == 1
     assert model.count_tokens("x" * 400) == 100
+
+
+# ---- warming the server's prompt cache ---------------------------------------------------------
+
+
+@pytest.mark.asyncio
+async def test_warm_sends_the_stable_prefix_once_for_one_token_then_turns_share_it(server, make_model):
+    server.enqueue(text_reply("H"), text_reply("fine"))
+    model = make_model()
+    system = Message("system", "You are terse.")
+    warm = request(system, Message("user", "ignored"))  # stable_prefix=1: the system prompt alone is warmed
+    await model.warm(warm)
+    await model.warm(warm)  # one in flight: not sent twice
+    await model._warming
+    await collect(model, request(system, Message("user", "Weather in Oslo?")))
+
+    first, turn = server.requests
+    assert first.body["max_tokens"] == 1 and first.body["stream"] is False and "stream_options" not in first.body
+    assert first.body["tools"] == turn.body["tools"] == TOOLS
+    assert first.body["messages"][0] == turn.body["messages"][0]  # the same prefix, by construction
+    assert [m["role"] for m in first.body["messages"]] == ["system", "user"]
+
+
+@pytest.mark.asyncio
+async def test_a_failed_warm_changes_nothing_and_openais_endpoint_is_not_warmed(server, make_model):
+    server.enqueue(error_reply(500, "boom"), text_reply("fine"))
+    model = make_model(max_retries=0)
+    await model.warm(request(Message("system", "s"), Message("user", "u")))
+    await model._warming  # swallowed: the first turn is cold, nothing more
+    events = await collect(model, request(Message("system", "s"), Message("user", "u")))
+    assert isinstance(events[-1], ModelResponse)
+    assert OpenAICompatModel("https://api.openai.com/v1", "gpt-4o-mini", api_key="k").warm_prefix is False
+    assert OpenAICompatModel("https://api.openai.com/v1", "m", api_key="k", warm_prefix=True).warm_prefix is True

@@ -12,6 +12,7 @@ import random
 import socket
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -66,6 +67,7 @@ class OpenAICompatModel:
         client: httpx.AsyncClient | None = None,
         extra_body: dict[str, Any] | None = None,
         grounding: bool = True,
+        warm_prefix: bool | None = None,
     ) -> None:
         self.name = model
         # False: its words go to the caller as they come, with no grounding phase (`loop.grounding.phase`); only for
@@ -83,6 +85,12 @@ class OpenAICompatModel:
         self._client = client  # injected: the caller owns its lifecycle
         self._own: httpx.AsyncClient | None = None
         self._own_loop: asyncio.AbstractEventLoop | None = None
+        # A server of one's own (llama.cpp, vLLM, Ollama) keeps the last prompt's prefix: one 1-token request at
+        # call start puts the system prompt and tools there, so the first turn does not evaluate them. OpenAI's
+        # own endpoint caches on its own and bills the request: off there unless asked for.
+        host = urlsplit(self.url).hostname or ""
+        self.warm_prefix = not host.endswith("openai.com") if warm_prefix is None else warm_prefix
+        self._warming: asyncio.Task | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **kwargs: Any) -> OpenAICompatModel:
@@ -121,6 +129,8 @@ class OpenAICompatModel:
         return max(1, (len(text) + 3) // 4) if text else 0
 
     async def aclose(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
         if self._own is not None:
             await self._own.aclose()
             self._own = None
@@ -151,6 +161,27 @@ class OpenAICompatModel:
             f"Model {self.model!r} at {self.url} unavailable after {attempts} attempt(s); last failure: "
             f"{last.reason}"
         ) from last
+
+    async def warm(self, request: ModelRequest) -> None:
+        """Call start: send the stable prefix (system prompt and tools, exactly as every turn sends them) once, in
+        the background, asking for one token, so the server holds it before the caller's first turn. Never raises
+        and never delays the call: a failure only means the first turn evaluates the prefix itself."""
+        if not self.warm_prefix or (self._warming is not None and not self._warming.done()):
+            return
+        messages = [*request.messages[: request.stable_prefix]]
+        body = self.request_body(replace(request, messages=messages, max_output_tokens=1))
+        body["messages"].append({"role": "user", "content": "Hello."})  # servers want a turn to answer
+        body.update(stream=False)
+        body.pop("stream_options", None)
+        self._warming = asyncio.create_task(self._post_warm(body), name="warm-model-prefix")
+
+    async def _post_warm(self, body: dict[str, Any]) -> None:
+        try:
+            response = await self._http().post(self.url, json=body, headers=self._headers(),
+                                               timeout=httpx.Timeout(max(self.timeout_s, 60.0)))
+            await response.aread()
+        except (httpx.HTTPError, OSError):
+            pass  # the first turn is cold, as it would have been
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body sent for `request`; `extra_body` keys override, and a None value removes one."""
