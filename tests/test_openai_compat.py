@@ -430,3 +430,21 @@ async def test_a_failed_warm_changes_nothing_and_openais_endpoint_is_not_warmed(
     assert isinstance(events[-1], ModelResponse)
     assert OpenAICompatModel("https://api.openai.com/v1", "gpt-4o-mini", api_key="k").warm_prefix is False
     assert OpenAICompatModel("https://api.openai.com/v1", "m", api_key="k", warm_prefix=True).warm_prefix is True
+
+
+@pytest.mark.asyncio
+async def test_a_server_warms_the_shared_prompt_before_its_first_call(server, make_model, tmp_path):
+    from types import SimpleNamespace
+
+    from loop import Agent
+    from tests.fakes import LoudnessVAD, ToneTTS, WordChunker
+    from voice.hosting.registry import CallFactory
+
+    server.enqueue(text_reply("H"))
+    model = make_model()
+    stack = SimpleNamespace(tts=ToneTTS(), stt=None, chunker=WordChunker, new_vad=LoudnessVAD)
+    factory = CallFactory(stack, lambda _id: Agent(model, system_prompt="You are the order desk."), tmp_path)  # type: ignore[arg-type]
+    took = await factory.warm_model()
+    assert took is not None and took >= 0
+    [sent] = server.requests  # answered before the server takes a call
+    assert sent.body["max_tokens"] == 1 and sent.body["messages"][0]["content"].startswith("You are the order desk.")

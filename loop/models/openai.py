@@ -175,6 +175,11 @@ class OpenAICompatModel:
         body.pop("stream_options", None)
         self._warming = asyncio.create_task(self._post_warm(body), name="warm-model-prefix")
 
+    async def warmed(self) -> None:
+        """Until the warm request in flight (if any) is answered."""
+        if self._warming is not None:
+            await asyncio.shield(self._warming)
+
     async def _post_warm(self, body: dict[str, Any]) -> None:
         try:
             response = await self._http().post(self.url, json=body, headers=self._headers(),

@@ -110,7 +110,9 @@ def build_app(cfg: StandinConfig) -> Any:
     from starlette.responses import JSONResponse, StreamingResponse
     from starlette.routing import Route
 
-    served = {"completions": 0}  # requests answered: `bench load` reads it per step as model calls per turn
+    # requests answered: `bench load` reads it per step as model calls per turn; a one-token request is a server
+    # being warmed with a call's prompt (`OpenAICompatModel.warm`), counted apart
+    served = {"completions": 0, "warms": 0}
 
     async def completions(request: Request) -> Any:
         try:
@@ -120,7 +122,7 @@ def build_app(cfg: StandinConfig) -> Any:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return JSONResponse({"error": {"message": "'messages' must be a list", "type": "invalid_request_error"}},
                                 400)
-        served["completions"] += 1
+        served["warms" if body.get("max_tokens") == 1 else "completions"] += 1
         if cfg.upstream:
             return await _passed_on(cfg.upstream, body)
         text, prompt_tokens = reply_for(body), len(json.dumps(body["messages"])) // 4

@@ -276,6 +276,8 @@ def run_load(cfg: LoadConfig, progress: Callable[[str], None]) -> dict[str, list
                      f"model stand-in at {url}: first token after {cfg.ttft_ms:g} ms, {cfg.tokens_per_s:g} tokens/s")
             for n in cfg.steps:
                 for server in servers:  # the same N back to back, same callers and seed: a like-for-like pair
+                    if agent is not None and server == "pipecat":  # the server's one slot held voiceloop's prompt
+                        progress(f"the model server holds the bot's prompt again ({agent.warm(cfg.llm_url):.1f} s)")
                     row, calls = run_step(cfg, n, url, Path(tmp), utterances, progress, server)
                     progress(f"N={n} {server}: p50 {row.v2v_p50_ms} ms, p95 {row.v2v_p95_ms} ms, dropped "
                              f"{row.dropped}, unanswered {row.unanswered}, open runs {row.runs_open}, "

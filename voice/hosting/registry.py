@@ -31,6 +31,7 @@ was given (`voice.agents.source`: `--agent FILE.yaml|MODULE:FACTORY`).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -239,6 +240,20 @@ class CallFactory:
             lambda ev: call.run_ids.append(ev.run_id) if ev.kind == EventKind.RUN_STARTED else None)
         call.on_release = lambda: self.idle_vads.append(vad)
         return call
+
+    async def warm_model(self, deadline_s: float = 30.0) -> float | None:
+        """Server start: hand the model the agent's stable prefix (system prompt and tools), which every call
+        shares, so that even the first call's first turn finds it held; seconds it took, None past the deadline
+        (the calls then warm it themselves)."""
+        started = time.monotonic()
+        agent = self.make_agent("check")
+        try:
+            await asyncio.wait_for(agent.warm(), deadline_s)
+            if (warmed := getattr(agent.model, "warmed", None)) is not None:  # a remote server warms in the background
+                await asyncio.wait_for(warmed(), max(0.0, deadline_s - (time.monotonic() - started)))
+        except TimeoutError:
+            return None
+        return time.monotonic() - started
 
     def runs(self, run_ids: list[str]) -> dict[str, str]:
         """Each run's last journaled event kind (run_finished / run_cancelled when it is complete)."""

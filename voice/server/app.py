@@ -293,6 +293,8 @@ async def serve_until_stopped(ctx: CallContext, announce: Callable[[int], None])
     # every call may wait on a transcription and a synthesis at once: never queue them behind a small pool
     loop.set_default_executor(ThreadPoolExecutor(worker_threads(ctx.config.max_calls), "voiceloop-work"))
     server = await start_server(ctx)
+    took = await ctx.factory.warm_model()  # before the first call is taken: its first turn finds the prompt held
+    log.info("the model holds the agent's prompt (%s)", "not yet: calls warm it" if took is None else f"{took:.1f} s")
     first, second = asyncio.Event(), asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
