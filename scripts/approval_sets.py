@@ -1,5 +1,5 @@
 """How the approval dialog reads the held-out answer sets (tests/data/approval_sets/): per class, how many
-approve, how many are read as a refusal, and every false approval. `python scripts/approval_sets.py [dev|test]`."""
+approve, how many are read as a refusal, and every false approval. `python scripts/approval_sets.py [dev|test|fresh|es_dev|es_test]`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from loop import Tool, ToolCall
+from loop import Tool, ToolCall, locale
 from voice.call.answers import Answer
 from voice.call.approval_dialog import ApprovalDialog
 
@@ -40,13 +40,20 @@ def _pending(row: dict[str, str]) -> tuple[ToolCall, Tool]:
     return ToolCall(row["tool"], args), tool
 
 
+def language_of(name: str) -> str:
+    """A set's language: its name's prefix ("es_dev" is Spanish), English without one."""
+    prefix = name.split("_")[0]
+    return prefix if "_" in name and prefix in locale.LANGUAGES else "en"
+
+
 def read(name: str) -> tuple[Counter[tuple[str, str]], list[tuple[Row, str]]]:
     """(count per (class, outcome), the false approvals with why); outcome: approved, refused, asked, change."""
     writes, rows = load(name)
+    words = locale.get(language_of(name))
     counts: Counter[tuple[str, str]] = Counter()
     wrong = []
     for row in rows:
-        step = ApprovalDialog(*writes[row.write], other_tools=OTHER_TOOLS).hear(row.answer)
+        step = ApprovalDialog(*writes[row.write], other_tools=OTHER_TOOLS, words=words).hear(row.answer)
         assert step.reading is not None
         if step.settle is not None and step.settle.approved:
             outcome = "approved"

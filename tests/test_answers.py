@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from loop import Tool, ToolCall
-from voice.call.answers import _YES, Answer, AnswerContext, classify_answer, read_answer
+from voice.call.answers import Answer, AnswerContext, classify_answer, read_answer, rules_for
 from voice.call.approval_dialog import MAX_QUESTIONS, NO_YES_HEARD, SAID_NO, ApprovalDialog
 
 SUITE = Path(__file__).parent / "data" / "approval_answers.tsv"
@@ -147,7 +147,7 @@ def test_nothing_the_agent_says_while_it_waits_approves_when_heard_back() -> Non
             words = line.split()
             runs = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)}
             assert not [run for run in runs if approves(pending, run)], line
-        assert sum(bool(_YES.search(line.lower())) for line in lines) <= 2 * 2  # "just to confirm", "say yes or no"
+        assert sum(bool(rules_for().yes.search(line.lower())) for line in lines) <= 2 * 2  # "just to confirm", "say yes or no"
 
 
 def test_without_a_context_the_reader_is_still_safe() -> None:

@@ -18,15 +18,17 @@ _spec.loader.exec_module(approval_sets)
 # First-ask floors as measured when the sets were added (dev 87.9 %, test 78.9 %, fresh 80.5 %): a yes with a
 # word the grammar cannot account for is asked again, narrower, never approved
 FIRST_ASK = {"dev": 0.85, "test": 0.75, "fresh": 0.75}
+# Spanish (loop/locale/es.py), written by other hands for twelve other kinds of write: es_dev 88.3 %, es_test 75.0 %
+FIRST_ASK_ES = {"es_dev": 0.85, "es_test": 0.70}
 
 
-@pytest.mark.parametrize("name", sorted(FIRST_ASK))
+@pytest.mark.parametrize("name", sorted(FIRST_ASK) + sorted(FIRST_ASK_ES))
 def test_nothing_but_a_clear_yes_approves_and_no_clear_yes_is_refused(name: str) -> None:
     counts, wrong = approval_sets.read(name)
-    assert sum(counts.values()) >= 600 and len({k for k, _ in counts}) == 10
+    assert sum(counts.values()) >= (380 if name in FIRST_ASK_ES else 600) and len({k for k, _ in counts}) == 10
     assert wrong == []
     yes = sum(n for (kind, _), n in counts.items() if kind == "yes")
-    assert counts[("yes", "approved")] >= FIRST_ASK[name] * yes
+    assert counts[("yes", "approved")] >= {**FIRST_ASK, **FIRST_ASK_ES}[name] * yes
     assert counts[("yes", "refused")] <= 0.01 * yes
 
 

@@ -62,3 +62,44 @@ def test_every_language_has_every_name_english_has() -> None:
     for language in locale.LANGUAGES:
         missing = names - {k for k in vars(locale.get(language)) if k.isupper()}
         assert not missing, f"loop/locale/{language}.py lacks {sorted(missing)}"
+
+
+# ---- Spanish (loop/locale/es.py) -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("said", "written"), [
+    ("trescientos ochenta y cinco pesos", "385 pesos"),
+    ("veinte dólares", "20 dólares"),
+    ("cuatro cinco seis siete", "4 5 6 7"),  # dictated: a unit after a unit starts the next number
+    ("dos mil veintiséis", "2026"),
+    ("treinta y dos, cuarenta", "32, 40"),
+    ("una mesa para seis", "una mesa para 6"),  # "una" is an article
+    ("cuarenta y", "40 y"),
+    ("ciento cincuenta mil", "150000"),
+])
+def test_spanish_numbers_said_in_words_are_written_in_digits(said: str, written: str) -> None:
+    assert locale.get("es").numbers_in_digits(said) == written
+
+
+def test_a_spanish_call_asks_and_reads_its_answers_in_spanish() -> None:
+    from loop import Tool, ToolCall
+    from voice.call.approval_dialog import ApprovalDialog
+
+    es = locale.get("es")
+    tool = Tool(lambda **_: "ok", name="reembolsar", description="reembolsar un pedido", mutates=True,
+                confirm="reembolsar {importe} euros del pedido {pedido}",
+                args={"type": "object", "properties": {"importe": {}, "pedido": {}}})
+
+    def dialog() -> ApprovalDialog:
+        return ApprovalDialog(ToolCall("reembolsar", {"importe": 20, "pedido": "4567"}), tool, words=es)
+
+    assert dialog().question == "Solo para confirmar: ¿reembolsar 20 euros del pedido 4567?"
+    assert dialog().hear("Sí, por favor.").settle.approved
+    assert dialog().hear("si, reembólsalos").settle.approved  # the action's verb with its object written on
+    assert dialog().hear("Sí, reembolsa los veinte euros del pedido 4567.").settle.approved
+    assert not dialog().hear("Sí, pero que sean treinta.").settle.approved  # a change, said in words
+    assert dialog().hear("Sí, pero que sean treinta.").rerun
+    assert not dialog().hear("No, espere.").settle.approved
+    unclear = dialog().hear("Sí, creo.")  # a hedge: asked again, narrower, in Spanish
+    assert unclear.settle is None and unclear.say.startswith("Perdone, necesito una respuesta clara")
+    assert not dialog().hear("Sí, el pedido de mi señora.").settle  # "mi señora" is no form of address

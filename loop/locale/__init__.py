@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-LANGUAGES = ("en",)
+LANGUAGES = ("en", "es")
 DEFAULT = "en"
 
 

@@ -19,6 +19,21 @@ HUNDRED, THOUSAND = "hundred", "thousand"
 SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, THOUSAND))
 IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
                       "nine": "ninth", "twelve": "twelfth"}
+# an ordinal said -> its cardinal ("thirty-first" reads as "thirty one": "the 31st" restates 31)
+ORDINAL_WORDS = {**{o: c for c, o in IRREGULAR_ORDINALS.items()},
+                 **{w + "th": w for w in ONES[4:] if w not in IRREGULAR_ORDINALS},
+                 **{t[:-1] + "ieth": t for t in TENS[2:]}}
+DIGIT_ORDINAL = r"st|nd|rd|th"  # what follows an ordinal written in digits ("31st")
+NUMBER_SCALE_WORDS = (HUNDRED, THOUSAND, "point")  # words inside a number said ("two hundred", "four point five")
+
+
+def numbers_in_digits(text: str) -> str:
+    """Number words as digits, for readers that take digits only. English number words are read where they are
+    used (`loop.grounding.arguments`), so nothing changes here; a language whose words those readers do not know
+    writes its numbers in digits here ("veinte" -> "20")."""
+    return text
+
+
 # A digit said alone, as a caller dictates an id ("four oh two one")
 DIGIT_WORDS = {**{w: str(i) for i, w in enumerate(ONES[:10])}, "oh": "0"}
 # Words Whisper writes in capitals that are no letters of a reference ("my ID 4821", "at 10 AM 2")
@@ -115,6 +130,8 @@ ANSWER_CHANGE = (r"make (?:it|that)", r"instead", r"rather than", r"change (?:it
     r"what about", r"different", r"another", r"other one", r"swap", r"except", r"only half",
     r"actually,? (?:can|could|make|i want|i'd like|let'?s)", r"(?:can|could) you make", r"half", r"quarter",
     r"double", r"twice", r"as well", r"too", r"also")
+# What a yes goes on with when it is about to change something ("yes, but ..."): more after it is a change
+ANSWER_BUT = ("but",)
 # A new request rather than an answer ("I'd like to speak to a person").
 ANSWER_REQUEST = (r"i want", r"i'?d like", r"i need", r"i would like", r"let me", r"put me", r"transfer", r"speak to",
     r"talk to", r"connect me", r"get me")
@@ -179,6 +196,16 @@ MONEY_WORDS = ("dollars", "dollar", "bucks", "cents", "money")
 ABBREVIATIONS = {"mg": ("milligram", "milligrams"), "ml": ("millilitre", "milliliter", "millilitres"),
                  "apt": ("apartment",), "ave": ("avenue",), "st": ("street",), "rd": ("road",), "dr": ("drive",),
                  "blvd": ("boulevard",), "ln": ("lane",), "ct": ("court",), "pl": ("place",), "kg": ("kilos",)}
+# Frame words that are the object of the action's verb: "cancel it" approves, "cancel the cancellation" undoes
+OBJECT_PRONOUNS = ("it", "that", "them", "this")
+# after these a courtesy word is a noun, no form of address ("yes, my love's car"); labelled: approval_sets
+NOUN_MARKERS = ("my", "your", "his", "her", "their", "our", "the", "a", "an")
+ENCLITICS: tuple[str, ...] = ()  # pronouns written onto a verb (Spanish "resérvala"): none in English
+INTERJECTION_DIGITS = ("oh",)  # a digit word that alone is no number ("Oh, yes.")
+# Suffixes a crude stem drops, so "booking" restates "book" and "cancellation" "cancel"; `STEM_UNDOUBLE`: a
+# doubled last consonant is one ("cancelled" -> "cancel")
+STEM_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "es", "s", "e")
+STEM_UNDOUBLE = True
 # Generic verbs that may name the pending action ("yes, make the booking", "process the refund").
 APPROVE_VERBS = ("do", "make", "process", "place", "submit", "send", "go ahead with", "carry on",
     "carry on with", "get", "set up", "sort", "sort out", "arrange")
@@ -207,6 +234,7 @@ NO_YES_HEARD = "I haven't done that: I didn't hear a yes."
 NOT_APPROVED = "I haven't done that: it wasn't approved."
 KEYS_HINT = "Press 1 to confirm, or 2 to cancel."
 ASK_AGAIN = "Sorry, let me ask that again: shall I {action}?"
+ASKING_THIS = "I'm asking you this: shall I {action}?"  # to a question about the pending action
 UNCLEAR_ASK_AGAIN = "Sorry, I need a clear answer. Shall I {action}? Please say yes or no."
 UNCLEAR_KEYS = " Or press 1 for yes, 2 for no."  # added to the re-ask on a phone
 SCOPE = "Sorry, I can only help with {things} here."

@@ -14,6 +14,7 @@ from types import ModuleType
 
 from loop.grounding.arguments import id_candidates, number_candidates
 from loop.locale import en
+from voice.call._yes_grammar import unaccented
 
 
 def _number(n: float) -> str:
@@ -25,9 +26,9 @@ class AnswerValues:
 
     def __init__(self, words: ModuleType = en) -> None:
         ones, tens = list(words.ONES), [t for t in words.TENS if t]
-        self.cardinal = {**{o: c for c, o in words.IRREGULAR_ORDINALS.items()},
-                         **{w + "th": w for w in ones[4:] if w not in words.IRREGULAR_ORDINALS},
-                         **{t[:-1] + "ieth": t for t in tens}, **words.CLOCK_WORDS}
+        self.cardinal = {**words.ORDINAL_WORDS, **words.CLOCK_WORDS}
+        self.in_digits = words.numbers_in_digits  # "veinte" -> "20" where the language's words need it
+        self.digit_ordinal = re.compile(rf"\b(\d+)(?:{words.DIGIT_ORDINAL})\b")
         self.small = {w: i for i, w in enumerate(ones)} | {w: 10 * (i + 2) for i, w in enumerate(tens)}
         self.small |= {w: int(d) for w, d in words.DIGIT_WORDS.items()}
         self.tens = set(tens)
@@ -43,8 +44,8 @@ class AnswerValues:
     def cardinals(self, text: str) -> str:
         """Ordinals as cardinals and clock words as times: "31st" -> "31", "the first of March" -> "the one of
         march", "noon" -> "12 pm"."""
-        text = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", text.lower()).replace("-", " ")
-        return re.sub(r"[a-z]+", lambda m: self.cardinal.get(m.group(), m.group()), text)
+        text = self.digit_ordinal.sub(r"\1", self.in_digits(unaccented(text.lower()))).replace("-", " ")
+        return re.sub(r"[^\W\d_]+", lambda m: self.cardinal.get(m.group(), m.group()), text)
 
     def values(self, text: str) -> set[str]:
         """Numbers, ids, days and times in `text`, normalised so "twenty dollars" and "$20" compare equal."""

@@ -12,30 +12,47 @@ for "book"). At least one affirmative must be the caller's, and the answer may n
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from types import ModuleType
 
 _MAX_PHRASE = 6
-_DIGITS = re.compile(r"\d+(?:[.:]\d+)?(?:st|nd|rd|th)?")
+EN_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "es", "s", "e")  # `stem`'s default
+
+
+def unaccented(text: str) -> str:
+    """`text` without accents ("sí" -> "si", "sábado" -> "sabado"): speech-to-text writes them one time and not
+    the next, so answers and the pending call's values are compared without them."""
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = [ch for i, ch in enumerate(decomposed) if not unicodedata.combining(ch)
+            or (ch == "\u0303" and decomposed[i - 1] in "nN")]  # "ñ" is a letter of its own, not an accent
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def plain(word: str) -> str:
-    """A word as the grammar compares it: lower case, no apostrophes ("That's" -> "thats")."""
-    return word.lower().replace("'", "")
+    """A word as the grammar compares it: lower case, no apostrophes, no accents ("That's" -> "thats")."""
+    return unaccented(word.lower().replace("'", ""))
 
 
-def stem(word: str) -> str:
-    """A crude stem, the same on both sides of a comparison: "booking", "booked", "books" -> "book";
-    "cancellation", "cancelled" -> "cancel"."""
+def stem(word: str, suffixes: tuple[str, ...] = EN_SUFFIXES, undouble: bool = True) -> str:
+    """A crude stem, the same on both sides of a comparison, by the language's suffixes (`STEM_SUFFIXES`): "booking",
+    "booked", "books" -> "book"; "cancellation", "cancelled" -> "cancel" (`undouble`: a doubled last consonant
+    is one, as English spells it)."""
     w = plain(word)
-    for suffix in ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "es", "s", "e"):
+    for suffix in suffixes:
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
-            if suffix not in ("e", "s", "es") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
+            if undouble and suffix not in ("e", "s", "es") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
                 w = w[:-1]  # "cancell" -> "cancel", "transferr" -> "transfer"
             break
     return w
+
+
+def stemmer(words: ModuleType) -> Callable[[str], str]:
+    """`stem` by one language's suffixes."""
+    return partial(stem, suffixes=tuple(words.STEM_SUFFIXES), undouble=bool(words.STEM_UNDOUBLE))
 
 
 def _phrases(items: Iterable[str]) -> frozenset[tuple[str, ...]]:
@@ -65,17 +82,32 @@ class YesGrammar:
     verbs: frozenset[tuple[str, ...]]
     goes_on: frozenset[str]
     numbers: frozenset[str]  # number words, ordinals included ("thirty", "first", "eleventh")
+    pronouns: frozenset[str]  # frame words that are an object of a verb ("cancel it")
+    interjections: frozenset[str]  # digit words that alone are no number ("oh")
+    digits: re.Pattern[str]  # a number in digits, with the language's ordinal endings ("31st")
+    stem: Callable[[str], str]
+    enclitics: tuple[str, ...]  # pronouns written onto a verb ("resérvala"), longest first
+    noun_markers: frozenset[str]  # words after which a courtesy is a noun ("mi señora")
 
     @classmethod
     def of(cls, words: ModuleType) -> YesGrammar:
-        ones, tens = [w for w in words.ONES], [w for w in words.TENS if w]
-        ordinals = {*words.IRREGULAR_ORDINALS.values(), *(w + "th" for w in ones if w not in
-                    words.IRREGULAR_ORDINALS), *(t[:-1] + "ieth" for t in tens)}
-        numbers = {*ones, *tens, *ordinals, words.HUNDRED, words.THOUSAND, *words.DIGIT_WORDS, "point",
-                   *words.CLOCK_WORDS}
+        numbers = {*words.ONES, *filter(None, words.TENS), *words.ORDINAL_WORDS, *words.NUMBER_SCALE_WORDS,
+                   *words.DIGIT_WORDS, *words.CLOCK_WORDS}
         return cls(_phrases(words.APPROVE_AFFIRM), _phrases(words.APPROVE_COURTESY), _phrases(words.APPROVE_LEAD),
                    _phrases(words.APPROVE_FRAME), _phrases(words.APPROVE_VERBS),
-                   frozenset(plain(w) for w in words.APPROVE_GOES_ON), frozenset(numbers))
+                   frozenset(plain(w) for w in words.APPROVE_GOES_ON), frozenset(map(plain, numbers)),
+                   frozenset(map(plain, words.OBJECT_PRONOUNS)), frozenset(words.INTERJECTION_DIGITS),
+                   re.compile(rf"\d+(?:[.:]\d+)?(?:{words.DIGIT_ORDINAL})?"), stemmer(words),
+                   tuple(sorted(words.ENCLITICS, key=len, reverse=True)), frozenset(words.NOUN_MARKERS))
+
+    def verb_of(self, word: str) -> str:
+        """`word` without a pronoun written onto it, when what is left is a verb of the grammar's ("mándaselo" ->
+        "manda"); else `word`. The pending action's own verbs are compared by stem, so "resérvala" restates
+        "reservar" by the stem of "reserva"."""
+        for clitic in self.enclitics:
+            if word.endswith(clitic) and len(word) - len(clitic) >= 3:
+                return word[: -len(clitic)]
+        return word
 
     def affirms(self, word: str) -> bool:
         """`word` alone is a yes ("yes", "okay")."""
@@ -96,33 +128,46 @@ class YesGrammar:
                 i += n
                 continue
             n, kind = last = self._longest(toks, i)
+            if kind == "courtesy" and i and toks[i - 1] in self.noun_markers:
+                kind = None  # "my love", "el auto de mi señora": a noun here, not a form of address
             if kind == "affirm" and not set(range(i, i + n)) <= heard_back:
                 affirms.append(" ".join(toks[i:i + n]))
             elif kind is None:
                 word = toks[i]
-                if stem(word) in own.actions and i not in heard_back and self._has_object(toks, i, stem(word)):
+                if (root := self.stem(word)) in own.actions and i not in heard_back and self._has_object(toks, i, root):
                     affirms.append(word)  # the action's own verb, said of it: "cancel it", "freeze the card"
-                elif not (word in own.exact or stem(word) in own.stems):
+                elif not (word in own.exact or root in own.stems or self._verb_with_pronoun(word, own, affirms)):
                     left.append(words[i])
             i += n
         if last is not None and last[0] == 1 and (toks[-1] in self.goes_on or (toks[-1],) in self.lead):
             left.append(words[-1])  # trails off on a word of its own ("yes, and", "okay, so"): it goes on
         return affirms, left
 
+    def _verb_with_pronoun(self, word: str, own: Own, affirms: list[str]) -> bool:
+        """A verb with its object written onto it: the action's own ("resérvala" for a booking) is a yes to it, as
+        "book it" is; a generic one ("mándaselo") or an affirmative ("hazlo") is accounted for as itself alone."""
+        bare = self.verb_of(word)
+        if bare == word:
+            return False
+        if self.stem(bare) in own.actions or (bare,) in self.affirm:
+            affirms.append(word)
+            return True
+        return (bare,) in self.verbs
+
     def _has_object(self, toks: list[str], i: int, verb: str) -> bool:
         """A word after the verb, and not the verb's own noun ("cancel the cancellation" undoes it)."""
-        rest = [t for t in toks[i + 1:] if (t,) not in self.frame or t in ("it", "that", "them", "this")]
-        return bool(rest) and stem(rest[0]) != verb
+        rest = [t for t in toks[i + 1:] if (t,) not in self.frame or t in self.pronouns]
+        return bool(rest) and self.stem(rest[0]) != verb
 
     def _number_run(self, toks: list[str], i: int) -> int:
         n = 0
         while i + n < len(toks) and self._is_number(toks[i + n]):
             n += 1
-        return 0 if set(toks[i:i + n]) <= {"oh"} else n  # "oh" alone is an interjection
+        return 0 if set(toks[i:i + n]) <= self.interjections else n  # "oh" alone is an interjection
 
     def _is_number(self, word: str) -> bool:
         """A number said in digits ("30", "7:30", "31st") or words ("thirty", "eleventh")."""
-        return bool(_DIGITS.fullmatch(word)) or word in self.numbers
+        return bool(self.digits.fullmatch(word)) or word in self.numbers
 
     def _longest(self, toks: list[str], i: int) -> tuple[int, str | None]:
         for n in range(min(_MAX_PHRASE, len(toks) - i), 0, -1):

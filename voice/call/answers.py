@@ -24,11 +24,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
+from types import ModuleType
 from typing import Any
 
 from loop.locale import en
 from voice.call._answer_values import AnswerValues, restates
-from voice.call._yes_grammar import Own, YesGrammar, plain, stem
+from voice.call._yes_grammar import Own, YesGrammar, plain, unaccented
 
 
 class Answer(StrEnum):
@@ -50,82 +52,103 @@ def _phrases(*items: str) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(items) + r")\b")
 
 
-_YES = _phrases(*en.ANSWER_YES)
-_YES_IDIOMS = _phrases(*en.ANSWER_YES_IDIOMS)
-_WEAK = _phrases(*en.ANSWER_WEAK)
-_HESITATION = _phrases(*en.ANSWER_HESITATION)
-_HEDGE = _phrases(*en.ANSWER_HEDGE)
-_UNSURE = _phrases(*en.ANSWER_UNSURE)
-_NO = _phrases(*en.ANSWER_NO)
-_CHANGE = _phrases(*en.ANSWER_CHANGE)
-_REQUEST = _phrases(*en.ANSWER_REQUEST)
-_REPEAT = _phrases(*en.ANSWER_REPEAT)
-_WH = set(en.WH)
-_AUX = set(en.AUX)
-_SUBJECTS = set(en.SUBJECTS)
-_BUT = re.compile(r"\bbut\b(?P<rest>.*)")
-_GRAMMAR = YesGrammar.of(en)
-_FILLERS = set(en.FILLERS)
-_VALUES = AnswerValues(en)
-_SHORT_FORMS = {**en.ABBREVIATIONS, **{long: (short,) for short, longs in en.ABBREVIATIONS.items() for long in longs}}
-_values = _VALUES.values
+@dataclass(frozen=True)
+class AnswerRules:
+    """One language's readers of an answer, built from its pack (`loop.locale.<lang>`): `rules_for(words)`."""
+
+    words: ModuleType
+    yes: re.Pattern[str]
+    yes_idioms: re.Pattern[str]
+    weak: re.Pattern[str]
+    hesitation: re.Pattern[str]
+    hedge: re.Pattern[str]
+    unsure: re.Pattern[str]
+    no: re.Pattern[str]
+    change: re.Pattern[str]
+    request: re.Pattern[str]
+    repeat: re.Pattern[str]
+    but: re.Pattern[str]
+    grammar: YesGrammar
+    values: AnswerValues
+    short_forms: dict[str, tuple[str, ...]]
+    frame_words: frozenset[str]  # "just to confirm": the agent's, not the action's
+    opening: str  # those words as said: never the caller's
+
+    def stem(self, word: str) -> str:
+        return self.grammar.stem(word)
+
+
+@cache
+def rules_for(words: ModuleType = en) -> AnswerRules:
+    """The answer readers of one language, built once."""
+    short = {**words.ABBREVIATIONS, **{long: (s,) for s, longs in words.ABBREVIATIONS.items() for long in longs}}
+    return AnswerRules(
+        words, _phrases(*words.ANSWER_YES), _phrases(*words.ANSWER_YES_IDIOMS), _phrases(*words.ANSWER_WEAK),
+        _phrases(*words.ANSWER_HESITATION), _phrases(*words.ANSWER_HEDGE), _phrases(*words.ANSWER_UNSURE),
+        _phrases(*words.ANSWER_NO), _phrases(*words.ANSWER_CHANGE), _phrases(*words.ANSWER_REQUEST),
+        _phrases(*words.ANSWER_REPEAT), re.compile(rf"\b(?:{'|'.join(words.ANSWER_BUT)})\b(?P<rest>.*)"),
+        YesGrammar.of(words), AnswerValues(words), short,
+        frozenset(words_of(words.CONFIRM.format(action=""))), _normal(words.CONFIRM.format(action="")))
 
 
 def words_of(text: str) -> list[str]:
-    """Lower-case words with digits joined ("$20" -> "20", "4 5 6 7" stays four words)."""
+    """Lower-case words with digits joined ("$20" -> "20", "4 5 6 7" stays four words), in any alphabet."""
     text = text.lower().replace("\u2019", "'").replace("-", " ")
-    return re.findall(r"[a-z0-9']+(?:\.\d+)?", text)
+    return re.findall(r"(?:[^\W_]|')+(?:\.\d+)?", text)
 
 
 def _normal(text: str) -> str:
-    return " ".join(words_of(text))
-
-
-_FRAME_WORDS = set(words_of(en.CONFIRM.format(action="")))  # "just to confirm": the agent's, not the action's
+    return unaccented(" ".join(words_of(text)))
 
 
 @dataclass
 class AnswerContext:
     """What the caller is answering: the agent's words (question and re-asks), the pending call's values and the
-    verbs that name its action ("cancel" for cancel_booking)."""
+    verbs that name its action ("cancel" for cancel_booking), in the call's language (`rules`)."""
 
     said: list[str] = field(default_factory=list)
     values: set[str] = field(default_factory=set)
     actions: set[str] = field(default_factory=set)
     others: set[str] = field(default_factory=set)  # words naming the agent's other tools ("address", "transfer")
     own: Own | None = None  # the pending call's own words, which a yes may restate (`_yes_grammar`)
+    rules: AnswerRules = field(default_factory=rules_for)
 
     @classmethod
     def of(cls, question: str, arguments: dict[str, Any] | None = None, action_words: Iterable[str] = (),
-           other_tools: Iterable[str] = ()) -> AnswerContext:
+           other_tools: Iterable[str] = (), words: ModuleType = en) -> AnswerContext:
+        rules = rules_for(words)
         values: set[str] = set()
         for value in (arguments or {}).values():
-            values |= _values(str(value))
+            values |= rules.values.values(str(value))
         mine = set(words_of(question))
+        fillers = set(words.FILLERS)
         others = {w for name in other_tools for w in words_of(name.replace("_", " "))
-                  if len(w) > 3 and w not in mine and w not in _FILLERS and not _YES.fullmatch(w)}
+                  if len(w) > 3 and w not in mine and w not in fillers and not rules.yes.fullmatch(w)}
         actions = {w.lower() for w in action_words if len(w) > 2}
-        ctx = cls([question], values | _values(question), actions | {stem(w) for w in actions}, others)
-        ctx.own = _own_words(question, arguments or {}, actions, ctx.values)
+        ctx = cls([question], values | rules.values.values(question), actions | {rules.stem(w) for w in actions},
+                  others, rules=rules)
+        ctx.own = _own_words(question, arguments or {}, actions, ctx.values, rules)
         return ctx
 
     def agent_words(self) -> set[str]:
         return {w for line in self.said for w in words_of(line)}
 
 
-def _own_words(question: str, arguments: dict[str, Any], actions: set[str], values: set[str]) -> Own:
+def _own_words(question: str, arguments: dict[str, Any], actions: set[str], values: set[str],
+               rules: AnswerRules) -> Own:
     """What a yes may restate of the pending call: its values' words exactly, the rest of the question, its
     argument names and verbs by stem, "my" for the question's "your", the money's unit, and its numbers."""
+    words = rules.words
     exact = {plain(w) for value in arguments.values() for w in words_of(str(value))}
-    said = [plain(w) for w in words_of(question) if w not in _FRAME_WORDS]
-    exact |= {other for w in [*exact, *said] for other in _SHORT_FORMS.get(w, ())}
+    said = [plain(w) for w in words_of(question) if w not in rules.frame_words]
+    exact |= {other for w in [*exact, *said] for other in rules.short_forms.get(w, ())}
     said += sorted(actions)
-    said += [mine for w in said for mine in en.OWN_WORDS.get(w, ())]
+    said += [mine for w in said for mine in words.OWN_WORDS.get(w, ())]
     if "$" in question:
-        said += list(en.MONEY_WORDS)
-
+        said += list(words.MONEY_WORDS)
+    stem = rules.stem
     return Own(frozenset(exact), frozenset(stem(w) for w in said if w not in exact), frozenset(map(stem, actions)),
-               lambda span: restates(span, values, _VALUES))
+               lambda span: restates(span, values, rules.values))
 
 
 _NOTHING_OWN = Own(frozenset(), frozenset(), frozenset(), lambda _span: False)
@@ -134,6 +157,7 @@ _NOTHING_OWN = Own(frozenset(), frozenset(), frozenset(), lambda _span: False)
 def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
     """What the caller's `text` says to the pending question (see the module docstring for the kinds)."""
     ctx = context or AnswerContext()
+    rules = ctx.rules
     raw = text.strip()
     norm = _normal(raw)
     if not norm:
@@ -141,70 +165,85 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
     heard_back = _heard_back(norm, ctx)
     if _is_echo(norm, ctx, heard_back):
         return Reading(Answer.ECHO, "the agent's own words heard back")
-    affirms, left = _GRAMMAR.account(words_of(raw), ctx.own or _NOTHING_OWN, heard_back)
-    new = sorted(_values(raw) - ctx.values)
-    change = next((m for m in _CHANGE.finditer(norm) if stem(m.group().split()[0]) not in ctx.actions), None)
+    affirms, left = rules.grammar.account(words_of(raw), ctx.own or _NOTHING_OWN, heard_back)
+    new = sorted(rules.values.values(raw) - ctx.values)
+    change = next((m for m in rules.change.finditer(norm) if rules.stem(m.group().split()[0]) not in ctx.actions
+                   and not _restates_a_value(m.group(), ctx)), None)
     # numbers are the grammar's (each run read every way it can be meant); a day or a time must be the question's
-    retimed = _VALUES.typed(_VALUES.cardinals(raw)) - ctx.values
-    if affirms and not left and not retimed and not change and not raw.rstrip(" .\"'").endswith("?"):
+    retimed = rules.values.typed(rules.values.cardinals(raw)) - ctx.values
+    if affirms and not left and not retimed and not change and not _asked(raw):
         return Reading(Answer.YES, f"a clear yes ({', '.join(affirms)})")
     if change:
         return Reading(Answer.CHANGE, f"asks for a change ({change.group()!r})")
-    if why := _asks(raw, norm):
+    if why := _asks(raw, norm, rules):
         return Reading(Answer.QUESTION, why)
-    if _UNSURE.search(norm):
+    if rules.unsure.search(norm):
         return Reading(Answer.UNCLEAR, "not sure yet")
     if new:
         return Reading(Answer.CHANGE, f"says a value the question did not hold ({', '.join(new)})")
-    if (m := _BUT.search(norm)) and set(words_of(m["rest"])) - _FILLERS:
-        return Reading(Answer.CHANGE, f"a 'but' with more after it ({m['rest'].strip()!r})")
+    if (m := rules.but.search(norm)) and set(words_of(m["rest"])) - set(rules.words.FILLERS):
+        return Reading(Answer.CHANGE, f"a {m.group().split()[0]!r} with more after it ({m['rest'].strip()!r})")
     if m:
-        return Reading(Answer.UNCLEAR, "a 'but' with nothing after it yet")
-    return _not_a_clear_yes(norm, ctx, left, _names(raw, left))
+        return Reading(Answer.UNCLEAR, f"a {m.group().split()[0]!r} with nothing after it yet")
+    return _not_a_clear_yes(norm, ctx, left, _names(raw, left, rules.words))
+
+
+def _restates_a_value(words: str, ctx: AnswerContext) -> bool:
+    """A change word that is the pending call's own value ("yes, the double room" for a double room)."""
+    return ctx.own is not None and set(words.split()) <= ctx.own.exact
+
+
+def _asked(raw: str) -> bool:
+    """Written as a question: "?" at its end, or "¿" at its start."""
+    return raw.rstrip(" .\"'").endswith("?") or raw.lstrip(" \"'").startswith("\u00bf")
 
 
 def _not_a_clear_yes(norm: str, ctx: AnswerContext, left: list[str], names: list[str]) -> Reading:
     """An answer the grammar did not take for a yes (`left`: its words no closed set or pending value accounts
     for): a no, a change, or unclear, and why."""
-    plain = _YES_IDIOMS.sub(" yes ", norm)
+    rules = ctx.rules
+    plain = rules.yes_idioms.sub(f" {rules.words.ANSWER_YES[0]} ", norm)
     words = words_of(plain)
-    negated = {m.group() for m in _NO.finditer(plain)} - ctx.actions
-    yes = [m.group() for m in _YES.finditer(plain)]
+    negated = {m.group() for m in rules.no.finditer(plain)} - ctx.actions
+    yes = [m.group() for m in rules.yes.finditer(plain)]
     if names and (yes or negated):  # "yes, for Max", "no, Maria Lopez": a name the question did not hold
         return Reading(Answer.CHANGE, f"names what the question did not ({', '.join(names)})")
     if negated:
         return Reading(Answer.NO, f"a refusal ({', '.join(sorted(negated))})")
-    if m := _HESITATION.search(plain) or _HEDGE.search(plain):
+    if m := rules.hesitation.search(plain) or rules.hedge.search(plain):
         return Reading(Answer.UNCLEAR, f"hesitates or hedges ({m.group()!r})")
     if others := sorted(set(words) & ctx.others):  # "yes, and update my address": more than this call
         return Reading(Answer.CHANGE, f"asks for something else as well ({', '.join(others)})")
-    if _REQUEST.search(norm):
+    if rules.request.search(norm):
         return Reading(Answer.CHANGE, "a new request")
     if yes:
         return Reading(Answer.UNCLEAR, f"a yes with words it does not account for ({' '.join(left)})")
-    if _WEAK.search(plain):
+    if rules.weak.search(plain):
         return Reading(Answer.UNCLEAR, "a backchannel, not a yes")
     return Reading(Answer.UNCLEAR, "no yes or no in it")
 
 
-def _names(raw: str, left: list[str]) -> list[str]:
+def _names(raw: str, left: list[str], words: ModuleType) -> list[str]:
     """Words left over that Whisper wrote as names: capitalised, not the first of a sentence, not "I"."""
-    starts = {m.group(1) for m in re.finditer(r"(?:^|[.!?]\s+)[\"']?([A-Za-z']+)", raw)}
-    return [w for w in left if w[:1].isupper() and w not in starts and not w.startswith("I'") and w != "I"]
+    starts = {m.group(1) for m in re.finditer(r"(?:^|[.!?¡¿]\s+)[\"'¡¿]?((?:[^\W\d_]|')+)", raw)}
+    return [w for w in left if w[:1].isupper() and w not in starts and w.split("'")[0] not in words.CAPITAL_WORDS]
 
 
-def _asks(raw: str, norm: str) -> str:
+def _asks(raw: str, norm: str, rules: AnswerRules) -> str:
     """Why the answer is a question, or ""."""
-    if raw.rstrip(" .\"'").endswith("?"):
+    words = rules.words
+    if _asked(raw):
         return "a question"
-    if _REPEAT.search(norm):
+    if rules.repeat.search(norm):
         return "asks to hear it again"
-    if (wh := [w for w in words_of(raw) if w in _WH]) and "why not" not in norm:
+    idioms = {w for m in rules.yes_idioms.finditer(norm) for w in m.group().split()}  # "why not" is a yes
+    if wh := [w for w in words_of(raw) if w in words.WH and w not in idioms]:
         return f"a question ({wh[0]} ...)"
     for clause in re.split(r"[,.;:!?]+", raw.lower()):
         first = words_of(clause)[:2]
-        if len(first) == 2 and first[0] in _AUX and first[1] in _SUBJECTS and not (
-                first[0] == "do" and first[1] in ("it", "that")):
+        opens = (plain(first[0]), plain(first[1])) if len(first) == 2 else ()
+        if opens and first[0] in words.AUX and first[1] in words.SUBJECTS and opens not in rules.grammar.affirm:
+            # "do it" is an answer, "is it ...?" a question
             return f"a question ({' '.join(first)} ...)"
     return ""
 
@@ -226,13 +265,13 @@ def _heard_back(norm: str, ctx: AnswerContext) -> set[int]:
 
 def _is_echo(norm: str, ctx: AnswerContext, heard_back: set[int]) -> bool:
     """The agent's own lines heard back: (nearly) all the answer is `heard_back`, and no yes of the caller's own
-    stands outside it ("yes, refund $20 on order 4567" restates). "Just to confirm" is never the caller's."""
+    stands outside it ("yes, refund $20 on order 4567" restates). The question's own opening is never the caller's."""
     if not ctx.said:
         return False
-    if "just to confirm" in norm:
+    if f" {ctx.rules.opening} " in f" {norm} ":  # "just to confirm"
         return True
     words = norm.split()
-    if len(words) < 2 or any(_GRAMMAR.affirms(w) for i, w in enumerate(words) if i not in heard_back):
+    if len(words) < 2 or any(ctx.rules.grammar.affirms(w) for i, w in enumerate(words) if i not in heard_back):
         return False
     agent = ctx.agent_words() | ctx.values  # or its words out of order, as a transcript of a half-heard line
     return max(len(heard_back), sum(w in agent for w in words)) >= 0.8 * len(words)

@@ -62,15 +62,16 @@ class ApprovalDialog:
         self.question = confirmation_question(call, tool, words)
         verbs = {self.action.split()[0]} if self.action else set()
         self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]),
-                                        [name for name in other_tools if name != call.name])
-        self.context.said = [SpokenForm().speak(self.question)]  # beside the written form: an echo may be either
+                                        [name for name in other_tools if name != call.name], words)
+        self.spoken = SpokenForm(words.LANGUAGE)
+        self.context.said = [self.spoken.speak(self.question)]  # beside the written form: an echo may be either
         self.unclear = self.questions = 0
         self.held = ""  # a yes not committed yet: the caller may be going on
         self.keypad = keypad
         self.hint = self._said(words.KEYS_HINT) if keypad else ""  # said after the question, on a phone
 
     def _said(self, line: str) -> str:
-        self.context.said += [line, SpokenForm().speak(line)]  # an echo comes back in either form
+        self.context.said += [line, self.spoken.speak(line)]  # an echo comes back in either form
         return line
 
     def settled_by(self, text: str) -> bool:
@@ -99,7 +100,7 @@ class ApprovalDialog:
                 self.questions += 1
                 if self.questions > MAX_QUESTIONS:
                     return self._no_yes(reading, "no yes was heard after several questions")
-                return Step(say=self._said(f"I'm asking you this: shall I {self.action}?"), reading=reading)
+                return Step(say=self._said(self.words.ASKING_THIS.format(action=self.action)), reading=reading)
             case Answer.ECHO:
                 return Step(resume=over_question, reading=reading)
             case _ if over_question:

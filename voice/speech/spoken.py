@@ -21,6 +21,7 @@ import numpy as np
 from voice.speech._first_clause import is_cut_phrase, trim_pause
 from voice.speech.clause_memo import memo_for, recurs
 from voice.speech.spoken_en import EnglishUS
+from voice.speech.spoken_es import SpanishES
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ class LocaleRules(Protocol):
 
 LOCALES: dict[str, type[LocaleRules]] = {
     "en-US": EnglishUS,
+    "es-ES": SpanishES,
 }
 
 # (gate, pattern, replacement): a rule runs only if one of its gate strings is in the text; plain prose

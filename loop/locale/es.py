@@ -1,0 +1,263 @@
+"""Spanish (Spain and Latin America): the words a caller's meaning is read from, and every fixed sentence the agent
+says. The same names as `loop.locale.en`; what differs is the language, not the structure.
+
+Words are written without accents where they are compared: answers are read accent-folded ("sí" and "si" are
+one word to the readers, as speech-to-text writes either). The labelled answers this pack's approval words are
+measured on: tests/data/approval_sets/es_{dev,test}_answers.tsv.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+LANGUAGE = "es"
+
+# ---- numbers --------------------------------------------------------------------------------------------
+ONES = ("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve", "diez", "once", "doce",
+        "trece", "catorce", "quince", "dieciseis", "diecisiete", "dieciocho", "diecinueve")
+TENS = ("", "", "veinte", "treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa")
+HUNDRED, THOUSAND = "cien", "mil"
+SCALES = ((10**12, "billones"), (10**6, "millones"), (1000, THOUSAND))
+TWENTIES = ("veintiuno", "veintidos", "veintitres", "veinticuatro", "veinticinco", "veintiseis", "veintisiete",
+            "veintiocho", "veintinueve")
+HUNDREDS = {"cien": 100, "ciento": 100, "doscientos": 200, "trescientos": 300, "cuatrocientos": 400,
+            "quinientos": 500, "seiscientos": 600, "setecientos": 700, "ochocientos": 800, "novecientos": 900}
+IRREGULAR_ORDINALS = {"uno": "primero", "dos": "segundo", "tres": "tercero", "cuatro": "cuarto", "cinco": "quinto",
+                      "seis": "sexto", "siete": "septimo", "ocho": "octavo", "nueve": "noveno", "diez": "decimo"}
+ORDINAL_WORDS = {**{o: c for c, o in IRREGULAR_ORDINALS.items()}, "primer": "uno", "primera": "uno",
+                 "segunda": "dos", "tercer": "tres", "tercera": "tres"}
+DIGIT_ORDINAL = r"º|ª|o|a"  # "1º", "3ª"
+NUMBER_SCALE_WORDS = (*HUNDREDS, THOUSAND, "millon", "millones")
+DIGIT_WORDS = {w: str(i) for i, w in enumerate(ONES[:10])}
+CAPITAL_WORDS = frozenset({"DNI", "NIE", "NIF", "CP", "OK", "ID", "PIN", "IBAN", "RUT", "CURP", "RFC", "AM", "PM"})
+DIGIT_HOMOPHONES: dict[str, str] = {}  # Whisper writes Spanish digits as digits or their words
+REPEATED_DIGIT = {"doble": 2, "triple": 3}
+
+# ---- the calendar ---------------------------------------------------------------------------------------
+WEEKDAYS = ("lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo")
+MONTHS = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+          "noviembre", "diciembre")
+TIME_WORDS = ("manana", "hoy", "esta noche", "mediodia", "medianoche", "la semana que viene", "fin de semana",
+              "pasado manana", "tarde")
+AMBIGUOUS_MONTHS = frozenset()
+CLOCK_WORDS = {"mediodia": "12 pm", "medianoche": "12 am"}
+NOT_A_NUMBER = r"\b(?:(?:el|la|ese|esa|este|esta|cual|ningun|ninguna|cada) (?:uno|una)|un momento|un segundo)\b"
+
+# ---- turn taking ----------------------------------------------------------------------------------------
+BACKCHANNELS = frozenset({"aja", "mhm", "mm", "ajam", "si", "vale", "ya", "claro", "ok", "okey", "bueno", "eh", "ah",
+                          "oh", "ajá", "sí", "este", "pues", "ya veo", "entiendo"})
+GREETING_WORDS = frozenset({"hola", "buenas", "buenos", "dias", "tardes", "noches", "alo", "bueno", "si", "oiga",
+                            "mire", "eh", "este", "pues", "que", "tal"})
+TRAILING = frozenset({
+    "un", "una", "el", "la", "los", "las", "y", "o", "pero", "porque", "que", "si", "de", "del", "a", "al", "en",
+    "con", "sin", "para", "por", "sobre", "entre", "hasta", "desde", "mi", "mis", "tu", "su", "sus", "nuestro",
+    "este", "esta", "ese", "esa", "es", "son", "era", "fue", "estoy", "tengo", "tiene", "quiero", "queria",
+    "quisiera", "necesito", "puedo", "puede", "podria", "voy", "como", "cuando", "donde", "eh", "em",
+    "pues", "bueno", "o sea", "tambien", "solo", "nada", "mas"
+})
+SELF_INTRODUCTION = (r"\b(?:me llamo|mi nombre es|soy|habla|le habla|a nombre de|esta a nombre de|"
+                     r"la reserva esta a nombre de)\s+")
+CLOCK_CUES = ("a las", "a la", "sobre las", "hacia las", "antes de las", "despues de las", "desde las", "hasta las")
+ADDRESS_STARTS = ("piso", "depto", "departamento", "apartamento", "numero", "portal", "casa")
+STREET_TYPES = ("calle", "avenida", "av", "paseo", "plaza", "camino", "carretera", "ronda", "pasaje", "callejon",
+                "bulevar", "travesia", "glorieta", "jiron", "carrera", "diagonal", "transversal")
+NAME_LEAD = (r"^(?:(?:si|bueno|pues|vale|ok|okey|eh+|este|mire|claro)\b[,.]?\s*)*(?:(?:es|me llamo|mi nombre es|"
+             r"se llama|soy|a nombre de|para|el nombre es)\b[,.]?\s*)*")
+NOT_A_NAME = ("perdon", "disculpe", "hola", "gracias", "porfa", "adios", "espere", "nadie", "nada", "oiga")
+NUMBER_NAMES = frozenset({"numero", "referencia", "codigo", "id", "pin", "localizador", "pedido", "poliza",
+                          "cuenta", "tarjeta", "postal"})
+
+# ---- answers to a confirmation question (regular expressions over accent-folded words) --------------------
+ANSWER_YES = (r"si", r"sip", r"claro", r"vale", r"okey", r"ok", r"de acuerdo", r"correcto", r"exacto",
+    r"exactamente", r"afirmativo", r"adelante", r"dale", r"venga", r"por supuesto", r"desde luego", r"perfecto",
+    r"confirmo", r"confirmado", r"hazlo", r"hagalo", r"orale", r"sale", r"andale", r"listo", r"de una", r"simon",
+    r"eso es", r"asi es", r"efectivamente", r"va", r"ya")
+ANSWER_YES_IDIOMS = (r"no hay problema", r"sin problema", r"como no", r"no me importa", r"por que no")
+ANSWER_WEAK = (r"aja", r"mhm+", r"mm+", r"bueno", r"bien", r"ya veo", r"entiendo", r"supongo", r"creo",
+    r"me imagino", r"puede ser", r"por favor")
+ANSWER_HESITATION = (r"eh+", r"em+", r"este", r"pues", r"a ver", r"dejame pensar", r"dejeme pensar",
+    r"o sea")
+ANSWER_HEDGE = (r"supongo", r"creo", r"me imagino", r"imagino", r"quizas?", r"tal vez", r"a lo mejor",
+    r"igual", r"si es", r"si no", r"siempre que", r"siempre y cuando", r"con tal de", r"mientras", r"en caso de",
+    r"a menos que", r"salvo que", r"yo diria", r"diria que")
+ANSWER_UNSURE = (r"no se", r"no estoy segur[oa]", r"ni idea", r"quizas?", r"tal vez", r"a lo mejor", r"no lo se",
+    r"no sabria", r"lo pienso", r"dejame pensar", r"dejeme pensar", r"puede ser", r"no lo tengo claro")
+ANSWER_NO = (r"no", r"nop", r"nunca", r"jamas", r"para", r"espera", r"espere", r"un momento", r"momento",
+    r"cancela", r"cancele", r"mejor no", r"ni hablar", r"negativo", r"todavia no", r"aun no", r"ahora no",
+    r"olvidalo", r"olvidelo", r"dejalo", r"dejelo", r"nada", r"nadie", r"tampoco", r"ningun[oa]?")
+ANSWER_CHANGE = (r"mejor", r"en vez de", r"en lugar de", r"cambia", r"cambie", r"cambiar", r"cambialo",
+    r"que sea", r"que sean", r"ponle", r"pongale", r"ponlo", r"pongalo", r"el otro", r"la otra", r"otr[oa]s?",
+    r"distint[oa]", r"diferente", r"ademas", r"tambien", r"agrega", r"agregale", r"anade", r"suma", r"sumale",
+    r"quita", r"quitale", r"mitad", r"doble")
+ANSWER_BUT = ("pero", "aunque", "sino")
+ANSWER_REQUEST = (r"quiero", r"quisiera", r"necesito", r"me gustaria", r"paseme", r"pasame", r"comuniqueme",
+    r"hablar con", r"una persona", r"un agente")
+ANSWER_REPEAT = (r"repita", r"repite", r"como dice", r"como dijo", r"perdon\?", r"no (?:le|te) (?:oi|entendi)",
+    r"no escuche", r"que dijo", r"que dijiste", r"mande", r"otra vez")
+# only with their accent: "que", "como", "cuando" without one are no question ("sí, que ya no me queda")
+WH = ("qué", "cuál", "cuáles", "cuándo", "dónde", "cómo", "cuánto", "cuánta", "cuántos", "cuántas", "quién",
+      "quiénes")
+AUX = ()  # a Spanish question is not opened by an inverted auxiliary: "¿" and "?" and the question words tell
+SUBJECTS = ()
+FILLERS = ("a", "ah", "al", "bien", "bueno", "claro", "con", "de", "del", "el", "eh", "en", "eso", "esto", "favor",
+    "gracias", "la", "las", "lo", "los", "me", "mi", "muchas", "muy", "oh", "para", "por", "pues", "que", "se",
+    "señor", "señora", "señorita", "si", "su", "te", "todo", "tu", "un", "una", "vale", "ya", "y", "es", "esta")
+
+# ---- the approval grammar: a yes is an answer every word of which these account for --------------------
+# (phrases are accent-folded words; `voice/call/_yes_grammar.py`)
+APPROVE_AFFIRM = ("si", "sip", "sii", "si si", "claro", "claro que si", "claro que", "por supuesto", "desde luego",
+    "vale", "okey", "ok", "oki", "de acuerdo", "correcto", "es correcto", "exacto", "exactamente", "eso es",
+    "eso mismo", "asi es", "efectivamente", "afirmativo", "adelante", "dale", "venga", "va", "venga va", "hecho",
+    "confirmo", "lo confirmo", "confirmado", "si confirmo", "confirmalo", "confirmela", "confirmelo", "hazlo",
+    "hagalo", "hazla", "hagala", "procede", "proceda", "listo", "orale", "sale", "andale", "simon", "de una",
+    "perfecto", "esta bien", "esta perfecto", "todo bien", "esta todo bien", "me parece bien", "me parece perfecto",
+    "me vale", "sin problema", "no hay problema", "como no", "eso quiero", "eso es lo que quiero",
+    "eso es lo que queria", "es lo que quiero", "es lo que queria", "asi esta bien", "todo correcto", "ya",
+    "ya po", "dele", "hagale", "mandalo", "mandelo", "envialo", "envielo", "apuntalo", "apuntelo", "adelante con",
+    "de lujo", "estupendo", "genial")
+APPROVE_COURTESY = ("por favor", "porfa", "gracias", "muchas gracias", "mil gracias", "muy amable", "señor", "señora",
+    "señorita", "con mucho gusto", "mucho gusto", "al tiro", "bacan", "joven", "amigo", "amiga", "bien", "muy bien",
+    "perfecto", "genial", "estupendo", "guay", "bueno", "pues", "ya", "ahora", "ahora mismo", "ya mismo", "entonces",
+    "oiga", "mire", "gracias a usted", "te lo agradezco", "se lo agradezco", "chevere", "bacano", "buenisimo",
+    "excelente", "fenomenal")
+APPROVE_LEAD = ("eh", "ehh", "em", "mm", "mmm", "aja", "mhm", "bueno", "pues", "este", "a ver", "oh", "ah")
+APPROVE_FRAME = ("el", "la", "los", "las", "lo", "le", "un", "una", "unos", "unas", "eso", "esa", "ese", "esto",
+    "esta", "este", "de", "del", "a", "al", "en", "para", "por", "con", "desde", "y", "que", "me", "se", "mi",
+    "su", "numero", "horas", "hora", "quiero", "quisiera", "necesito")
+OWN_WORDS = {"su": ("mi",), "sus": ("mis",), "usted": ("yo",), "tu": ("mi",), "tus": ("mis",)}
+MONEY_WORDS = ("dolares", "dolar", "euros", "euro", "pesos", "peso", "soles", "centimos", "centavos", "plata")
+ABBREVIATIONS = {"mg": ("miligramos", "miligramo"), "ml": ("mililitros",), "av": ("avenida",),
+                 "depto": ("departamento",), "c": ("calle",), "kg": ("kilos", "kilogramos"),
+                 "dr": ("doctor",), "dra": ("doctora",)}
+OBJECT_PRONOUNS = ("lo", "la", "los", "las", "eso", "esto")
+# after these a courtesy word is a noun, no form of address ("el auto de mi señora")
+NOUN_MARKERS = ("mi", "mis", "tu", "tus", "su", "sus", "nuestro", "nuestra", "el", "la", "los", "las", "un", "una")
+# pronouns written onto a verb ("resérvala", "mándaselo"): the verb is compared without them
+ENCLITICS = ("selos", "selas", "selo", "sela", "melo", "mela", "telo", "tela", "noslo", "los", "las", "les", "nos",
+             "lo", "la", "le", "me", "te", "se")
+INTERJECTION_DIGITS: tuple[str, ...] = ()
+STEM_SUFFIXES = ("aciones", "acion", "encias", "encia", "ancias", "ancia",
+                 "amientos", "amiento", "imientos", "imiento", "ando", "iendo", "ados", "adas",
+                 "idos", "idas", "ado", "ada", "ido", "ida", "ar", "er", "ir", "as", "es", "os", "a", "e", "o", "s")
+STEM_UNDOUBLE = False
+APPROVE_VERBS = ("haz", "haga", "hacer", "realiza", "realice", "procesa", "procese", "tramita", "tramite", "mete",
+    "meta", "pon", "ponga", "envia", "envie", "manda", "mande", "programa", "programe", "agenda", "agende", "reserva",
+    "reserve", "pide", "pida", "pidelo", "pidalo", "adelante con", "sigue con", "siga con")
+APPROVE_GOES_ON = ("y", "pero", "o", "porque", "aunque", "eh", "em", "este", "pues", "bueno", "sino", "que",
+                   "excepto", "salvo", "menos")
+
+# ---- naming an action to confirm it ----------------------------------------------------------------------
+DETERMINERS = ("un", "una", "el", "la", "los", "las", "este", "esta", "ese", "esa", "su", "sus", "mi", "mis", "tu")
+SETTING_VERBS = ("cambiar", "actualizar", "poner", "mover", "modificar", "corregir", "renombrar")
+
+# ---- what the agent says --------------------------------------------------------------------------------
+PHRASE_STARTS = ("y", "pero", "o", "porque", "desde", "hasta", "con", "a las", "para", "que", "mientras",
+                 "donde", "cuando", "despues", "antes", "salvo")
+
+HAND_OVER = "Le paso con una persona que le ayudará. Un momento, por favor."
+REPEAT_PLEASE = "Perdone, ¿me lo puede repetir?"
+COULD_NOT_FINISH = "Lo siento, no he podido terminarlo ahora mismo."
+DID_BUT_NOT_THE_REST = "He hecho esto: {made}, pero no he podido terminar lo demás ahora mismo."
+AND = " y "
+CONFIRM = "Solo para confirmar: ¿{action}?"
+SAID_NO = "De acuerdo, no lo he hecho."
+NO_YES_HEARD = "No lo he hecho: no he oído un sí."
+NOT_APPROVED = "No lo he hecho: no se ha aprobado."
+KEYS_HINT = "Pulse 1 para confirmar o 2 para cancelar."
+ASK_AGAIN = "Perdone, se lo pregunto otra vez: ¿{action}?"
+ASKING_THIS = "Le pregunto esto: ¿{action}?"
+UNCLEAR_ASK_AGAIN = "Perdone, necesito una respuesta clara: ¿{action}? Diga sí o no, por favor."
+UNCLEAR_KEYS = " O pulse 1 para sí, 2 para no."
+SCOPE = "Lo siento, aquí solo puedo ayudarle con {things}."
+NO_SCOPE = "Lo siento, con eso no puedo ayudarle aquí."
+REPLY_OPENERS = frozenset({"si", "sí", "no", "claro", "por supuesto", "vale", "bueno", "bien", "perfecto", "pues",
+                           "desde luego", "lo siento", "lamentablemente", "de acuerdo", "ah", "oh", "ok"})
+CANNOT_TELL = "Me temo que eso no se lo puedo decir aquí."
+CANNOT_DO = "Lo siento, no puedo hacerlo: {reason}."
+WRITE_FAILED = "Lo siento, no he podido {action}: no se ha completado, así que no se ha cambiado nada."
+WRITE_UNKNOWN = ("Lo siento, todavía no sé si he podido {action}. No lo pida otra vez hasta que lo comprobemos, "
+                 "para que no se haga dos veces.")
+ASK_FOR = "¿Me puede decir {things}?"
+ASK_OPENER = "Claro, le ayudo con eso."
+THE = "{name}"
+SEPARATOR = ", "
+YOURE_WELCOME_BYE = "De nada. ¡Hasta luego!"
+YOURE_WELCOME = "De nada. ¿Le puedo ayudar en algo más?"
+ANYTHING_ELSE = "¿Le puedo ayudar en algo más?"
+WHICH_CHANGE = "Perdone, ¿qué quiere que cambie?"
+GREETING = "Hola, ¿en qué le puedo ayudar?"
+NOT_DONE_SAID_NO = "De acuerdo, no lo he hecho, porque ha dicho que no."
+NOT_DONE_NO_YES = "No lo he hecho: no he oído un sí."
+NOBODY_ANSWERED = "Lo siento, ahora mismo nadie puede atenderle. Por favor, llame más tarde."
+
+# ---- numbers said in words, written in digits -------------------------------------------------------------
+_UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {"veinte": 20}
+_TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+
+
+def _fold(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def numbers_in_digits(text: str) -> str:
+    """Spanish number words as digits: "trescientos ochenta y cinco" -> "385", "veinte dólares" -> "20 dólares",
+    "cuatro cinco seis siete" -> "4 5 6 7" (a unit after a unit starts a new number). "un"/"una" are articles
+    unless a scale follows ("un mil")."""
+    out: list[str] = []
+    words = text.split(" ")
+    i = 0
+    while i < len(words):
+        value, n = _number_at(words, i)
+        if n:
+            out.append(str(value) + _trailing(words[i + n - 1]))
+            i += n
+        else:
+            out.append(words[i])
+            i += 1
+    return " ".join(out)
+
+
+def _trailing(word: str) -> str:
+    """Punctuation after the last number word ("cinco," keeps its comma)."""
+    core = _WORD.findall(word)
+    return word[word.rfind(core[-1]) + len(core[-1]):] if core else ""
+
+
+def _number_at(words: list[str], i: int) -> tuple[int, int]:
+    """(value, how many words) of the number starting at words[i]; (0, 0) when none does."""
+    total = current = 0
+    n = 0
+    last = ""  # the kind of the last word taken: unit, ten, hundred, scale
+    while i + n < len(words):
+        w = _fold(words[i + n].lower()).strip(".,;:!?¿¡")
+        if w in _UNITS and last in ("", "hundred", "scale"):
+            current += _UNITS[w]
+            last = "unit"
+        elif w in _TENS and last in ("", "hundred", "scale"):
+            current += _TENS[w]
+            last = "ten"
+        elif w == "y" and last == "ten" and i + n + 1 < len(words) and _fold(words[i + n + 1].lower()).strip(
+                ".,;:!?") in _UNITS and _UNITS[_fold(words[i + n + 1].lower()).strip(".,;:!?")] < 10:
+            last = "and"
+        elif w in _UNITS and last == "and" and _UNITS[w] < 10:
+            current += _UNITS[w]
+            last = "unit"
+        elif w in HUNDREDS and last in ("", "scale"):
+            current += HUNDREDS[w]
+            last = "hundred"
+        elif w == "mil" and last in ("", "unit", "ten", "hundred"):
+            total += max(current, 1) * 1000
+            current, last = 0, "scale"
+        elif w in ("un", "una") and last in ("", "scale") and i + n + 1 < len(words) and _fold(
+                words[i + n + 1].lower()).strip(".,") in ("mil", "millon"):
+            current, last = 1, "unit"
+        else:
+            break
+        n += 1
+        if words[i + n - 1].rstrip()[-1:] in ",.;:!?":
+            break  # a pause in writing ends the number
+    if last == "and":
+        n -= 1
+    return (total + current, n) if n else (0, 0)
