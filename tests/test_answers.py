@@ -147,7 +147,8 @@ def test_nothing_the_agent_says_while_it_waits_approves_when_heard_back() -> Non
             words = line.split()
             runs = {" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1)}
             assert not [run for run in runs if approves(pending, run)], line
-        assert sum(bool(rules_for().yes.search(line.lower())) for line in lines) <= 2 * 2  # "just to confirm", "say yes or no"
+        yeses = sum(bool(rules_for().yes.search(line.lower())) for line in lines)
+        assert yeses <= 2 * 2  # "just to confirm", "say yes or no"
 
 
 def test_without_a_context_the_reader_is_still_safe() -> None:
