@@ -132,3 +132,28 @@ def test_defaults_and_the_deprecated_model_spelling(capsys: pytest.CaptureFixtur
     parser = argparse.ArgumentParser()
     add_engine_options(parser, stt=False, llm=False)
     assert set(_options(parser)) == {"-h", "--help", "--tts"}
+
+
+def test_an_agent_in_another_language_is_heard_and_spoken_in_it(tmp_path) -> None:
+    """`language: es`: Whisper base told Spanish (tiny.en hears English only), espeak-ng's Spanish voice (the Piper
+    voice installed is English), and the agent's own sentences in Spanish."""
+    import shutil
+
+    from voice.agents.source import load_agent
+    from voice.speech.stack import load_stack
+    from voice.speech.tts import piper_or_espeak
+
+    if shutil.which("espeak-ng") is None:
+        pytest.skip("espeak-ng is not installed")
+    spec = tmp_path / "agent.yaml"
+    spec.write_text("name: farmacia\nlanguage: es\nmodel: script\n")
+    assert load_agent(str(spec)).language == "es"
+    stack = load_stack("tiny.en", "auto", language="es")
+    assert stack.names["stt"] == "base" and stack.stt.language == "es" and not stack.stt.read_digits
+    assert isinstance(stack.tts, EspeakTTS) and isinstance(piper_or_espeak(language="es"), EspeakTTS)
+    heard = stack.stt.transcribe(stack.tts.synthesize("Buenos días, quiero reservar una mesa."))
+    assert "mesa" in heard.lower() and "buenos" in heard.lower()
+    with pytest.raises(ValueError, match="hears English only"):
+        WhisperSTT("tiny.en", language="es")
+    with pytest.raises(Exception, match="speaks English"):
+        PiperTTS(language="es")

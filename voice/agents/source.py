@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ class AgentSource:
     ref: str
     spec: AgentSpec | None = None
     factory: Callable[..., Agent] | None = None
+    _language: str | None = field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -48,6 +49,19 @@ class AgentSource:
     @property
     def llm(self) -> str | None:
         return self.spec.model if self.spec else None
+
+    @property
+    def language(self) -> str:
+        """What its callers speak and it says: the agent file's `language:`, else that of an agent its factory builds
+        (built once, in a scratch folder, with no model)."""
+        if self.spec is not None:
+            return self.spec.language
+        if self._language is None:
+            from loop import ScriptedModel
+
+            with tempfile.TemporaryDirectory(prefix="voiceloop-language-") as scratch:
+                self._language = self.maker(scratch, lambda _id: ScriptedModel([]))("check").language
+        return self._language
 
     def engine(self, kind: str, chosen: str | None, default: str) -> str:
         """The command's `--stt`/`--tts` if given, else the agent file's, else `default`."""

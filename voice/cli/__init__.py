@@ -37,7 +37,7 @@ def cmd_call(args: argparse.Namespace) -> int:
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts})...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None), language=agent.language)
     print(f"running {fixture.path.name} with the agent {agent.name} on the virtual clock...", file=sys.stderr)
     result = asyncio.run(run_call(fixture, stack, out, model=model, agent=agent, db=db, tenant=tenant))
     write_outputs(result, out)

@@ -243,7 +243,7 @@ def shared_context() -> Any:
                                                     os.environ.get("VOICELOOP_LLM") or None))
     stack = load_stack(agent.engine("stt", os.environ.get("VOICELOOP_STT"), STT_ENGINES.default),
                        tts=agent.engine("tts", os.environ.get("VOICELOOP_TTS"), TTS_ENGINES.default),
-                       turn=os.environ.get("VOICELOOP_TURN") or None)
+                       turn=os.environ.get("VOICELOOP_TURN") or None, language=agent.language)
     greeting = os.environ.get("VOICELOOP_GREETING", agent.greeting)
     factory = CallFactory(stack, make_agent, data_dir, SessionConfig(greeting=greeting), db=db, tenant=tenant)
     max_calls = int(os.environ.get("VOICELOOP_MAX_CALLS", "4"))

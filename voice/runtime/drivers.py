@@ -55,7 +55,7 @@ from voice.call.events import (
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
 from voice.speech.engines import EndOfTurn
-from voice.speech.spoken import SpokenTTS
+from voice.speech.spoken import SpokenForm, SpokenTTS
 from voice.speech.vocabulary import agent_vocabulary
 from voice.trace import TraceKind
 
@@ -70,7 +70,8 @@ class CallDriver:
                  turn_model: EndOfTurn | None = None) -> None:
         self.turn_model = turn_model  # None: turns end by the transcript rules alone
         # the ear hears the spoken form ("four five six seven"); transcript and history keep the written one
-        self.core, self.vad, self.stt, self.tts, self.sink = core, vad, stt, SpokenTTS(tts), sink
+        self.core, self.vad, self.stt, self.sink = core, vad, stt, sink
+        self.tts = SpokenTTS(tts, SpokenForm(core.cfg.language))
         self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None

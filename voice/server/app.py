@@ -355,7 +355,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
     stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None), stt_deadline_s=args.remote_stt_deadline,
-                       tts_deadline_s=args.remote_tts_deadline)
+                       tts_deadline_s=args.remote_tts_deadline, language=agent.language)
     greeting = agent.greeting if args.greeting is None else args.greeting
     factory = CallFactory(stack, make_agent, args.data_dir,
                           SessionConfig(greeting=greeting, **speculation_of(args),

@@ -65,10 +65,13 @@ def load_turn_model(name: str | None) -> tuple[EndOfTurn | None, str]:
 
 def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, threads: int = 1,
                vad: str = VAD_ENGINES.default, tts_threads: int = 2, turn: str | None = None,
-               stt_deadline_s: float | None = None, tts_deadline_s: float | None = None) -> SpeechStack:
+               stt_deadline_s: float | None = None, tts_deadline_s: float | None = None,
+               language: str = "en") -> SpeechStack:
     """Load the engines registered under these names (`voice.speech.engines`); unknown names raise ValueError.
     `turn`: the end-of-turn model (`load_turn_model`; None: Smart Turn if installed). `*_deadline_s`: the overall
     deadline of one request to a remote engine (voice/speech/remote.py; None: its default); local ones ignore it.
+    `language`: what the callers speak and the agent says (the agent's); Whisper tiny.en hears English only, so
+    another language gets Whisper base, which hears many.
 
     TTS gets both cores (`tts_threads`): a caller hears nothing until the first clause is synthesised, and
     Piper makes it ~40 % sooner on two threads; its idle threads sleep rather than spin (voice/speech/tts.py)."""
@@ -77,10 +80,14 @@ def load_stack(stt: str = STT_ENGINES.default, tts: str = TTS_ENGINES.default, t
     for registry, name in ((STT_ENGINES, stt), (TTS_ENGINES, tts), (VAD_ENGINES, vad), (TURN_ENGINES, turn)):
         if name is not None:
             registry.spec(name)  # an unknown name fails before any model is loaded
+    if language != "en" and str(STT_ENGINES.spec(stt).options.get("model", "")).endswith(".en"):
+        log.warning("the agent speaks %r: Whisper base hears it (%s hears English only)", language, stt)
+        stt = "base"
     started = time.perf_counter()
     turn_model, turn = load_turn_model(turn)
     stt_settings = {"deadline_s": stt_deadline_s} if stt_deadline_s is not None else {}
     tts_settings = {"deadline_s": tts_deadline_s} if tts_deadline_s is not None else {}
+    stt_settings["language"] = tts_settings["language"] = language
     stack = SpeechStack(VAD_ENGINES.load(vad, threads=threads), STT_ENGINES.load(stt, threads=threads, **stt_settings),
                         TTS_ENGINES.load(tts, threads=tts_threads, **tts_settings), ClauseChunker,
                         names={"vad": vad, "stt": stt, "tts": tts, "turn": turn}, threads=threads,

@@ -88,6 +88,8 @@ class WhisperSTT:
     intra-op threads (inter-op is always 1). The speech gate uses its own Silero VAD, so the
     session's streaming VAD state is never touched; calls from several threads are serialised.
     read_digits: read an id dictated digit by digit again, island by island (voice/speech/_dictated_digits.py).
+    language: what the callers speak (the agent's `language`); Whisper is told it, so a multilingual model does not
+    guess it from each window.
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class WhisperSTT:
         cache_dir: Path | None = None,
         compute_type: str = "int8",
         read_digits: bool = True,
+        language: str = "en",
     ) -> None:
         import ctranslate2
         import tokenizers
@@ -124,13 +127,18 @@ class WhisperSTT:
                                                  intra_threads=threads, inter_threads=2)
         self._beside = ThreadPoolExecutor(1, thread_name_prefix="whisper-plain")
         hf_tokenizer = tokenizers.Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language="en")
+        if language != "en" and not self._model.is_multilingual:
+            raise ValueError(f"Whisper {model} hears English only; an agent in {language!r} needs a multilingual "
+                             "model: --stt base")
+        self.language = language
+        self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language=language)
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
         self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
-        self.read_digits = read_digits  # read a dictated id again island by island (voice/speech/_dictated_digits.py)
+        # read a dictated id again island by island (voice/speech/_dictated_digits.py): its digit words are English
+        self.read_digits = read_digits and language == "en"
         self._digits = DigitReader(self._model, self._tokenizer, self._features)
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log

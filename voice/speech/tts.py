@@ -67,7 +67,11 @@ class PiperTTS:
         config_path: str | Path | None = None,
         threads: int = 1,
         length_scale: float | None = None,
+        language: str = "en",
     ) -> None:
+        if language != "en" and model_path is None:
+            raise TTSUnavailableError(f"the Piper voice installed (en_US joe) speaks English, not {language!r}: "
+                                      "--tts espeak speaks it, or give Piper a voice of that language")
         try:
             import onnxruntime
             from piper import PiperVoice
@@ -110,7 +114,9 @@ class EspeakTTS:
     name = "espeak"
     sample_rate = SAMPLE_RATE
 
-    def __init__(self, voice: str = "en-us", words_per_minute: int = 175, binary: str = "espeak-ng") -> None:
+    def __init__(self, voice: str | None = None, words_per_minute: int = 175, binary: str = "espeak-ng",
+                 language: str = "en") -> None:
+        voice = voice or ("en-us" if language == "en" else language)  # espeak-ng names its voices by language
         found = shutil.which(binary)
         if found is None:
             raise TTSUnavailableError(
@@ -139,8 +145,11 @@ def load_tts(kind: str = "auto", threads: int = 1) -> TTSEngine:
     return TTS_ENGINES.load(kind, threads=threads)  # type: ignore[return-value]  # every registered one is
 
 
-def piper_or_espeak(threads: int = 1) -> TTSEngine:
-    """Piper when its package and voice are installed, else espeak-ng (with a warning: it sounds robotic)."""
+def piper_or_espeak(threads: int = 1, language: str = "en") -> TTSEngine:
+    """Piper when its package and voice are installed, else espeak-ng (with a warning: it sounds robotic). The Piper
+    voice installed speaks English: an agent in another language gets espeak-ng's voice for it."""
+    if language != "en":
+        return EspeakTTS(language=language)
     try:
         return PiperTTS(threads=threads)
     except TTSUnavailableError as exc:

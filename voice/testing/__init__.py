@@ -35,9 +35,9 @@ AgentLike = AgentSource | str | Path | Callable[..., Agent] | None
 
 
 @functools.cache
-def shared_stack(stt: str = "tiny.en", tts: str = "auto") -> SpeechStack:
+def shared_stack(stt: str = "tiny.en", tts: str = "auto", language: str = "en") -> SpeechStack:
     """One loaded speech stack per process and choice (loading Whisper takes seconds)."""
-    return load_stack(stt, tts=tts)
+    return load_stack(stt, tts=tts, language=language)
 
 
 def as_source(agent: AgentLike, base_dir: Path | None = None) -> AgentSource | None:
@@ -98,7 +98,8 @@ def run_audio_call(agent: AgentLike, caller: Sequence[tuple[str | Path, float]] 
     if greeting is not None:
         fixture.data["agent"] = {**fixture.agent_options(), "greeting": greeting}
     source = as_source(agent, Path.cwd())
-    result = asyncio.run(run_call(fixture, stack or shared_stack(), workdir, model=model, agent=source))
+    stack = stack or shared_stack(language=source.language if source is not None else "en")
+    result = asyncio.run(run_call(fixture, stack, workdir, model=model, agent=source))
     return AudioCall(result)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from loop.locale import en
+from loop import locale
 from loop.run.tenancy import add_storage_options
 from voice.agents.source import add_agent_option
 from voice.audio import SAMPLE_RATE
@@ -202,8 +202,8 @@ def cmd_console(args: argparse.Namespace) -> int:
         return 2
     stt, tts = agent.engine("stt", args.stt, STT_ENGINES.default), agent.engine("tts", args.tts, TTS_ENGINES.default)
     print(f"loading the speech stack ({stt}, {tts}) for the agent {agent.name}...", file=sys.stderr)
-    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None))
-    greeting = args.greeting if args.greeting is not None else agent.greeting or en.GREETING
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None), language=agent.language)
+    greeting = args.greeting if args.greeting is not None else agent.greeting or locale.get(agent.language).GREETING
     factory = CallFactory(stack, make_agent, data, SessionConfig(greeting=greeting), db=db, tenant=tenant,
                           tts_voices=1)  # one call: one voice at a time
     console = Console(sd, _device(args.input_device), _device(args.output_device))
