@@ -34,6 +34,9 @@ NOISES = ["bike.wav", "dishes.wav", "office.wav"]
 # nine voices, three synthesisers; Piper's joe is also the agent's own voice, so callers get it least
 VOICES = ["espeak:en-us+f3", "espeak:en-gb+m4", "espeak:en-us+m7", "espeak:en-gb-scotland+f2", "flite:kal",
           "flite:slt", "flite:rms", "flite:awb", "piper:joe"]
+# an agent in another language: callers in espeak-ng's voices for it (flite and the Piper voice speak English only)
+VOICES_FOR = {"es": ["espeak:es", "espeak:es+f3", "espeak:es-419", "espeak:es-419+f2", "espeak:es+m4",
+                     "espeak:es-419+m3"]}
 FIRST_AT, GAP_S = 3.5, 9.0  # the first line after the greeting; later lines this long after the one before ends
 
 
@@ -79,6 +82,14 @@ def _telephone(pcm: np.ndarray) -> np.ndarray:
     return resample(ulaw_decode(ulaw_encode(narrow)), 8000, 16000)
 
 
+def _language(agent_dir: Path, ref: str) -> str:
+    """The language an agent file declares (`language:`); a Python agent's callers speak English here."""
+    path = agent_dir / ref.split(":")[0]
+    if path.suffix in (".yaml", ".yml") and path.is_file():
+        return str((yaml.safe_load(path.read_text()) or {}).get("language", "en"))
+    return "en"
+
+
 def build(agent: str | None = None) -> None:
     from voice.audio import write_wav
 
@@ -86,9 +97,10 @@ def build(agent: str | None = None) -> None:
         agent_dir, spec = spec_path.parent, yaml.safe_load(spec_path.read_text())
         out = BUILD / agent_dir.name
         (out / "audio").mkdir(parents=True, exist_ok=True)
+        voices = VOICES_FOR.get(_language(agent_dir, spec["agent"]), VOICES)
         for call in spec["calls"]:
             h = _hash(f"{agent_dir.name}/{call['name']}")
-            voice, phone, noisy = VOICES[h % len(VOICES)], h % 3 == 0, (h // 3) % 5 == 0
+            voice, phone, noisy = voices[h % len(voices)], h % 3 == 0, (h // 3) % 5 == 0
             caller, at = [], FIRST_AT
             for i, line in enumerate(call["lines"]):
                 pcm = _synth(voice, line, out)
@@ -121,7 +133,8 @@ async def _run(calls: list[Path], llm: str, stt: str, keep: Path | None) -> list
     from voice.speech.stack import load_stack
     from voice.testing.scripted_call import Fixture, run_call, write_outputs
 
-    stack = load_stack("tiny.en" if stt == "oracle" else stt, tts="auto")
+    language = Fixture.load(calls[0]).agent_source().language if calls else "en"  # a set's agents share one
+    stack = load_stack("tiny.en" if stt == "oracle" else stt, tts="auto", language=language)
     if oracle := stt == "oracle":  # perfect hearing: what the product does with the right words
         from _oracle_stt import OracleSTT
 
