@@ -103,3 +103,13 @@ def test_a_spanish_call_asks_and_reads_its_answers_in_spanish() -> None:
     unclear = dialog().hear("Sí, creo.")  # a hedge: asked again, narrower, in Spanish
     assert unclear.settle is None and unclear.say.startswith("Perdone, necesito una respuesta clara")
     assert not dialog().hear("Sí, el pedido de mi señora.").settle  # "mi señora" is no form of address
+
+
+def test_a_spanish_agent_asks_for_what_a_tool_lacks_in_spanish() -> None:
+    from loop.grounding.tool_choice import ask_for
+
+    tool = {"type": "function", "function": {"name": "reservar", "parameters": {"type": "object", "properties": {
+        "cajas": {"type": "integer", "minimum": 1, "maximum": 10}, "nombre": {"type": "string"}}}}}
+    question = ask_for(["cajas", "nombre"], tool, locale.get("es"))
+    assert question == "Claro, le ayudo con eso. ¿Me puede decir el número de cajas y nombre?"
+    assert "number" not in ask_for(["cajas"], tool, locale.get("es"))

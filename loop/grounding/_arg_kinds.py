@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from loop.locale import en
@@ -252,10 +253,13 @@ def digits_named(name: str, text: str) -> int:
     return 0
 
 
-def label(name: str, schema: dict[str, Any] | None = None, described: str = "", context: str = "") -> str:
+def label(name: str, schema: dict[str, Any] | None = None, described: str = "", context: str = "",
+          words_of: ModuleType = en) -> str:
     """How to ask a caller for the argument: `order_id` -> "order number", `booking_ref` -> "booking reference",
     `account` (an identifier) -> "account number". `context`: the agent's instructions, read only for how many
-    digits (and letters) an identifier has."""
+    digits (and letters) an identifier has. `words_of`: the language asked in (`loop.locale`)."""
+    if words_of is not en:
+        return _label_in(words_of, name, schema, described, context)
     words = [_ID_LABELS.get(w, w) for w in name_words(name)]
     kind = arg_kind(name, schema, described) if schema is not None else None
     if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
@@ -273,3 +277,17 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "", 
     if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:
         words.append("date")
     return " ".join(dict.fromkeys(words))
+
+
+def _label_in(words_of: ModuleType, name: str, schema: dict[str, Any] | None, described: str, context: str) -> str:
+    """The argument's name as its author wrote it (in the agent's language: `numero_reserva` -> "numero reserva"),
+    said by the pack's templates for a count and an identifier of known length."""
+    what = " ".join(name_words(name))
+    kind = arg_kind(name, schema, described) if schema is not None else None
+    if kind is not None and kind.kind == "integer":
+        return str(words_of.LABEL_COUNT.format(what=what))
+    digits = (kind.digits or digits_named(name, f"{described}\n{context}")) if kind is not None and (
+        kind.kind == "id") else 0
+    if 1 < digits < len(words_of.ONES):
+        return str(words_of.LABEL_DIGITS.format(what=what, n=words_of.ONES[digits]))
+    return what
