@@ -18,6 +18,7 @@ from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
+FUNCTIONS = ("numbers_in_digits",)  # what a language pack does besides its words
 
 
 def test_english_number_words_are_defined_once() -> None:
@@ -43,7 +44,7 @@ def test_a_language_voiceloop_does_not_speak_is_named_with_the_ones_it_does(tmp_
 def test_a_new_language_is_one_module_with_the_names_english_has(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the call core says in its own words comes from the call's language: a test language, one module."""
     test_language = types.ModuleType("loop.locale.xx")
-    test_language.__dict__.update({k: v for k, v in vars(en).items() if k.isupper()})
+    test_language.__dict__.update({k: v for k, v in vars(en).items() if k.isupper() or k in FUNCTIONS})
     test_language.HAND_OVER = "Un momento, le paso con una persona."
     monkeypatch.setitem(sys.modules, "loop.locale.xx", test_language)
     monkeypatch.setattr(locale, "LANGUAGES", (*locale.LANGUAGES, "xx"))
@@ -58,9 +59,9 @@ def test_a_new_language_is_one_module_with_the_names_english_has(monkeypatch: py
 
 
 def test_every_language_has_every_name_english_has() -> None:
-    names = {k for k in vars(en) if k.isupper()}
+    names = {k for k in vars(en) if k.isupper()} | set(FUNCTIONS)
     for language in locale.LANGUAGES:
-        missing = names - {k for k in vars(locale.get(language)) if k.isupper()}
+        missing = names - set(vars(locale.get(language)))
         assert not missing, f"loop/locale/{language}.py lacks {sorted(missing)}"
 
 
@@ -113,3 +114,10 @@ def test_a_spanish_agent_asks_for_what_a_tool_lacks_in_spanish() -> None:
     question = ask_for(["cajas", "nombre"], tool, locale.get("es"))
     assert question == "Claro, le ayudo con eso. ¿Me puede decir el número de cajas y nombre?"
     assert "number" not in ask_for(["cajas"], tool, locale.get("es"))
+
+
+def test_a_spanish_callers_numbers_reach_the_agent_in_digits() -> None:
+    """The transcript's number words become digits for everything that reads the turn, as English ids are joined."""
+    h = Harness(language="es")
+    start = run_started(h, "Quería reservar dos cajas, la reserva es cuatro cinco uno dos siete.")
+    assert "2 cajas" in start.text and "45127" in start.text
