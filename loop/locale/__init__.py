@@ -12,6 +12,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from loop.locale._text import unaccented
+
+__all__ = ["DEFAULT", "LANGUAGES", "get", "unaccented"]
+
 LANGUAGES = ("en", "es")
 DEFAULT = "en"
 

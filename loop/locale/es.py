@@ -9,7 +9,8 @@ measured on: tests/data/approval_sets/es_{dev,test}_answers.tsv.
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from loop.locale._text import unaccented
 
 LANGUAGE = "es"
 
@@ -199,19 +200,16 @@ _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
 
-def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-
-
 def numbers_in_digits(text: str) -> str:
     """Spanish number words as digits: "trescientos ochenta y cinco" -> "385", "veinte dólares" -> "20 dólares",
     "cuatro cinco seis siete" -> "4 5 6 7" (a unit after a unit starts a new number). "un"/"una" are articles
     unless a scale follows ("un mil")."""
     out: list[str] = []
     words = text.split(" ")
+    keys = [unaccented(w.lower()).strip(".,;:!?¿¡") for w in words]  # each word as the number words are spelt
     i = 0
     while i < len(words):
-        value, n = _number_at(words, i)
+        value, n = _number_at(keys, words, i)
         if n:
             out.append(str(value) + _trailing(words[i + n - 1]))
             i += n
@@ -227,21 +225,20 @@ def _trailing(word: str) -> str:
     return word[word.rfind(core[-1]) + len(core[-1]):] if core else ""
 
 
-def _number_at(words: list[str], i: int) -> tuple[int, int]:
-    """(value, how many words) of the number starting at words[i]; (0, 0) when none does."""
+def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
+    """(value, how many words) of the number starting at words[i] (`keys`: the words folded); (0, 0) when none."""
     total = current = 0
     n = 0
     last = ""  # the kind of the last word taken: unit, ten, hundred, scale
-    while i + n < len(words):
-        w = _fold(words[i + n].lower()).strip(".,;:!?¿¡")
+    while i + n < len(keys):
+        w, following = keys[i + n], keys[i + n + 1] if i + n + 1 < len(keys) else ""
         if w in _UNITS and last in ("", "hundred", "scale"):
             current += _UNITS[w]
             last = "unit"
         elif w in _TENS and last in ("", "hundred", "scale"):
             current += _TENS[w]
             last = "ten"
-        elif w == "y" and last == "ten" and i + n + 1 < len(words) and _fold(words[i + n + 1].lower()).strip(
-                ".,;:!?") in _UNITS and _UNITS[_fold(words[i + n + 1].lower()).strip(".,;:!?")] < 10:
+        elif w == "y" and last == "ten" and _UNITS.get(following, 10) < 10:
             last = "and"
         elif w in _UNITS and last == "and" and _UNITS[w] < 10:
             current += _UNITS[w]
@@ -252,8 +249,7 @@ def _number_at(words: list[str], i: int) -> tuple[int, int]:
         elif w == "mil" and last in ("", "unit", "ten", "hundred"):
             total += max(current, 1) * 1000
             current, last = 0, "scale"
-        elif w in ("un", "una") and last in ("", "scale") and i + n + 1 < len(words) and _fold(
-                words[i + n + 1].lower()).strip(".,") in ("mil", "millon"):
+        elif w in ("un", "una") and last in ("", "scale") and following in ("mil", "millon"):
             current, last = 1, "unit"
         else:
             break

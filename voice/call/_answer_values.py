@@ -13,8 +13,7 @@ import re
 from types import ModuleType
 
 from loop.grounding.arguments import id_candidates, number_candidates
-from loop.locale import en
-from voice.call._yes_grammar import unaccented
+from loop.locale import en, unaccented
 
 
 def _number(n: float) -> str:

@@ -12,23 +12,14 @@ for "book"). At least one affirmative must be the caller's, and the answer may n
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from types import ModuleType
 
+from loop.locale import unaccented
+
 _MAX_PHRASE = 6
-EN_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ed", "es", "s", "e")  # `stem`'s default
-
-
-def unaccented(text: str) -> str:
-    """`text` without accents ("sí" -> "si", "sábado" -> "sabado"): speech-to-text writes them one time and not
-    the next, so answers and the pending call's values are compared without them."""
-    decomposed = unicodedata.normalize("NFD", text)
-    kept = [ch for i, ch in enumerate(decomposed) if not unicodedata.combining(ch)
-            or (ch == "\u0303" and decomposed[i - 1] in "nN")]  # "ñ" is a letter of its own, not an accent
-    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def plain(word: str) -> str:
@@ -36,7 +27,7 @@ def plain(word: str) -> str:
     return unaccented(word.lower().replace("'", ""))
 
 
-def stem(word: str, suffixes: tuple[str, ...] = EN_SUFFIXES, undouble: bool = True) -> str:
+def stem(word: str, suffixes: tuple[str, ...], undouble: bool) -> str:
     """A crude stem, the same on both sides of a comparison, by the language's suffixes (`STEM_SUFFIXES`): "booking",
     "booked", "books" -> "book"; "cancellation", "cancelled" -> "cancel" (`undouble`: a doubled last consonant
     is one, as English spells it)."""

@@ -28,9 +28,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from loop.locale import en
+from loop.locale import en, unaccented
 from voice.call._answer_values import AnswerValues, restates
-from voice.call._yes_grammar import Own, YesGrammar, plain, unaccented
+from voice.call._yes_grammar import Own, YesGrammar, plain
 
 
 class Answer(StrEnum):
@@ -73,6 +73,10 @@ class AnswerRules:
     short_forms: dict[str, tuple[str, ...]]
     frame_words: frozenset[str]  # "just to confirm": the agent's, not the action's
     opening: str  # those words as said: never the caller's
+    fillers: frozenset[str]
+    wh: frozenset[str]  # question words, auxiliaries that open a question and the subjects after them
+    aux: frozenset[str]
+    subjects: frozenset[str]
 
     def stem(self, word: str) -> str:
         return self.grammar.stem(word)
@@ -88,7 +92,8 @@ def rules_for(words: ModuleType = en) -> AnswerRules:
         _phrases(*words.ANSWER_NO), _phrases(*words.ANSWER_CHANGE), _phrases(*words.ANSWER_REQUEST),
         _phrases(*words.ANSWER_REPEAT), re.compile(rf"\b(?:{'|'.join(words.ANSWER_BUT)})\b(?P<rest>.*)"),
         YesGrammar.of(words), AnswerValues(words), short,
-        frozenset(words_of(words.CONFIRM.format(action=""))), _normal(words.CONFIRM.format(action="")))
+        frozenset(words_of(words.CONFIRM.format(action=""))), _normal(words.CONFIRM.format(action="")),
+        frozenset(words.FILLERS), frozenset(words.WH), frozenset(words.AUX), frozenset(words.SUBJECTS))
 
 
 def words_of(text: str) -> list[str]:
@@ -121,9 +126,8 @@ class AnswerContext:
         for value in (arguments or {}).values():
             values |= rules.values.values(str(value))
         mine = set(words_of(question))
-        fillers = set(words.FILLERS)
         others = {w for name in other_tools for w in words_of(name.replace("_", " "))
-                  if len(w) > 3 and w not in mine and w not in fillers and not rules.yes.fullmatch(w)}
+                  if len(w) > 3 and w not in mine and w not in rules.fillers and not rules.yes.fullmatch(w)}
         actions = {w.lower() for w in action_words if len(w) > 2}
         ctx = cls([question], values | rules.values.values(question), actions | {rules.stem(w) for w in actions},
                   others, rules=rules)
@@ -181,7 +185,7 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
         return Reading(Answer.UNCLEAR, "not sure yet")
     if new:
         return Reading(Answer.CHANGE, f"says a value the question did not hold ({', '.join(new)})")
-    if (m := rules.but.search(norm)) and set(words_of(m["rest"])) - set(rules.words.FILLERS):
+    if (m := rules.but.search(norm)) and set(words_of(m["rest"])) - rules.fillers:
         return Reading(Answer.CHANGE, f"a {m.group().split()[0]!r} with more after it ({m['rest'].strip()!r})")
     if m:
         return Reading(Answer.UNCLEAR, f"a {m.group().split()[0]!r} with nothing after it yet")
@@ -231,18 +235,17 @@ def _names(raw: str, left: list[str], words: ModuleType) -> list[str]:
 
 def _asks(raw: str, norm: str, rules: AnswerRules) -> str:
     """Why the answer is a question, or ""."""
-    words = rules.words
     if _asked(raw):
         return "a question"
     if rules.repeat.search(norm):
         return "asks to hear it again"
     idioms = {w for m in rules.yes_idioms.finditer(norm) for w in m.group().split()}  # "why not" is a yes
-    if wh := [w for w in words_of(raw) if w in words.WH and w not in idioms]:
+    if wh := [w for w in words_of(raw) if w in rules.wh and w not in idioms]:
         return f"a question ({wh[0]} ...)"
     for clause in re.split(r"[,.;:!?]+", raw.lower()):
         first = words_of(clause)[:2]
         opens = (plain(first[0]), plain(first[1])) if len(first) == 2 else ()
-        if opens and first[0] in words.AUX and first[1] in words.SUBJECTS and opens not in rules.grammar.affirm:
+        if opens and first[0] in rules.aux and first[1] in rules.subjects and opens not in rules.grammar.affirm:
             # "do it" is an answer, "is it ...?" a question
             return f"a question ({' '.join(first)} ...)"
     return ""
