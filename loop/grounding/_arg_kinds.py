@@ -271,9 +271,10 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "", 
     if 0 < letters < len(en.ONES) and 1 < shaped < len(en.ONES):  # "the file reference, three letters and five
         return f"{' '.join(dict.fromkeys(words))}, {en.ONES[letters]} letters{en.AND}{en.ONES[shaped]} digits"
     if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller
-        words = [f"{en.ONES[digits]}-digit", *words]  # knows what to say, and the call how long to wait for it
+        # knows what to say, and the call how long to wait for it
+        words = en.LABEL_DIGITS.format(n=en.ONES[digits], what=" ".join(words)).split()
     if kind is not None and kind.kind == "integer" and not set(words) & _SAYS_COUNT:
-        words = ["number", "of", *words]  # `seats` -> "the number of seats", not "the seats"
+        words = en.LABEL_COUNT.format(what=" ".join(words)).split()  # `seats` -> "the number of seats"
     if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:
         words.append("date")
     return " ".join(dict.fromkeys(words))
