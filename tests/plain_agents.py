@@ -5,7 +5,7 @@ Used by tests/test_plain_agents.py (the real embedded model) and tests/test_grou
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -114,5 +114,26 @@ def pizza_shop(model: Model, config: LoopConfig | None = None) -> Agent:
                  system_prompt="You answer the phone at Luigi's Pizza. Keep it short.")
 
 
+# ---- a courier's parcel line: a read and a write that take the same tracking code -----------------------------
+
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+
+
+def track_parcel(tracking_code: str) -> str:
+    """Where a parcel is and when it will be delivered, by its tracking code"""
+    return f"Parcel {tracking_code} is out for delivery today between 1 and 3 p.m."
+
+
+def rearrange_delivery(tracking_code: str, day: Weekday) -> str:
+    """Move a parcel's delivery to another weekday"""
+    return f"Parcel {tracking_code} will now be delivered on {day.title()}."
+
+
+def courier(model: Model, config: LoopConfig | None = None) -> Agent:
+    return Agent(model=model, config=config or LoopConfig.profile("voice"),
+                 tools=[Tool(track_parcel), Tool(rearrange_delivery, mutates=True)],
+                 system_prompt="You answer a courier's parcel line. Be brief.")
+
+
 AGENTS: dict[str, Callable[..., Agent]] = {"garage": garage, "outage": outage_line, "hotel": hotel,
-                                                "pizza": pizza_shop}
+                                                "pizza": pizza_shop, "courier": courier}

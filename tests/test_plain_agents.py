@@ -57,6 +57,13 @@ def test_a_report_needs_the_account_number(model: Any) -> None:
     turn.expect.not_called().said("account number")
 
 
+def test_a_day_only_the_write_holds_makes_the_write_not_the_read(model: Any) -> None:
+    """"Bring parcel SB48207315 on Tuesday instead": the code fills the tracking read too, but only the write has
+    a place for the Tuesday (tests/test_grounding_tool_choice.py); the write is proposed, and here declined."""
+    turn = _talk(model, "courier").say_sync("I won't be in today. Can you bring parcel SB48207315 on Tuesday instead?")
+    turn.expect.called("rearrange_delivery", day="tuesday")
+
+
 @pytest.mark.slow
 def test_an_outage_is_looked_up_by_postcode(model: Any) -> None:
     turn = _talk(model, "outage").say_sync("Is there a power cut at LS6 2AB?")

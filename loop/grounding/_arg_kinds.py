@@ -193,7 +193,8 @@ def _schema_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     digits = _digit_count(str(schema.get("description", "")))
     kind = schema.get("type")
     if kind in ("number", "integer"):
-        if kind == "integer" and _is_id(words, schema) and not set(words) & {"amount", "price", "total"}:
+        # a house number is part of an address, said as a number ("at number 14"), not an identifier dictated
+        if kind == "integer" and _is_id(words, schema) and not set(words) & {"amount", "price", "total", *_ADDRESS}:
             return Kind("id", integer=True, digits=digits)
         return Kind(kind)
     if kind != "string":

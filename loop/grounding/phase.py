@@ -41,6 +41,7 @@ from loop.grounding.tool_choice import (
     ask_for,
     asked_for,
     fresh_reads,
+    id_reads_elsewhere,
     named_writes,
     sole_value,
     uncued,
@@ -79,6 +80,9 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     asked = asked_for(request.tools, request.messages, request.writes)
     if not asked or asks(last.content):
         return ""
+    by_name = {tool_name(t): t for t in request.tools}
+    if any(id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n]) for n in asked):
+        return ""  # "Could you tell me the area?" - "It's 72048.": the booking they meant, not the area again
     _, missing = ground(request.tools, request.messages)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]
@@ -268,7 +272,8 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
         others = [t for t in request.tools if t is not tool]
         if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
             found.add(tool_name(tool))
-    return found
+    by_name = {tool_name(t): t for t in request.tools}
+    return {n for n in found if not id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n])}
 
 
 def _params(tool: dict[str, Any]) -> dict[str, Any]:

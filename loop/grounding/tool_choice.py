@@ -68,6 +68,38 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
             and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t))))]
 
 
+def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
+                       tool: dict[str, Any]) -> bool:
+    """The caller's words since the agent spoke fill a read that takes an identifier, and `tool` has no place for
+    one: "booking number 48215, can you check it?" is about that booking, not `book_taxi(address, time, ...)`,
+    which would drop the number they dictated."""
+    if takes_id(tool):
+        return False
+    filled = {tool_name(read) for read in fresh_reads(tools, messages, writes)} - {tool_name(tool)}
+    return any(takes_id(t) for t in tools if tool_name(t) in filled)  # as declared: a filled one holds its values
+
+
+def takes_id(tool: dict[str, Any]) -> bool:
+    """One of the tool's arguments is an identifier (declared, or read from its schema)."""
+    described = _described(dict(tool))
+    return any((kind := arg_kind(name, non_null(schema) or {}, described)) is not None and kind.kind == "id"
+               for name, schema in (_properties(tool) or {}).items())
+
+
+def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any]], reads: Sequence[dict[str, Any]],
+                  messages: Sequence[Message], writes: frozenset[str]) -> list[dict[str, Any]]:
+    """Grounded writes that hold more of the caller's values than any read their words fill, and that their words
+    speak of by a word no other tool has: "Can you bring parcel SB48207315 on Tuesday instead?" fills
+    `track_parcel(code)` and `rearrange_delivery(code, day)`; only the write has a place for the Tuesday. (A write
+    is still asked for the caller's yes.)"""
+    def held(tool: dict[str, Any]) -> int:
+        return sum(1 for schema in _properties(tool).values() if "enum" in schema or "pattern" in schema)
+
+    most = max(map(held, reads), default=0)
+    return [t for t in grounded if tool_name(t) in writes and held(t) > most
+            and about_tool(t, messages, [o for o in tools if tool_name(o) != tool_name(t)])]
+
+
 def _no_arguments(tool: dict[str, Any]) -> bool:
     """A read that needs nothing ("When are you open?" -> opening_hours())."""
     return not ((tool.get("function") or tool).get("parameters") or {}).get("required")

@@ -24,7 +24,14 @@ from loop.grounding.phase import (
     said_without_generating,
 )
 from loop.grounding.speakable import leaks, sentences
-from loop.grounding.tool_choice import about_tool, answered_ask, fresh_reads, uncued, unnamed_id_writes
+from loop.grounding.tool_choice import (
+    about_tool,
+    answered_ask,
+    fresh_reads,
+    fuller_writes,
+    uncued,
+    unnamed_id_writes,
+)
 from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
 from loop.types import ModelRequest
@@ -159,6 +166,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
         mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
         reads = [t for t in reads if tool_name(t) in closest]
+    if reads and fuller_writes(request.tools, tools, reads, request.messages, request.writes):
+        mixed = [t for t in mixed if tool_name(t) not in {tool_name(r) for r in reads}]  # the day has no place in it
     # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
     # model that may answer in words invents one ("... because the customer has not provided ...")
     plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,

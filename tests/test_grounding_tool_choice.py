@@ -1,0 +1,100 @@
+"""Which tool a caller's words are for, by what they gave: an identifier they dictated belongs to a tool with a
+place for it; a value only a write has a place for (a day) makes that write the call; a house number is a number
+said, not an identifier dictated. No model: the phase's own functions on tool schemas."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from loop import Tool
+from loop.grounding._arg_kinds import arg_kind
+from loop.grounding.arguments import ground
+from loop.grounding.phase import pursued_writes, said_without_generating
+from loop.grounding.tool_choice import ask_for, fresh_reads, fuller_writes
+from loop.kinds import address, identifier, person_name, when
+from loop.types import Message, ModelRequest
+
+Area = Literal["city centre", "old town", "airport"]
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+
+
+def _cabs() -> tuple[list[dict[str, Any]], frozenset[str]]:
+    def pickup_wait(area: Area) -> str:
+        """How many minutes a taxi would take right now to reach a pickup area"""
+
+    def booking_details(booking_number: Annotated[str, identifier(digits=5)]) -> str:
+        """A taxi booking's pickup, time, passengers and driver, by its five-digit booking number"""
+
+    def book_taxi(pickup_address: Annotated[str, address()], time: Annotated[str, when()], passengers: int,
+                  name: Annotated[str, person_name()]) -> str:
+        """Book a taxi from a pickup street address at a time, for 1 to 6 passengers"""
+
+    tools = [Tool(pickup_wait), Tool(booking_details), Tool(book_taxi, mutates=True)]
+    return [t.openai_schema() for t in tools], frozenset({"book_taxi"})
+
+
+def test_a_dictated_identifier_is_for_the_tool_with_a_place_for_it() -> None:
+    """"I've got a taxi booked, booking number 48215, can you check it?": the booking's details, not a new booking
+    (which has no place for the number and would ask for passengers and a name)."""
+    tools, writes = _cabs()
+    said = "Hello, I've got a taxi booked for tonight, booking number 48215. Can you check it's all okay?"
+    request = ModelRequest([Message("user", said)], tools, 96, writes=writes)
+    _, missing = ground(tools, request.messages)
+    assert "book_taxi" in missing and "book_taxi" not in pursued_writes(request, missing)
+    assert [t["function"]["name"] for t in fresh_reads(tools, request.messages, writes)] == ["booking_details"]
+
+
+def test_an_identifier_given_to_the_wrong_question_is_not_asked_the_question_again() -> None:
+    """"Could you tell me the area?" - "Oh yeah, it's 72048.": the number is the booking's; asking for the area
+    again would go round in circles."""
+    tools, writes = _cabs()
+    asked = ask_for(["area"], tools[0])
+    history = [Message("user", "Hi, I just want to check on my taxi booking, please."), Message("assistant", asked)]
+    answered = ModelRequest([*history, Message("user", "Oh yeah, it's 72048.")], tools, 96, writes=writes)
+    assert "area" not in said_without_generating(answered)
+    unanswered = ModelRequest([*history, Message("user", "Yes, it's for me.")], tools, 96, writes=writes)
+    assert said_without_generating(unanswered).endswith("the area?")  # no number: the question stands
+
+
+def _courier() -> tuple[list[dict[str, Any]], frozenset[str]]:
+    def track_parcel(tracking_code: Annotated[str, identifier(letters=2, digits=8)]) -> str:
+        """Where a parcel is and when it will be delivered, by its tracking code"""
+
+    def rearrange_delivery(tracking_code: Annotated[str, identifier(letters=2, digits=8)], day: Weekday) -> str:
+        """Move a parcel's delivery to another weekday"""
+
+    def leave_with_neighbour(tracking_code: Annotated[str, identifier(letters=2, digits=8)],
+                             house_number: Annotated[int, Field(ge=1, le=9999)]) -> str:
+        """Have a parcel left with a neighbour on the same street, by the neighbour's house number"""
+
+    tools = [Tool(track_parcel), Tool(rearrange_delivery, mutates=True), Tool(leave_with_neighbour, mutates=True)]
+    return [t.openai_schema() for t in tools], frozenset({"rearrange_delivery", "leave_with_neighbour"})
+
+
+def _fuller(said: str) -> list[str]:
+    tools, writes = _courier()
+    messages = [Message("user", said)]
+    grounded, _ = ground(tools, messages)
+    reads = fresh_reads(tools, messages, writes)
+    return [t["function"]["name"] for t in fuller_writes(tools, grounded, reads, messages, writes)]
+
+
+def test_a_value_only_a_write_has_a_place_for_makes_that_write_the_call() -> None:
+    assert _fuller("I won't be in today. Can you bring parcel SB48207315 on Tuesday instead?") == [
+        "rearrange_delivery"]
+    assert _fuller("Where is my parcel? It's SB48207315.") == []  # nothing but the code: the read
+    assert _fuller("Is parcel SB48207315 coming today?") == []  # "today" is no weekday the write holds
+
+
+def test_a_house_number_is_a_number_said_not_an_identifier() -> None:
+    """`house_number: int` is part of an address: "at number 14" fills it (an identifier needs 3 characters)."""
+    kind = arg_kind("house_number", {"type": "integer", "minimum": 1, "maximum": 9999})
+    assert kind is not None and kind.kind == "integer"
+    tools, _ = _courier()
+    said = "Could you leave my parcel with my neighbour at number 14? It's SX55120947."
+    grounded, missing = ground(tools, [Message("user", said)])
+    assert not missing.get("leave_with_neighbour")
+    neighbour = next(t for t in grounded if t["function"]["name"] == "leave_with_neighbour")
+    assert neighbour["function"]["parameters"]["properties"]["house_number"]["enum"] == [14]
