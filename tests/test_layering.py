@@ -127,3 +127,13 @@ def test_the_brain_bench_gets_the_demo_agent_from_the_voice_side() -> None:
     assert {t["function"]["name"] for t in request.tools} >= {"lookup_order", "issue_refund"}
     assert setup.policy_text and setup.policy_text in request.messages[0].content
     assert setup.eval_set is not None and load_cases(setup.eval_set)
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    """A module whose name starts with `_` is its package's own (`loop.grounding._scope`); other packages use what
+    the package's public modules export (`loop.grounding.phase`), so the embedded model's adapter reaches the
+    grounding through the phase every model shares."""
+    crossing = sorted(f"{m} -> {d}" for m, deps in GRAPH.items() for d in deps
+                      if d.rsplit(".", 1)[-1].startswith("_") and not d.endswith("__")
+                      and package_of(d) != package_of(m))
+    assert crossing == []

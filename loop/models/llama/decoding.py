@@ -11,17 +11,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from loop.errors import ModelRequestError
-from loop.grounding._scope import (
-    closest_reads,
-    scope_sentence,
-)
 from loop.grounding.arguments import ground
 from loop.grounding.phase import (
     changed_call,
+    closest_reads,
     fixed_call_tool,
     pursued_writes,
     questions_for_missing,
     said_without_generating,
+    scope_sentence,
 )
 from loop.grounding.speakable import leaks, sentences
 from loop.grounding.tool_choice import (

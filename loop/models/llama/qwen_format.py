@@ -17,7 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from loop.approvals import not_approved_reason
-from loop.grounding._scope import spoken_data
+from loop.grounding.phase import spoken_data
 from loop.locale import en
 from loop.tools import tool_name
 from loop.types import Message, ModelEvent, ModelRequest, TextDelta, ToolCall, ToolCallDelta
