@@ -39,6 +39,7 @@ from voice.call import events as ce
 from voice.call.core import CallCore
 from voice.call.state import SessionConfig
 from voice.call.turns import TurnConfig
+from voice.runtime.drivers import transcript_of
 from voice.speech.tts import ClauseChunker
 from voice.speech.vad import SileroVAD, silero_full_model_path
 from voice.trace import TraceKind
@@ -111,7 +112,7 @@ def hear(audio: np.ndarray, probs: np.ndarray, turns: TurnConfig, stt: CachedSTT
             if isinstance(command, ce.Transcribe):
                 end = core.now + FRAME_S
                 asked[command.key] = (end - len(command.audio) / SAMPLE_RATE, end)
-                carry_out(core.handle(ce.TranscriptReady(command.key, command.text(stt), 0.0)))
+                carry_out(core.handle(ce.TranscriptReady(command.key, transcript_of(command, stt, ())[0], 0.0)))
             elif isinstance(command, ce.ScoreTurnEnd) and turn_model is not None:
                 complete = turn_model.complete(command.audio)  # type: ignore[attr-defined]
                 carry_out(core.handle(ce.TurnEndScored(command.key, complete, 0.0)))

@@ -12,6 +12,7 @@ import pytest
 
 from voice.audio import SAMPLE_RATE, load_audio
 from voice.call.turns import sentence_done
+from voice.runtime.drivers import transcript_of
 from voice.speech.engines import STT_ENGINES
 from voice.speech.incremental_stt import TurnTranscriber
 
@@ -105,7 +106,7 @@ def test_the_call_core_keeps_a_sentence_when_the_caller_went_on_after_a_long_pau
     for i, p in enumerate(probs):
         for command in core.handle(ce.CallerFrame(np.ones(512, np.int16), i * FRAME_S, p, 0.0, False)):
             if isinstance(command, ce.Transcribe):
-                core.handle(ce.TranscriptReady(command.key, command.text(stt), 0.0))
+                core.handle(ce.TranscriptReady(command.key, transcript_of(command, stt, ())[0], 0.0))
             elif isinstance(command, ce.ScoreTurnEnd):
                 core.handle(ce.TurnEndScored(command.key, complete, 0.0))
     assert (core.heard.head is not None) is kept

@@ -7,7 +7,6 @@ start or cancel the run, settle the approval, clear the transport's buffer). The
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -15,7 +14,6 @@ from typing import Any, Protocol
 import numpy as np
 
 from loop import ApprovalAnswer, Event, Message, RunResult, Tool, ToolCall, Verdict
-from voice.speech.engines import STT, transcribe_with
 from voice.speech.incremental_stt import TurnTranscriber
 
 
@@ -175,12 +173,6 @@ class Transcribe:
     optional: bool = False
     turn: TurnTranscriber | None = None
     pause: bool = False  # the audio ends in the caller's pause, not in their speech
-
-    def text(self, stt: STT, vocabulary: Sequence[str] = ()) -> str:
-        """The transcript, biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`)."""
-        if self.turn is not None:
-            return self.turn.transcribe(stt, self.audio, vocabulary, self.key if self.pause else None).strip()
-        return transcribe_with(stt, self.audio, vocabulary).strip()
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from voice.call.events import (
 )
 from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
-from voice.speech.engines import EndOfTurn
+from voice.speech.engines import EndOfTurn, transcribe_with
 from voice.speech.spoken import SpokenForm, SpokenTTS
 from voice.speech.vocabulary import agent_vocabulary
 from voice.trace import TraceKind
@@ -304,9 +304,15 @@ class VirtualDriver(CallDriver):
 
 
 def transcript_of(command: Transcribe, stt: Any, vocabulary: Sequence[str]) -> tuple[str, str]:
-    """(text, error): a failed transcription is a turn the agent asks to hear again, not a dead call."""
+    """(text, error), biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`); a
+    turn's transcriber keeps its finished windows' text, so only its newest audio is heard again. A failed
+    transcription is a turn the agent asks to hear again, not a dead call. (The command is data; the driver runs
+    the engine.)"""
     try:
-        return command.text(stt, vocabulary), ""
+        if command.turn is not None:
+            key = command.key if command.pause else None
+            return command.turn.transcribe(stt, command.audio, vocabulary, key).strip(), ""
+        return transcribe_with(stt, command.audio, vocabulary).strip(), ""
     except Exception as exc:
         log.error("speech-to-text failed: %r", exc)
         return "", str(exc)[:200]
