@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from loop import ScriptedModel, ToolCall
+from loop import ScriptedModel, ToolCall, locale
 from loop.grounding.speakable import ReplyGuard, check_reply, leaks, sentences
-from loop.models.llama.model import REPEAT_PLEASE, GenStats, LlamaModel
+from loop.models.llama.decoding import REPEAT_PLEASE
+from loop.models.llama.model import GenStats, LlamaModel
 from loop.models.llama.qwen_format import CONTINUATION, TEXT_RULE
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta
 from voice.bench.reply_eval import EVAL_SET, Timed, load_cases, run_case, summarize
@@ -146,9 +147,9 @@ class _FakeLlama(LlamaModel):
         emit(("done", self.last))
 
 
-def _stream(model: LlamaModel, *messages: Message) -> tuple[str, ModelResponse]:
+def _stream(model: LlamaModel, *messages: Message, language: str = "en") -> tuple[str, ModelResponse]:
     request = ModelRequest([Message("system", SYSTEM), *messages],
-                           [t.openai_schema() for t in OrderDesk(":memory:").tools()], 96)
+                           [t.openai_schema() for t in OrderDesk(":memory:").tools()], 96, language=language)
 
     async def go() -> tuple[str, ModelResponse]:
         events = [e async for e in model.stream(request)]
@@ -168,6 +169,10 @@ def test_local_model_speaks_the_tool_result_instead_of_a_leak(caplog: pytest.Log
     assert model.last.guard and model.guard_fired["tool"] == 1 and "spoken-reply guard" in caplog.text
     spoken, _ = _stream(_FakeLlama(["No", " tool", ";", " say", ":", " hi", "."]), Message("user", "hi"))
     assert spoken == REPEAT_PLEASE
+    # a Spanish agent's model asks in Spanish (it had been asked in English whatever the call's language)
+    spoken, _ = _stream(_FakeLlama(["No", " tool", ";", " say", ":", " hola", "."]), Message("user", "hola"),
+                        language="es")
+    assert spoken == locale.get("es").REPEAT_PLEASE != REPEAT_PLEASE
 
 
 def test_local_model_without_the_guard_lets_text_through() -> None:

@@ -43,7 +43,7 @@ from loop.errors import ModelError, ModelRequestError
 from loop.grounding.phase import reply_guard
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.models.llama._token_loop import TokenLoop
-from loop.models.llama.decoding import REPEAT_PLEASE, Emit, GenStats, GrammarSampler, Plan, plan_for, read_out
+from loop.models.llama.decoding import Emit, GenStats, GrammarSampler, Plan, plan_for, read_out
 from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_state
 from loop.models.llama.qwen_format import (
     CONTINUATION,
@@ -332,8 +332,9 @@ class LlamaModel:
             cancel.set()  # consumer stopped (barge-in, timeout) or finished: the worker stops at the next token
 
     def reply_guard(self, request: ModelRequest) -> ReplyGuard:
-        """The guard for this request's spoken reply (`loop.models.llama.decoding.reply_guard`)."""
-        return reply_guard(request, REPEAT_PLEASE)
+        """The guard for this request's spoken reply (`loop.grounding.phase.reply_guard`); its request to repeat is
+        in the request's language."""
+        return reply_guard(request)
 
     def _guarded(self, guard: ReplyGuard, stats: GenStats, raw: str) -> None:
         stats.guard = guard.fired
