@@ -93,6 +93,18 @@ def test_the_rest_request_dials_the_number(twilio_api: FakeTwilio) -> None:
     check_dial_request(request, call_sid)
 
 
+def test_nobody_answering_is_told_in_the_calls_language(twilio_api: FakeTwilio) -> None:
+    """The sentence said when the person does not pick up is the agent's language's, unless one was set."""
+    from loop import locale
+
+    for language in ("en", "es"):
+        asyncio.run(transfer_call(config(twilio_api), "CA" + "e" * 32, language=language))
+        (twiml,) = twilio_api.requests[-1]["form"]["Twiml"]
+        assert ET.fromstring(twiml).findtext("Say") == locale.get(language).NOBODY_ANSWERED
+    own = TransferConfig(NUMBER, SID, AUTH, api_base=twilio_api.base, unanswered="Please try again.")
+    assert ET.fromstring(own.twiml("es")).findtext("Say") == "Please try again."
+
+
 def test_twilio_refusing_is_a_typed_error_with_its_message(twilio_api: FakeTwilio) -> None:
     twilio_api.status, twilio_api.body = 404, {"code": 20404, "message": "The requested resource was not found"}
     with pytest.raises(TransferFailed, match="404: The requested resource was not found"):

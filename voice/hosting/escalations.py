@@ -65,7 +65,7 @@ class TransferOnEscalation:
             return
         self.done = True
         try:
-            done = await transfer_call(self.cfg, self.call_sid, self.transport)
+            done = await transfer_call(self.cfg, self.call_sid, self.transport, self.call.session.agent.language)
         except TransferFailed as exc:
             log.error("call %s: transfer to %s failed: %s", self.call.call_id, self.cfg.to, exc)
             self.call.note("transfer_failed", to=self.cfg.to, error=str(exc), reason=reason)

@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import httpx
 
-from loop.locale import en
+from loop import locale
 
 TWILIO_API = "https://api.twilio.com"
 _E164 = re.compile(r"^\+[1-9]\d{6,14}$")
@@ -43,7 +43,8 @@ class TransferConfig:
     """How long the REST request may take."""
     ring_s: int = 30
     """How long `<Dial>` rings before giving up (then `unanswered` is said)."""
-    unanswered: str = en.NOBODY_ANSWERED
+    unanswered: str = ""
+    """Said when nobody answers; "" (the default): the call's language's sentence (`twiml(language)`)."""
 
     def __post_init__(self) -> None:
         if not _E164.match(self.to):
@@ -65,9 +66,10 @@ class TransferConfig:
         return cls(number, os.environ.get("TWILIO_ACCOUNT_SID", ""), os.environ.get("TWILIO_AUTH_TOKEN", ""),
                    os.environ.get("VOICELOOP_TWILIO_API", TWILIO_API).rstrip("/"))
 
-    def twiml(self) -> str:
+    def twiml(self, language: str = locale.DEFAULT) -> str:
+        unanswered = self.unanswered or str(locale.get(language).NOBODY_ANSWERED)
         return (f'<?xml version="1.0" encoding="UTF-8"?><Response><Dial timeout={quoteattr(str(self.ring_s))}>'
-                f"<Number>{escape(self.to)}</Number></Dial><Say>{escape(self.unanswered)}</Say></Response>")
+                f"<Number>{escape(self.to)}</Number></Dial><Say>{escape(unanswered)}</Say></Response>")
 
 
 @dataclass(frozen=True)
@@ -78,15 +80,16 @@ class TransferResult:
     http_status: int
 
 
-async def transfer_call(cfg: TransferConfig, call_sid: str,
-                        transport: httpx.AsyncBaseTransport | None = None) -> TransferResult:
-    """Update the live call `call_sid` so Twilio dials `cfg.to`. Raises TransferFailed with Twilio's message."""
+async def transfer_call(cfg: TransferConfig, call_sid: str, transport: httpx.AsyncBaseTransport | None = None,
+                        language: str = locale.DEFAULT) -> TransferResult:
+    """Update the live call `call_sid` so Twilio dials `cfg.to` (saying, if nobody answers, the `language`'s
+    sentence). Raises TransferFailed with Twilio's message."""
     if not _CALL_SID.match(call_sid):
         raise TransferFailed(f"not a Twilio call SID: {call_sid!r}")
     url = f"{cfg.api_base}/2010-04-01/Accounts/{cfg.account_sid}/Calls/{call_sid}.json"
     try:
         async with httpx.AsyncClient(timeout=cfg.timeout_s, transport=transport) as client:
-            res = await client.post(url, data={"Twiml": cfg.twiml()}, auth=(cfg.account_sid, cfg.auth_token))
+            res = await client.post(url, data={"Twiml": cfg.twiml(language)}, auth=(cfg.account_sid, cfg.auth_token))
     except httpx.HTTPError as exc:
         raise TransferFailed(f"Twilio could not be reached: {type(exc).__name__}: {exc}") from exc
     body = _json(res)
