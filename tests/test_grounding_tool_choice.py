@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import pytest
 from pydantic import Field
 
 from loop import Tool
@@ -15,6 +16,7 @@ from loop.grounding.phase import pursued_writes, said_without_generating
 from loop.grounding.tool_choice import ask_for, fresh_reads, fuller_writes
 from loop.kinds import address, identifier, person_name, when
 from loop.types import Message, ModelRequest
+from tests.helpers import labelled
 
 Area = Literal["city centre", "old town", "airport"]
 Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
@@ -98,3 +100,18 @@ def test_a_house_number_is_a_number_said_not_an_identifier() -> None:
     assert not missing.get("leave_with_neighbour")
     neighbour = next(t for t in grounded if t["function"]["name"] == "leave_with_neighbour")
     assert neighbour["function"]["parameters"]["properties"]["house_number"]["enum"] == [14]
+
+
+@pytest.mark.parametrize(("said", "label"), labelled("one_counted.tsv"))
+def test_an_article_counts_one_of_the_arguments_own_noun(said: str, label: str) -> None:
+    """"a box of ibuprofen" for `boxes`, "una caja" for `cajas`: 1, in the call's language; "a table" counts no
+    seats. (A Spanish call's other numbers reach the grounding in digits: the call core writes them so.)"""
+    from loop import locale
+
+    language, argument, counts = label.split("\t")
+    schema = {"type": "function", "function": {"name": "book", "description": "Book it", "parameters": {
+        "type": "object", "properties": {argument: {"type": "integer"}}, "required": [argument]}}}
+    text = locale.get(language).numbers_in_digits(said)
+    grounded, _ = ground([schema], [Message("user", text)], language)
+    found = grounded[0]["function"]["parameters"]["properties"][argument]["enum"] if grounded else []
+    assert found == [int(c) for c in counts.split(",") if c]

@@ -36,8 +36,10 @@ import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from types import ModuleType
 from typing import Any
 
+from loop import locale
 from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_part, name_words, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
@@ -84,6 +86,18 @@ class Evidence:
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
     named_as: dict[str, list[str]] = field(default_factory=dict)  # name argument -> names said right after its words
     context: str = ""  # the agent's instructions: what they say of an identifier's shape ("two letters, four digits")
+
+    def one_counted(self, props: dict[str, Any], described: str, words: ModuleType) -> Evidence:
+        """This evidence with "a"/"an" before a count argument's own noun written as 1 ("a box of ibuprofen" for
+        `boxes`, "una caja" for `cajas`): the article counts one of the very thing the argument counts. Its
+        language's articles: `words.ONE_ARTICLES`."""
+        nouns = [noun for name, schema in props.items() for noun in _count_nouns(name, schema, described)]
+        if not nouns or not words.ONE_ARTICLES:
+            return replace(self)
+        one = re.compile(rf"\b(?:{'|'.join(map(re.escape, words.ONE_ARTICLES))})\s+(?=(?:{'|'.join(nouns)})\b)",
+                         re.IGNORECASE)
+        return replace(self, said=one.sub("1 ", self.said), heard=one.sub("1 ", self.heard),
+                       fresh=one.sub("1 ", self.fresh))
 
     def without(self, values: Sequence[str]) -> Evidence:
         """This evidence with `values` (what an enum argument took) blanked out of the words, for the others."""
@@ -138,16 +152,34 @@ def _names_by_label(props: dict[str, Any], said: str, described: str) -> dict[st
 _NUMBER = rf"(?:\d+|(?:{'|'.join(en.TENS[2:])})(?:[- ](?:{'|'.join(en.ONES[1:10])}))?|{'|'.join(en.ONES[1:])})"
 
 
+def _count_nouns(name: str, schema: dict[str, Any], described: str) -> list[str]:
+    """A count argument's own nouns as patterns for the singular or the plural (`passengers`: "passengers?"), or
+    [] for an argument that counts nothing."""
+    kind = arg_kind(name, schema, described)
+    nouns = [w for w in name_words(name) if len(w) > 2 and w not in ("number", "count", "num")]
+    if kind is None or kind.kind not in ("number", "integer"):
+        return []
+    return [_noun_pattern(w) for w in nouns]
+
+
+_ACCENTED = {"a": "[aá]", "e": "[eé]", "i": "[ií]", "o": "[oó]", "u": "[uúü]"}
+
+
+def _noun_pattern(word: str) -> str:
+    """`boxes` -> box, boxe, boxes; `noches` -> noche(s); `passengers` -> passenger(s): the singular or the plural,
+    its vowels written with or without an accent ("blíster" for `blisters`)."""
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word}
+    return "(?:" + "|".join(sorted(("".join(_ACCENTED.get(c, re.escape(c)) for c in f) for f in forms),
+                                   key=len, reverse=True)) + ")s?"
+
+
 def counted_spans(props: dict[str, Any], text: str, described: str = "") -> dict[str, list[str]]:
     """Per count argument, the numbers said with its own noun ("three passengers" for `passengers`, "2 seats" for
     `seat_count`): those words are that argument's, not another's."""
     found: dict[str, list[str]] = {}
     for name, schema in props.items():
-        kind = arg_kind(name, schema, described)
-        nouns = [w for w in name_words(name) if len(w) > 2 and w not in ("number", "count", "num")]
-        if kind is None or kind.kind not in ("number", "integer") or not nouns:
+        if not (noun := "|".join(_count_nouns(name, schema, described))):
             continue
-        noun = "|".join(rf"{re.escape(w.rstrip('s'))}s?" for w in nouns)
         if spans := [m.group(0) for m in re.finditer(rf"\b{_NUMBER}\s+(?:{noun})\b", text, re.IGNORECASE)]:
             found[name] = spans
     return found
@@ -300,29 +332,30 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
 _GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
 
 
-def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], language: str = "en"
            ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     """Copies of `tools` whose top-level arguments may only take values found in the conversation, and for each
     tool left out the required arguments nothing in the conversation can fill (empty when its only possible
     call was already made, or the caller has not spoken since the agent last did: nothing to ask them).
-    One request's plan asks this several times of the same inputs: the last few answers are kept (read only)."""
-    key = (tuple(json.dumps(t, sort_keys=True) for t in tools),
+    `language`: the conversation's (`loop.locale`). One request's plan asks this several times of the same
+    inputs: the last few answers are kept (read only)."""
+    key = (language, tuple(json.dumps(t, sort_keys=True) for t in tools),
            tuple((m.role, m.content, tuple(c.signature for c in m.tool_calls)) for m in messages))
     if (found := _GROUNDED.get(key)) is None:
-        found = _GROUNDED[key] = _ground(tools, messages)
+        found = _GROUNDED[key] = _ground(tools, messages, locale.get(language))
         while len(_GROUNDED) > 16:
             _GROUNDED.popitem(last=False)
     return copy.deepcopy(found)
 
 
-def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
+def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words: ModuleType
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    ev = Evidence.of(messages)
+    whole = Evidence.of(messages)
     ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
            if (k := arg_kind(n, s, described_among(t, tools))) and k.kind == "id"]
-    ev.id_words = {w for n, _, _ in ids for w in id_words(n)}
+    whole.id_words = {w for n, _, _ in ids for w in id_words(n)}
     # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
-    ev.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
+    whole.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
     grounded, missing = [], {}
     for tool in tools:
         tool = copy.deepcopy(tool)
@@ -331,6 +364,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
         props = params.get("properties") or {}
         required = set(params.get("required") or [])
         unfilled = []
+        ev = whole.one_counted(props, described_among(tool, tools), words)  # "a box of ..." is 1 of `boxes`
         ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools))
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools))
@@ -354,6 +388,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message]
     return grounded, missing
 
 
-def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
+def ground_tools(tools: Sequence[dict[str, Any]], messages: Sequence[Message], language: str = "en"
+                 ) -> list[dict[str, Any]]:
     """Only the tools that can be called with what the conversation holds, their arguments narrowed to it."""
-    return ground(tools, messages)[0]
+    return ground(tools, messages, language)[0]

@@ -77,13 +77,14 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     """The agent asked for what a call lacked and the caller answered (not a question of theirs): ask for what it
     still lacks, in the same words a first ask uses."""
     last = request.messages[-1]
-    asked = asked_for(request.tools, request.messages, request.writes)
+    asked = asked_for(request.tools, request.messages, request.writes, request.language)
     if not asked or asks(last.content):
         return ""
     by_name = {tool_name(t): t for t in request.tools}
-    if any(id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n]) for n in asked):
+    if any(id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n], request.language)
+           for n in asked):
         return ""  # "Could you tell me the area?" - "It's 72048.": the booking they meant, not the area again
-    _, missing = ground(request.tools, request.messages)
+    _, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]
     return ask_for(missing[lacking[0]], by_name[lacking[0]], words, request.messages) if lacking else ""
@@ -112,7 +113,8 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
     about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
     closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
-    asked = asked_for(request.tools, request.messages, request.writes)  # they answered part of the agent's question
+    # they answered part of the agent's question
+    asked = asked_for(request.tools, request.messages, request.writes, request.language)
     # "I need a plumber, there's a leak": the callout they gave the problem of, not a job's arrival they gave nothing of
     pursued = [by_name[n] for n in pursued_writes(request, missing) if not _nothing_given(by_name[n], missing[n])]
     asks = {}
@@ -190,7 +192,7 @@ def _spoken_of(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str
 
 def _ask_distinct(request: ModelRequest) -> str:
     """A question for what a tool the caller spoke of lacks (`_spoken_of`): once filled, it may answer them."""
-    _, missing = ground(request.tools, request.messages)
+    _, missing = ground(request.tools, request.messages, request.language)
     tool = _spoken_of(request, missing)
     return _ask(request, missing[tool_name(tool)], tool) if tool else ""
 
@@ -198,7 +200,7 @@ def _ask_distinct(request: ModelRequest) -> str:
 def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
     """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
     `otherwise`, else what the agent is for."""
-    _, missing = ground(request.tools, request.messages)
+    _, missing = ground(request.tools, request.messages, request.language)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         if lacks and about_tool(tool, request.messages):
@@ -224,8 +226,8 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
         return [], ""
     every = request
     request = replace(request, tools=unnamed_id_writes(uncued(request.tools, request.messages, request.cues),
-                                                        request.messages, request.writes))
-    grounded, missing = ground(request.tools, request.messages)
+                                                        request.messages, request.writes, request.language))
+    grounded, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in grounded}
     asks = questions_for_missing(request, missing, scope_sentence(every))
     made = []
@@ -250,7 +252,7 @@ def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[st
     if named not in request.writes or named in pursued_writes(request, missing):
         return []
     calls = []
-    for read in fresh_reads(request.tools, request.messages, request.writes):
+    for read in fresh_reads(request.tools, request.messages, request.writes, request.language):
         options = {name: schema.get("enum") or [] for name, schema in _params(read).items()}
         if any(len(values) != 1 for values in options.values()):
             return []  # the model must choose: it named a write instead
@@ -273,7 +275,8 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
         if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
             found.add(tool_name(tool))
     by_name = {tool_name(t): t for t in request.tools}
-    return {n for n in found if not id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n])}
+    return {n for n in found
+            if not id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n], request.language)}
 
 
 def _params(tool: dict[str, Any]) -> dict[str, Any]:
@@ -359,9 +362,10 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
 def completed_ask(request: ModelRequest) -> ToolCall | None:
     """The call the agent asked the caller for, when their answer leaves each of its arguments one value (an id,
     a name, the street address they said): made without a model, which may talk instead. None otherwise."""
-    tools = unnamed_id_writes(uncued(request.tools, request.messages, request.cues), request.messages, request.writes)
-    grounded, _ = ground(tools, request.messages)
-    completing = answered_ask(tools, request.messages, grounded, request.writes)
+    tools = unnamed_id_writes(uncued(request.tools, request.messages, request.cues), request.messages,
+                              request.writes, request.language)
+    grounded, _ = ground(tools, request.messages, request.language)
+    completing = answered_ask(tools, request.messages, grounded, request.writes, request.language)
     if len(completing) != 1:
         return None
     values = {name: sole_value(schema) for name, schema in _params(completing[0]).items()}
@@ -372,4 +376,4 @@ def completed_ask(request: ModelRequest) -> ToolCall | None:
 
 def _narrowed(request: ModelRequest) -> tuple[ModelRequest, ModelRequest]:
     tools = uncued(request.tools, request.messages, request.cues)
-    return replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes)), request
+    return replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language)), request

@@ -24,8 +24,8 @@ from loop.tools import tool_name
 from loop.types import Message
 
 
-def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset()
-              ) -> dict[str, list[str]]:
+def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset(),
+              language: str = "en") -> dict[str, list[str]]:
     """The tools whose missing arguments the agent's last words asked for (`ask_for`), with what each lacked then,
     once the caller has answered ("Could you tell me the order number?" - "It's 4567.")."""
     if not messages or messages[-1].role != "user":
@@ -33,7 +33,7 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
     if at is None or messages[at].tool_calls:
         return {}
-    _, lacked = ground(tools, messages[:at])  # what each tool lacked when the agent asked
+    _, lacked = ground(tools, messages[:at], language)  # what each tool lacked when the agent asked
     system = next((m.content for m in messages if m.role == "system"), "")
     asked = messages[at].content.strip()
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
@@ -42,16 +42,16 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
 
 
-def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message],
-                 grounded: Sequence[dict[str, Any]], writes: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message], grounded: Sequence[dict[str, Any]],
+                 writes: frozenset[str] = frozenset(), language: str = "en") -> list[dict[str, Any]]:
     """The grounded tools whose missing arguments the agent's last words asked for, now filled with values (not a
     call that also took a loose span of words): that answer completes the call, not a new topic."""
-    asked = asked_for(tools, messages, writes)
+    asked = asked_for(tools, messages, writes, language)
     return [t for t in grounded if tool_name(t) in asked and _filled_by_values(t, asked[tool_name(t)])]
 
 
-def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
-                ) -> list[dict[str, Any]]:
+def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
+                language: str = "en") -> list[dict[str, Any]]:
     """Reads that the caller's words since the agent last spoke fill on their own ("Which city is order 1234 going
     to?" fills lookup_order). A read the model names but cannot fill yields to these rather than asking the
     caller for what they were asking about (a write still asks: the caller must say how much to refund)."""
@@ -64,18 +64,18 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
 
     # a read that needs nothing is called only for words that set it apart: "my pizza is late" is no question
     # for the menu, though the menu lists pizzas (so does the order they wait for)
-    return [t for t in ground(tools, fresh)[0] if tool_name(t) not in writes
+    return [t for t in ground(tools, fresh, language)[0] if tool_name(t) not in writes
             and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t))))]
 
 
 def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
-                       tool: dict[str, Any]) -> bool:
+                       tool: dict[str, Any], language: str = "en") -> bool:
     """The caller's words since the agent spoke fill a read that takes an identifier, and `tool` has no place for
     one: "booking number 48215, can you check it?" is about that booking, not `book_taxi(address, time, ...)`,
     which would drop the number they dictated."""
     if takes_id(tool):
         return False
-    filled = {tool_name(read) for read in fresh_reads(tools, messages, writes)} - {tool_name(tool)}
+    filled = {tool_name(read) for read in fresh_reads(tools, messages, writes, language)} - {tool_name(tool)}
     return any(takes_id(t) for t in tools if tool_name(t) in filled)  # as declared: a filled one holds its values
 
 
@@ -193,13 +193,13 @@ def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: M
     return str(words.ASK_FOR.format(things=listed))
 
 
-def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
-                      ) -> list[dict[str, Any]]:
+def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
+                      language: str = "en") -> list[dict[str, Any]]:
     """`tools` without the writes that take only identifiers (`report_outage(account_number)`,
     `cancel_booking(booking_reference)`) and whose name the caller has not said since the agent last spoke: an
     identifier says which thing, not what to do with it ("Account 51877. Why is my power off?" is no report;
     "my booking, the reference is 3091" no cancellation), unless the agent had just asked for it."""
-    asked = asked_for(tools, messages, writes)
+    asked = asked_for(tools, messages, writes, language)
 
     def id_only(tool: dict[str, Any]) -> bool:
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []

@@ -16,6 +16,8 @@ ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", 
         "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen")
 TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
 HUNDRED, THOUSAND = "hundred", "thousand"
+# the articles that count one of a count argument's own noun ("a box" for `boxes`: 1); tests/data/one_counted.tsv
+ONE_ARTICLES = ("a", "an")
 SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, THOUSAND))
 IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
                       "nine": "ninth", "twelve": "twelfth"}

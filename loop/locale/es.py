@@ -19,6 +19,7 @@ ONES = ("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho"
         "trece", "catorce", "quince", "dieciseis", "diecisiete", "dieciocho", "diecinueve")
 TENS = ("", "", "veinte", "treinta", "cuarenta", "cincuenta", "sesenta", "setenta", "ochenta", "noventa")
 HUNDRED, THOUSAND = "cien", "mil"
+ONE_ARTICLES = ("un", "una")  # "una caja" for `cajas`: 1 (tests/data/one_counted.tsv)
 SCALES = ((10**12, "billones"), (10**6, "millones"), (1000, THOUSAND))
 TWENTIES = ("veintiuno", "veintidos", "veintitres", "veinticuatro", "veinticinco", "veintiseis", "veintisiete",
             "veintiocho", "veintinueve")

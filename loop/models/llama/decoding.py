@@ -140,7 +140,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         return Plan(compiled(build_grammar(request.tools)))
     every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
     tools = uncued(request.tools, request.messages, request.cues)
-    request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes))
+    request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language))
     if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
         return Plan(None, say=say)
     if changed := changed_call(every):  # "Actually make it Thursday.": the declined write, with Thursday
@@ -151,15 +151,15 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     def texts(tools: list[dict[str, Any]]) -> list[str]:
         return call_texts(tools, tagged=tagged) if forced_calls else []
 
-    tools, missing = ground(request.tools, request.messages)
+    tools, missing = ground(request.tools, request.messages, request.language)
     asks = questions_for_missing(request, missing, scope_sentence(every))
     # the caller gave what was asked for
-    if completing := answered_ask(request.tools, request.messages, tools, request.writes):
+    if completing := answered_ask(request.tools, request.messages, tools, request.writes, request.language):
         return Plan(compiled(build_grammar(completing, calls_only=True)), {}, None, texts(completing),
                     calls_only=True)
     by_name = {tool_name(t): t for t in tools}
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
-    reads = fresh_reads(request.tools, request.messages, request.writes)
+    reads = fresh_reads(request.tools, request.messages, request.writes, request.language)
     if len(reads) > 1:  # one job number fills the status and the price: "how much" says which
         closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
         mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
