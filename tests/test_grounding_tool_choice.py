@@ -115,3 +115,16 @@ def test_an_article_counts_one_of_the_arguments_own_noun(said: str, label: str) 
     grounded, _ = ground([schema], [Message("user", text)], language)
     found = grounded[0]["function"]["parameters"]["properties"][argument]["enum"] if grounded else []
     assert found == [int(c) for c in counts.split(",") if c]
+
+
+@pytest.mark.parametrize(("line", "label"), labelled("own_name_es.tsv"))
+def test_a_spanish_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, label: str) -> None:
+    """"Soy Pablo Serrano": the name is Pablo Serrano, never "Soy Pablo Serrano" (the words that introduce a
+    name are the call's language's)."""
+    from loop import locale
+    from loop.grounding._heard import own_name_words, proper_names
+
+    words, names = label.split("\t")
+    es = locale.get("es")
+    assert own_name_words(line, es) == set(words.split())
+    assert proper_names(line, False, es) == [n for n in names.split("|") if n]

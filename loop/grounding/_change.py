@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 
+from loop import locale
 from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._heard import street_addresses
@@ -66,7 +67,7 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
                 ) -> dict[str, list[Any]]:
     """Each argument the caller's words since give values of its kind other than the declined call's."""
     fn: dict[str, Any] = tool.get("function") or tool
-    evidence = Evidence.of(since)
+    evidence = Evidence.of(since, locale.get(request.language))
     props = (fn.get("parameters") or {}).get("properties") or {}
     counted = counted_spans(props, evidence.said, described_among(tool, request.tools))
     found = {}

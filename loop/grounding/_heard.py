@@ -6,11 +6,13 @@ split out of `loop/grounding/arguments.py`, which re-exports these, so each file
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+from types import ModuleType
 
-from loop.locale import en
+from loop.locale import en, unaccented
 
 _UNIT_WORDS, _TEN_WORDS = en.ONES, en.TENS[2:]  # the language's number words (`loop.locale`)
 UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
@@ -152,18 +154,34 @@ def span_words(text: str) -> list[str]:
     return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
 
 
-def proper_names(text: str, initial: bool = False) -> list[str]:
+@functools.cache
+def _introduction(words: ModuleType) -> re.Pattern[str]:
+    return re.compile(words.SELF_INTRODUCTION, re.IGNORECASE)
+
+
+def _introduced(sentence: str, words: ModuleType) -> tuple[str, bool]:
+    """The sentence less the words that open it to introduce a name ("Soy Pablo Serrano" -> "Pablo Serrano", in
+    the language `words`), and whether there were any. Matched without accents ("está a nombre de")."""
+    m = _introduction(words).match(unaccented(sentence).lstrip())
+    if m is None:
+        return sentence, False
+    return sentence.lstrip()[m.end():], True  # unaccented keeps each letter in its place: the same offsets
+
+
+def proper_names(text: str, initial: bool = False, words: ModuleType = en) -> list[str]:
     """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York"); with
-    `initial`, a sentence's first word too (the answer to "What name is it under?" is "Sam Lee.")."""
+    `initial`, or after words that introduce a name ("I'm", "soy": `words.SELF_INTRODUCTION`), a sentence's first
+    word too (the answer to "What name is it under?" is "Sam Lee.")."""
     names: list[str] = []
     for sentence in re.split(r"[.!?\n]+", text):
         sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
+        sentence, introduced = _introduced(sentence, words)
         run: list[str] = []
         raws = sentence.split()
         for i, raw in enumerate(raws):
             word = re.sub(r"[^\w'&-]", "", raw)
             # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
-            opens = initial or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
+            opens = initial or introduced or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
             capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
                        and word.lower() not in _NOT_NAMES)
             if capital:
@@ -201,45 +219,53 @@ def labelled_names(text: str, labels: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-_NAME_LEAD = re.compile(en.NAME_LEAD, re.IGNORECASE)
-# words no answer to "What's the name?" is made of: joining words, backchannels, fillers, numbers, question words
-_NOT_A_NAME = {w.lower() for w in (*en.TRAILING, *en.BACKCHANNELS, *en.FILLERS, *en.ONES, *en.TENS, *en.WH,
-                                   *en.NOT_A_NAME)}
+@functools.cache
+def _name_lead(words: ModuleType) -> re.Pattern[str]:
+    return re.compile(words.NAME_LEAD, re.IGNORECASE)
 
 
-def answered_name(text: str) -> list[str]:
+@functools.cache
+def _not_a_name(words: ModuleType) -> frozenset[str]:
+    """Words no answer to "What's the name?" is made of, in the language `words`: joining words, backchannels,
+    fillers, numbers, question words."""
+    return frozenset(unaccented(w.lower()) for w in (*words.TRAILING, *words.BACKCHANNELS, *words.FILLERS,
+                                                     *words.ONES, *words.TENS, *words.WH, *words.NOT_A_NAME) if w)
+
+
+_NOT_A_NAME = _not_a_name(en)
+
+
+def answered_name(text: str, words: ModuleType = en) -> list[str]:
     """The name in an answer to "What's the name?" however speech-to-text cased it ("it's biscuit" -> "Biscuit",
     "um, sam lee" -> "Sam Lee"): the answer's first sentence less the words that introduce a name, when one to
     three plain words are left."""
-    first = re.split(r"[.!?\n]+", text.strip())[0]
-    words = [re.sub(r"[^\w'-]", "", w) for w in _NAME_LEAD.sub("", first.strip()).split()]
-    words = [w for w in words if w]
-    if not 1 <= len(words) <= 3 or any(w.lower() in REQUEST_WORDS or w.lower() in _NOT_A_NAME
-                                       or any(c.isdigit() for c in w) for w in words):
+    first = re.split(r"[.!?\n]+", text.strip())[0].strip()
+    lead = _name_lead(words).match(unaccented(first))
+    said = [re.sub(r"[^\w'-]", "", w) for w in first[lead.end() if lead else 0:].split()]
+    said = [w for w in said if w]
+    if not 1 <= len(said) <= 3 or any(w.lower() in REQUEST_WORDS or unaccented(w.lower()) in _not_a_name(words)
+                                      or any(c.isdigit() for c in w) for w in said):
         return []
-    return [" ".join(w[:1].upper() + w[1:] for w in words)]
+    return [" ".join(w[:1].upper() + w[1:] for w in said)]
 
 
-_SELF_INTRODUCTION = re.compile(en.SELF_INTRODUCTION, re.IGNORECASE)
-_CASED_LEADS = ("this is", "i'm", "i am")  # "this is urgent", "I'm after": a name only when capitalised
-
-
-def own_name_words(text: str) -> set[str]:
+def own_name_words(text: str, words: ModuleType = en) -> set[str]:
     """The words of the name a caller gave as their own ("my name is marita" -> {"marita"}, "This is Sam Lee, I
-    want..." -> {"sam", "lee"}): what no item, title or address is ever filled with."""
-    words: set[str] = set()
-    for m in _SELF_INTRODUCTION.finditer(text):
-        cased = m.group(0).strip().lower() in _CASED_LEADS
+    want..." -> {"sam", "lee"}; "soy Pablo Serrano" in Spanish): what no item, title or address is ever filled
+    with."""
+    found: set[str] = set()
+    for m in _introduction(words).finditer(unaccented(text)):  # the same offsets in `text`
+        cased = m.group(0).strip().lower() in words.CASED_LEADS  # "this is urgent", "soy yo": capitalised only
         for raw in text[m.end():].split()[:3]:
             word = re.sub(r"[^\w'-]", "", raw)
             low = word.lower()
-            if (not word or any(c.isdigit() for c in word) or low in REQUEST_WORDS or low in _NOT_A_NAME
-                    or low in _JOINERS or (cased and not word[0].isupper())):
+            if (not word or any(c.isdigit() for c in word) or low in REQUEST_WORDS
+                    or unaccented(low) in _not_a_name(words) or low in _JOINERS or (cased and not word[0].isupper())):
                 break
-            words.add(low)
+            found.add(low)
             if raw[-1:] in ",.!?":
                 break
-    return words
+    return found
 
 
 def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None, min_words: int = 1

@@ -86,6 +86,7 @@ class Evidence:
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
     named_as: dict[str, list[str]] = field(default_factory=dict)  # name argument -> names said right after its words
     context: str = ""  # the agent's instructions: what they say of an identifier's shape ("two letters, four digits")
+    words: ModuleType = en  # the conversation's language (`loop.locale`): how a name is introduced, say
 
     def one_counted(self, props: dict[str, Any], described: str, words: ModuleType) -> Evidence:
         """This evidence with "a"/"an" before a count argument's own noun written as 1 ("a box of ibuprofen" for
@@ -113,14 +114,14 @@ class Evidence:
         return replace(self, said=blank(self.said), heard=blank(self.heard), fresh=blank(self.fresh))
 
     @classmethod
-    def of(cls, messages: Sequence[Message]) -> Evidence:
+    def of(cls, messages: Sequence[Message], words: ModuleType = en) -> Evidence:
         agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
-                   asked_name=_asks_name(agent), own_name=_own_name(messages),
+                   asked_name=_asks_name(agent), own_name=_own_name(messages, words), words=words,
                    context=next((m.content for m in messages if m.role == "system"), ""))
 
 
@@ -128,14 +129,14 @@ def _asks_name(agent_said: str) -> bool:
     return bool(re.search(r"\bname\b[^.!]*\?\s*$", agent_said, re.IGNORECASE))
 
 
-def _own_name(messages: Sequence[Message]) -> frozenset[str]:
+def _own_name(messages: Sequence[Message], language: ModuleType = en) -> frozenset[str]:
     """The caller's own name, as they introduced themselves or answered a question for their name."""
     words: set[str] = set()
     for before, m in zip([None, *messages], messages, strict=False):
         if m.role == "user":
-            words |= own_name_words(m.content)
+            words |= own_name_words(m.content, language)
             if before is not None and before.role == "assistant" and _asks_name(before.content):
-                words |= {w.lower() for name in answered_name(m.content) for w in name.split()}
+                words |= {w.lower() for name in answered_name(m.content, language) for w in name.split()}
     return frozenset(words)
 
 
@@ -270,9 +271,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named
         found = ev.named_as[name]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)
-        found = list(dict.fromkeys(proper_names(ev.fresh, initial=ev.asked_name) + proper_names(ev.said)))
+        found = list(dict.fromkeys(proper_names(ev.fresh, ev.asked_name, ev.words) + proper_names(ev.said, False,
+                                                                                                   ev.words)))
         if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
-            found = answered_name(ev.fresh)
+            found = answered_name(ev.fresh, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
         found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
     elif k == "when":
@@ -350,7 +352,7 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], languag
 
 def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words: ModuleType
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
-    whole = Evidence.of(messages)
+    whole = Evidence.of(messages, words)
     ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
            if (k := arg_kind(n, s, described_among(t, tools))) and k.kind == "id"]
     whole.id_words = {w for n, _, _ in ids for w in id_words(n)}

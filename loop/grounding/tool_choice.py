@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._heard import TENS, UNITS, stem
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
@@ -34,10 +35,11 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     if at is None or messages[at].tool_calls:
         return {}
     _, lacked = ground(tools, messages[:at], language)  # what each tool lacked when the agent asked
+    words = locale.get(language)  # the question was asked in the call's language
     system = next((m.content for m in messages if m.role == "system"), "")
     asked = messages[at].content.strip()
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
-             if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, en, system))}
+             if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, words, system))}
     reads = {n: v for n, v in found.items() if n not in writes}
     return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
 

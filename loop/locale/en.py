@@ -83,6 +83,7 @@ TRAILING = frozenset({
 # examples in tests/data/own_name.tsv. A caller's own name never fills an item or an address.
 SELF_INTRODUCTION = (r"\b(?:my name is|my name's|my name|the name is|the name's|name's|this is|i'm|i am|it's under|"
                      r"it is under|booked under|under the name(?: of)?|in the name of|under)\s+")
+CASED_LEADS = ("this is", "i'm", "i am")  # "this is urgent", "I'm after": a name only when capitalised
 # words after which a bare hour is a time of day ("at 7", "around nine"); labelled: tests/data/clock_times.tsv
 CLOCK_CUES = ("at", "around", "about", "by", "till", "until", "after", "before", "from")
 # words an address may open with besides its house number ("Flat 2, 10 Mill Lane"); labelled: tests/data/addresses.tsv

@@ -60,6 +60,7 @@ TRAILING = frozenset({
 })
 SELF_INTRODUCTION = (r"\b(?:me llamo|mi nombre es|soy|habla|le habla|a nombre de|esta a nombre de|"
                      r"la reserva esta a nombre de)\s+")
+CASED_LEADS = ("soy", "habla", "le habla")  # "soy yo otra vez", "habla con ella": a name only when capitalised
 CLOCK_CUES = ("a las", "a la", "sobre las", "hacia las", "antes de las", "despues de las", "desde las", "hasta las")
 ADDRESS_STARTS = ("piso", "depto", "departamento", "apartamento", "numero", "portal", "casa")
 STREET_TYPES = ("calle", "avenida", "av", "paseo", "plaza", "camino", "carretera", "ronda", "pasaje", "callejon",
