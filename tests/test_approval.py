@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +155,19 @@ def test_in_a_call_the_caller_hears_words_and_the_trace_keeps_what_was_written(t
     assert "twenty dollars" in heard and "four five six seven" in heard
     assert not any(ch.isdigit() for ch in heard)  # the caller: as spoken
     assert desk.db.execute("SELECT order_id, amount FROM refunds").fetchall() == [("4567", 20.0)]
+
+
+def test_a_spanish_write_without_a_template_is_asked_in_spanish() -> None:
+    """A Spanish tool with no `confirm` template: its description and arguments joined by Spanish words, never
+    "with ... and" (nor its "a nombre" read as the English article "a")."""
+    from loop.locale import es
+
+    def reservar_medicamento(medicamento: str, cajas: int, nombre: str, urgente: bool) -> str:
+        """Reserva cajas de un medicamento a nombre del cliente"""
+
+    call = ToolCall("reservar_medicamento", {"medicamento": "ibuprofeno", "cajas": 2, "nombre": "Ana Torres",
+                                             "urgente": True})
+    question = confirmation_question(call, Tool(reservar_medicamento, mutates=True), es)
+    assert question.startswith("Solo para confirmar: ¿reserva cajas de ibuprofeno a nombre del cliente con ")
+    assert " y nombre Ana Torres" in question and "urgente sí" in question
+    assert not re.search(r"\b(?:with|and|yes)\b", question)

@@ -219,6 +219,11 @@ APPROVE_GOES_ON = ("and", "but", "so", "or", "because", "if", "um", "umm", "uh",
 # ---- naming an action to confirm it ("refund $20 on order 4567") -----------------------------------------
 DETERMINERS = ("a", "an", "the", "this", "that", "its", "their", "your", "his", "her", "my", "some", "money", "all")
 SETTING_VERBS = ("change", "update", "set", "move", "rename", "switch", "edit", "modify", "correct")
+# the words that join a write's arguments to its action ("refund $20 on order 4567 with reason lost"): with, and,
+# to, of, for; an unnamed id's thing; a yes/no argument said
+ACTION_JOINS = ("with", "and", "to", "of", "for")
+ACTION_ITEM = "item"
+BOOLEAN_WORDS = ("no", "yes")
 
 # ---- what the agent says --------------------------------------------------------------------------------
 # Words a spoken phrase starts with, where a long first clause of an answer may be cut for the voice ("We're open

@@ -153,6 +153,9 @@ APPROVE_GOES_ON = ("y", "pero", "o", "porque", "aunque", "eh", "em", "este", "pu
 # ---- naming an action to confirm it ----------------------------------------------------------------------
 DETERMINERS = ("un", "una", "el", "la", "los", "las", "este", "esta", "ese", "esa", "su", "sus", "mi", "mis", "tu")
 SETTING_VERBS = ("cambiar", "actualizar", "poner", "mover", "modificar", "corregir", "renombrar")
+ACTION_JOINS = ("con", "y", "a", "de", "para")
+ACTION_ITEM = "artículo"
+BOOLEAN_WORDS = ("no", "sí")
 
 # ---- what the agent says --------------------------------------------------------------------------------
 PHRASE_STARTS = ("y", "pero", "o", "porque", "desde", "hasta", "con", "a las", "para", "que", "mientras",

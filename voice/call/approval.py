@@ -22,21 +22,19 @@ _MONEY_WORDS = re.compile(r"\b(?:(?:some|the|an?)\s+)?(?:money|amount|funds|paym
 _DOLLAR_HINT = re.compile(r"dollar|\$|usd", re.I)
 _PREAMBLE = re.compile(r"^(?:use (?:this|it) to|used to|this tool|tool to|call (?:this|it) to|a tool to)\s+", re.I)
 _FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
-_DETERMINERS = en.DETERMINERS
-_ARTICLES = "|".join(d for d in _DETERMINERS if d not in ("money", "all"))
-_SETTING_VERBS = en.SETTING_VERBS
 _HIDDEN_KEYS = re.compile(r"^_|idempotency")
 
 
 def confirmation_question(call: ToolCall, tool: Tool | None = None, words: ModuleType = en) -> str:
     """One short question naming the action and what identifies it: "Just to confirm: refund $20 on order 4567?"
     (`words`: the language's sentences, `loop.locale`)."""
-    return words.CONFIRM.format(action=action_phrase(call, tool))
+    return words.CONFIRM.format(action=action_phrase(call, tool, words))
 
 
-def action_phrase(call: ToolCall, tool: Tool | None = None) -> str:
-    """The tool's `confirm` template filled in, else a phrase derived from its description and arguments."""
-    values = {key: written_value(key, value, tool) for key, value in call.arguments.items()
+def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = en) -> str:
+    """The tool's `confirm` template filled in, else a phrase derived from its description and arguments, in the
+    language `words` (its determiners and joining words)."""
+    values = {key: written_value(key, value, tool, words) for key, value in call.arguments.items()
               if value is not None and value != "" and not _HIDDEN_KEYS.search(key)}
     template = getattr(tool, "confirm", "") if tool is not None else ""
     if template:
@@ -45,13 +43,13 @@ def action_phrase(call: ToolCall, tool: Tool | None = None) -> str:
         except (KeyError, IndexError, ValueError, AttributeError):
             pass  # the call lacks an argument the template names: say what we do know
     description = tool.description if tool is not None and tool.description != tool.name else ""
-    return derived_phrase(verb_phrase(description, call.name), values, tool)
+    return derived_phrase(verb_phrase(description, call.name, words), values, tool, words)
 
 
-def written_value(key: str, value: Any, tool: Tool | None) -> str:
+def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = en) -> str:
     """An argument as a person would write it: money as "$20" or "$19.99", lists joined, the rest as text."""
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return str(words.BOOLEAN_WORDS[value])
     if _is_money(key, tool) and (amount := _amount(value)) is not None:
         return f"${amount:,.0f}" if amount == int(amount) else f"${amount:,.2f}"
     if isinstance(value, (list, tuple)):
@@ -73,17 +71,17 @@ def _is_money(key: str, tool: Tool | None) -> bool:
     return bool(_DOLLAR_HINT.search(str(properties.get(key, {}).get("description", ""))))
 
 
-def verb_phrase(description: str, name: str) -> str:
+def verb_phrase(description: str, name: str, words: ModuleType = en) -> str:
     """"Refunds money for an order. Irreversible." -> "refund money for an order"; no description: the name."""
     phrase = _PREAMBLE.sub("", _FIRST_CLAUSE.split(description.strip(), maxsplit=1)[0].strip())
     if not phrase:
         phrase = name.replace("_", " ").replace("-", " ").strip()
-    words = phrase.split()
-    if len(words) > 1 and words[1].lower() in _DETERMINERS:
-        words[0] = _base_form(words[0])  # "Refunds money" -> "Refund money": a question, not a doc line
-    if words and not (len(words[0]) > 1 and words[0][1].isupper()):
-        words[0] = words[0].lower()  # keep acronyms ("SMS the caller")
-    return " ".join(words)
+    said = phrase.split()
+    if words is en and len(said) > 1 and said[1].lower() in words.DETERMINERS:
+        said[0] = _base_form(said[0])  # "Refunds money" -> "Refund money": a question, not a doc line
+    if said and not (len(said[0]) > 1 and said[0][1].isupper()):
+        said[0] = said[0].lower()  # keep acronyms ("SMS the caller")
+    return " ".join(said)
 
 
 def _base_form(verb: str) -> str:
@@ -99,36 +97,42 @@ def _base_form(verb: str) -> str:
     return verb
 
 
-def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None) -> str:
-    """Put each argument where the phrase mentions it ("an order" -> "order 4567"), else after it."""
+def _articles(words: ModuleType) -> str:
+    return "|".join(d for d in words.DETERMINERS if d not in ("money", "all"))
+
+
+def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words: ModuleType = en) -> str:
+    """Put each argument where the phrase mentions it ("an order" -> "order 4567"), else after it, joined by the
+    language's words (`words.ACTION_JOINS`: "with", "and", "to", "of", "for")."""
+    with_, and_, to, of, for_ = words.ACTION_JOINS
     money_tail, id_tail, extras = "", "", []
     for key, value in values.items():
         if _is_money(key, tool) and value.startswith("$"):
             phrase, placed = _MONEY_WORDS.subn(lambda _m, v=value: v, phrase, count=1)
-            money_tail += "" if placed else f" of {value}"
+            money_tail += "" if placed else f" {of} {value}"
         elif key == "id" or key.endswith("_id"):
-            entity = key[:-3].replace("_", " ") if key != "id" else "item"
-            phrase, placed = _name_entity(phrase, entity, value)
-            id_tail += "" if placed else f" for {entity} {value}"
+            entity = key[:-3].replace("_", " ") if key != "id" else words.ACTION_ITEM
+            phrase, placed = _name_entity(phrase, entity, value, words)
+            id_tail += "" if placed else f" {for_} {entity} {value}"
         else:
             extras.append((key.replace("_", " "), value))
     phrase += money_tail + id_tail
     verb = phrase.split(maxsplit=1)[0].lower() if phrase else ""
-    joiner = "with"
+    joiner = with_
     for label, value in extras:
-        named = re.compile(rf"\b(?:{_ARTICLES})\s+{re.escape(label)}\b", re.I)
+        named = re.compile(rf"\b(?:{_articles(words)})\s+{re.escape(label)}\b", re.I)
         if named.search(phrase):
             phrase = named.sub(lambda _m, v=value: v, phrase, count=1)  # "going to a city" -> "going to Phoenix"
-        elif verb in _SETTING_VERBS and re.search(rf"\b{re.escape(label)}\b", phrase):
-            phrase += f" to {value}"  # "change the delivery address of order 4567 to 1 Rua Nova"
+        elif verb in words.SETTING_VERBS and re.search(rf"\b{re.escape(label)}\b", phrase):
+            phrase += f" {to} {value}"  # "change the delivery address of order 4567 to 1 Rua Nova"
         else:
             phrase += f" {joiner} {label} {value}"
-            joiner = "and"
+            joiner = and_
     return phrase
 
 
 
-def _name_entity(phrase: str, entity: str, value: str) -> tuple[str, int]:
+def _name_entity(phrase: str, entity: str, value: str, words: ModuleType = en) -> tuple[str, int]:
     """"change the address of an order" + order 4567 -> "change the address of order 4567"."""
-    pattern = re.compile(rf"\b(?:(?:{_ARTICLES})\s+)?{re.escape(entity)}(?P<poss>'s)?\b", re.I)
+    pattern = re.compile(rf"\b(?:(?:{_articles(words)})\s+)?{re.escape(entity)}(?P<poss>'s)?\b", re.I)
     return pattern.subn(lambda m: f"{entity} {value}{m['poss'] or ''}", phrase, count=1)

@@ -58,7 +58,7 @@ class ApprovalDialog:
     def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False,
                  other_tools: tuple[str, ...] = (), words: ModuleType = en) -> None:
         self.call, self.tool, self.words = call, tool, words  # `words`: the language's sentences (`loop.locale`)
-        self.action = action_phrase(call, tool)
+        self.action = action_phrase(call, tool, words)
         self.question = confirmation_question(call, tool, words)
         verbs = {self.action.split()[0]} if self.action else set()
         self.context = AnswerContext.of(self.question, call.arguments, verbs | set(call.name.split("_")[:1]),

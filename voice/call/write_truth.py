@@ -38,7 +38,7 @@ class WriteOutcomes:
         asked = self.asked.get(payload["call"]["id"])
         if asked is None:
             return
-        action = action_phrase(*asked)
+        action = action_phrase(*asked, self.words)
         status, executed, content = payload["status"], payload["executed"], payload.get("content", "")
         if status == Status.OK:
             self.made.append(action)
