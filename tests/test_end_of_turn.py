@@ -398,3 +398,25 @@ def test_a_greeting_alone_waits_for_why_they_called(said: str, greeting: str) ->
     assert only_greets(said) is (greeting == "yes")
     if greeting == "yes":
         assert needed_silence(said, cfg, complete=0.99) == cfg.hold_silence_s
+
+
+@pytest.mark.parametrize(("said", "wait"), labelled("turn_endings_es.tsv"))
+def test_a_spanish_callers_words_are_waited_for_by_the_spanish_packs_words(said: str, wait: str) -> None:
+    """A Spanish call ends turns by Spanish words: "Hola, buenas." and "... una caja de" wait for what comes next,
+    a finished question does not (with the English words, "de" and "hola" ended nothing)."""
+    from loop import locale
+
+    cfg = TurnConfig()
+    expected = {"end": cfg.endpoint_silence_s, "hold": cfg.hold_silence_s,
+                "open": max(cfg.open_silence_s, cfg.endpoint_silence_s)}[wait]
+    assert needed_silence(said, cfg, words=locale.get("es")) == expected
+
+
+def test_a_spanish_question_for_a_number_says_how_many_digits_it_waits_for() -> None:
+    from loop import Message, locale
+    from voice.call.turns import asked_for_a_number, digits_asked
+
+    es = locale.get("es")
+    asked = [Message("assistant", "Claro, le ayudo con eso. ¿Me puede decir el número de reserva, de cinco cifras?")]
+    assert asked_for_a_number(asked, es) and digits_asked(asked, es) == 5
+    assert not asked_for_a_number([Message("assistant", "¿Qué día le viene bien?")], es)

@@ -64,6 +64,7 @@ BACKCHANNELS = frozenset({"uh-huh", "uh", "huh", "mm", "mhm", "mm-hmm", "hmm", "
 # it waits as words that trail off do; labelled: tests/data/greeting_turns.tsv
 GREETING_WORDS = frozenset({"hi", "hello", "hey", "hiya", "howdy", "there", "good", "morning", "afternoon", "evening",
                             "yes", "oh", "um", "uh", "er", "erm", "so", "right", "okay", "ok"})
+GREETINGS = frozenset({"hi", "hello", "hey", "hiya", "howdy"})  # of those, the ones that greet
 # Words a finished request does not end on: articles, prepositions, conjunctions, auxiliaries, verbs that wait
 # for what follows ("I want"), possessives and fillers
 TRAILING = frozenset({
@@ -100,6 +101,8 @@ NOT_A_NAME = ("sorry", "pardon", "hello", "hi", "thanks", "please", "bye", "hang
 
 # What names a number the caller is about to say: "I'm calling about job number." is not the end of the turn
 NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin", "digit"})
+# how a question for a number says how many digits ("the eight-digit card number"): the count is group 1
+DIGITS_COUNTED = r"\b(\d{1,2}|[a-z]+)[- ]digits?\b"
 
 # ---- answers to a confirmation question -----------------------------------------------------------------
 # A clear yes. Said after the whole question, each of these is an answer, not a backchannel.

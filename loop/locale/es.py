@@ -51,6 +51,7 @@ BACKCHANNELS = frozenset({"aja", "mhm", "mm", "ajam", "si", "vale", "ya", "claro
                           "oh", "ajá", "sí", "este", "pues", "ya veo", "entiendo"})
 GREETING_WORDS = frozenset({"hola", "buenas", "buenos", "dias", "tardes", "noches", "alo", "bueno", "si", "oiga",
                             "mire", "eh", "este", "pues", "que", "tal"})
+GREETINGS = frozenset({"hola", "buenas", "buenos", "alo"})
 TRAILING = frozenset({
     "un", "una", "el", "la", "los", "las", "y", "o", "pero", "porque", "que", "si", "de", "del", "a", "al", "en",
     "con", "sin", "para", "por", "sobre", "entre", "hasta", "desde", "mi", "mis", "tu", "su", "sus", "nuestro",
@@ -70,6 +71,7 @@ NAME_LEAD = (r"^(?:(?:si|bueno|pues|vale|ok|okey|eh+|este|mire|claro)\b[,.]?\s*)
 NOT_A_NAME = ("perdon", "disculpe", "hola", "gracias", "porfa", "adios", "espere", "nadie", "nada", "oiga")
 NUMBER_NAMES = frozenset({"numero", "referencia", "codigo", "id", "pin", "localizador", "pedido", "poliza",
                           "cuenta", "tarjeta", "postal"})
+DIGITS_COUNTED = r"\bde (\d{1,2}|[a-z]+) cifras?\b"  # "el número de reserva, de cinco cifras"
 
 # ---- answers to a confirmation question (regular expressions over accent-folded words) --------------------
 ANSWER_YES = (r"si", r"sip", r"claro", r"vale", r"okey", r"ok", r"de acuerdo", r"correcto", r"exacto",

@@ -8,6 +8,8 @@ Never once a change has been made, or for a yes, no or change said over a confir
 
 from __future__ import annotations
 
+import functools
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -28,6 +30,7 @@ MAX_JOINED_GAP_S = 0.5  # the silence kept between two turns transcribed as one
 
 class GoingOn:
     cfg: SessionConfig
+    words: ModuleType  # the call's language pack (`loop.locale`)
     reply: Reply
     history: list[Message]
     history_before: list[Message]
@@ -66,7 +69,8 @@ class GoingOn:
     def _new_transcriber(self) -> TurnTranscriber:
         """A turn's transcriber; it keeps a finished sentence as the turn's head where the caller goes on after it."""
         turns = self.cfg.turns
-        return TurnTranscriber(turns.stt_window_s, None if turns.keep_sentences_after_s is None else sentence_done)
+        done = functools.partial(sentence_done, words=self.words)  # a finished sentence in the call's language
+        return TurnTranscriber(turns.stt_window_s, None if turns.keep_sentences_after_s is None else done)
 
     def _going_on_in_turn(self, pause_key: float, t: float) -> None:
         """The caller speaks again in their turn (this frame, at `t`, is speech after the pause at `pause_key`):
@@ -106,7 +110,7 @@ class GoingOn:
     def _goes_on(self, fresh: str, onset_s: float) -> bool:
         """`fresh`: the caller's new words (`_fresh`); a backchannel alone does not go on with anything, and an
         answer to the confirmation question is one, heard or not (`ApprovalDialog` asks again if it was not)."""
-        if not content_words(fresh) or not self._may_go_on(onset_s):
+        if not content_words(fresh, self.words) or not self._may_go_on(onset_s):
             return False
         answers = (Answer.YES, Answer.NO, Answer.CHANGE)
         return self.approval is None or read_answer(fresh, self.approval.dialog.context).answer not in answers

@@ -181,7 +181,7 @@ class CallCore(AgentSide, GoingOn):
     @property
     def awaiting_digits(self) -> bool:
         """The agent's last words asked for a number, and no confirmation question is open."""
-        return self.approval is None and asked_for_a_number(self.history)
+        return self.approval is None and asked_for_a_number(self.history, self.words)
 
     @property
     def busy(self) -> bool:
@@ -309,7 +309,7 @@ class CallCore(AgentSide, GoingOn):
             self.barge_seen = fresh  # every new transcript of speech over the agent is weighed once
             text = self.partials[fresh][0]
             fresh_text = self._fresh(text)
-            if is_interruption(fresh_text, self.detector.speech_s(), turns) \
+            if is_interruption(fresh_text, self.detector.speech_s(), turns, self.words) \
                     or self._goes_on(fresh_text, self.barge.onset_s):
                 self._commit_barge(self.barge, text)
         if self.speculation_key is not None and fresh is not None and fresh >= self.speculation_key:
@@ -324,11 +324,12 @@ class CallCore(AgentSide, GoingOn):
         whole = not any(ends_on_digits(t) for k, (t, _, _) in self.partials.items() if k < key)
         answered = self.approval is not None and self.approval.dialog.settled_by(text)
         needed = needed_silence(text, turns, complete, number_whole=whole, answered=answered,
-                                awaiting_digits=self.awaiting_digits, digits_wanted=digits_asked(self.history))
+                                awaiting_digits=self.awaiting_digits,
+                                digits_wanted=digits_asked(self.history, self.words), words=self.words)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:
             # the turn ended on the model's word: it waited for that too
-            if needed < needed_silence(text, turns, answered=answered):
+            if needed < needed_silence(text, turns, answered=answered, words=self.words):
                 ready_at = max(ready_at, scored_at)
             self._end_of_turn(text, needed, ready_at, failed)
         elif silence >= max(turns.early_stt_s, needed - turns.decide_lead_s) and self.cfg.preempt and text \
@@ -394,7 +395,7 @@ class CallCore(AgentSide, GoingOn):
                 rec.latency_ms, rec.speech_end_s, rec.first_audio_s = latency, speech_end, None
             return
         if barge and not barge.committed:
-            if not is_interruption(text, duration, self.cfg.turns):
+            if not is_interruption(text, duration, self.cfg.turns, self.words):
                 self.reply.playout.paused = False
                 self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)
                 return

@@ -6,10 +6,11 @@ from __future__ import annotations
 import argparse
 import re
 from dataclasses import dataclass
+from types import ModuleType
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from loop.locale import en
+from loop.locale import en, unaccented
 
 BACKCHANNELS = en.BACKCHANNELS  # the language's (`loop.locale`)
 
@@ -138,50 +139,54 @@ TRAILING = en.TRAILING
 _TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end
 
 
+def _words(text: str) -> list[str]:
+    """The words and numbers in `text`, lower case and without accents ("Número" -> "numero")."""
+    return re.findall(r"(?:[^\W\d_]|')+|\d+", unaccented(text.lower()))
+
+
 def _last_word(text: str) -> str:
-    words = re.findall(r"[a-z']+|\d+", text.lower())
+    words = _words(text)
     return words[-1] if words else ""
 
 
-def trails_off(text: str) -> bool:
-    """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in `TRAILING`."""
+def trails_off(text: str, words: ModuleType = en) -> bool:
+    """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in the language's
+    `TRAILING` (`words`: its pack, `loop.locale`)."""
     text = text.strip()
     if not text or _TRAILING_MARK.search(text):
         return True
     last = _last_word(text)
-    return not last or last in TRAILING
+    return not last or last in words.TRAILING
 
 
 _NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an id-like number ends the words
 _DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a number so far, dictated on
 
 
-def announces_a_number(text: str) -> bool:
+def announces_a_number(text: str, words: ModuleType = en) -> bool:
     """A statement ending on what names a number, with no number after it ("I'm calling about job number."): the
     caller is about to say it (a question, "What's my booking reference?", is finished)."""
-    return _last_word(text) in en.NUMBER_NAMES and not text.strip().endswith("?")
+    return _last_word(text) in words.NUMBER_NAMES and not text.strip().endswith("?")
 
 
-def asked_for_a_number(messages: list) -> bool:
-    """The agent's last words were a question for a number ("Could you tell me the job number?"): its digits are
-    what the caller's next words are for."""
+def asked_for_a_number(messages: list, words: ModuleType = en) -> bool:
+    """The agent's last words were a question for a number ("Could you tell me the job number?", "¿Me puede decir
+    el número de reserva?"): its digits are what the caller's next words are for."""
     said = next((m.content.strip() for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
-    last = re.findall(r"[a-z]+", said.lower())[-4:]
-    return said.endswith("?") and any(w.removesuffix("s") in en.NUMBER_NAMES for w in last)
+    uncounted = re.sub(words.DIGITS_COUNTED, " ", unaccented(said.lower()))  # "el número de ..., de cinco cifras?"
+    last = [w for text in (said, uncounted) for w in [w for w in _words(text) if not w.isdigit()][-4:]]
+    return said.endswith("?") and any(w.removesuffix("s") in words.NUMBER_NAMES for w in last)
 
 
-_COUNTED = re.compile(r"\b(\d{1,2}|[a-z]+)[- ]digits?\b")  # "the eight-digit card number", "... and five digits"
-
-
-def digits_asked(messages: list) -> int:
-    """How many digits the agent's question asked for ("Could you tell me the eight-digit card number?" -> 8);
-    0 when it named no count (or asked no number)."""
-    if not asked_for_a_number(messages):
+def digits_asked(messages: list, words: ModuleType = en) -> int:
+    """How many digits the agent's question asked for ("Could you tell me the eight-digit card number?" -> 8,
+    "... de cinco cifras?" -> 5: the pack's `DIGITS_COUNTED`); 0 when it named no count (or asked no number)."""
+    if not asked_for_a_number(messages, words):
         return 0
     said = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
-    m = _COUNTED.search(said.lower())
+    m = re.search(words.DIGITS_COUNTED, unaccented(said.lower()))
     count = m.group(1) if m else ""
-    return int(count) if count.isdigit() else en.ONES.index(count) if count in en.ONES else 0
+    return int(count) if count.isdigit() else words.ONES.index(count) if count in words.ONES else 0
 
 
 def ends_on_number(text: str) -> bool:
@@ -194,18 +199,19 @@ def ends_on_digits(text: str) -> bool:
     return bool(_DIGIT_END.search(text.strip()))
 
 
-def sentence_done(text: str) -> bool:
+def sentence_done(text: str, words: ModuleType = en) -> bool:
     """Words that end a finished sentence, with nothing in them that goes on past it: not a number being dictated
     ("is 7.", "Four, one."), not one announced ("my job number is.", "The references."), not a trailing word
     ("I'd like the.")."""
     asked = re.search(r"[?!][\"')\]]*$", text.strip()) is not None  # "... at 9 am?": its last word ends nothing
     last = _last_word(text)
-    return looks_finished(text) and (asked or not trails_off(text)) and not ends_on_digits(text) \
-        and last not in en.DIGIT_WORDS and last.removesuffix("s") not in en.NUMBER_NAMES
+    return looks_finished(text) and (asked or not trails_off(text, words)) and not ends_on_digits(text) \
+        and last not in words.DIGIT_WORDS and last.removesuffix("s") not in words.NUMBER_NAMES
 
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
-                   answered: bool = False, awaiting_digits: bool = False, digits_wanted: int = 0) -> float:
+                   answered: bool = False, awaiting_digits: bool = False, digits_wanted: int = 0,
+                   words: ModuleType = en) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
@@ -217,44 +223,44 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     often than "Yes, go ahead." has. It waits `answer_silence_s` (at least `endpoint_silence_s`), never the
     model's word. `awaiting_digits`: the agent has just asked for a number (`asked_for_a_number`) and these words
     hold no digit yet ("Sure, it's ..."): the digits come next, after the pause. `digits_wanted`: how many digits
-    it asked for ("the eight-digit card number"); fewer heard so far ("Sure, it's 6821 ...") wait the same."""
+    it asked for ("the eight-digit card number"); fewer heard so far ("Sure, it's 6821 ...") wait the same.
+    `words`: the call's language pack (`loop.locale`), whose words trail off, greet and name a number."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
     short = digits_wanted and sum(c.isdigit() for c in text) < digits_wanted
-    if only_greets(text):
+    if only_greets(text, words):
         return cfg.hold_silence_s  # "Hi." and a pause: why they called comes next
-    if announces_a_number(text) or (awaiting_digits and (short or not re.search(r"\d", text))):
+    if announces_a_number(text, words) or (awaiting_digits and (short or not re.search(r"\d", text))):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
-    if answered and not trails_off(text):
+    if answered and not trails_off(text, words):
         return max(cfg.endpoint_silence_s, cfg.answer_silence_s)
     if looks_finished(text) and not _TRAILING_MARK.search(text.strip()):  # "I'd like the..." is not finished
         return cfg.endpoint_silence_s if quick is None else quick
     if quick is not None and number_whole and ends_on_number(text):
         return quick
-    return cfg.hold_silence_s if trails_off(text) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
+    return cfg.hold_silence_s if trails_off(text, words) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 
 
-def only_greets(text: str) -> bool:
-    """The words are a greeting and nothing else ("Hi.", "Hello there?", "Oh, hi."): callers go on to say why they
-    called after it, so it is no turn yet (a caller who only checks the line hears the agent after the longer wait).
-    """
-    words = re.findall(r"[a-z']+", text.lower())
-    return bool(words) and set(words) <= en.GREETING_WORDS and bool(set(words) & {"hi", "hello", "hey", "hiya",
-                                                                                     "howdy"})
+def only_greets(text: str, words: ModuleType = en) -> bool:
+    """The words are a greeting and nothing else ("Hi.", "Hello there?", "Oh, hi.", "Hola, buenas."): callers go
+    on to say why they called after it, so it is no turn yet (a caller who only checks the line hears the agent
+    after the longer wait)."""
+    said = set(_words(text))
+    return bool(said) and said <= words.GREETING_WORDS and bool(said & words.GREETINGS)
 
 
-def content_words(text: str) -> list[str]:
+def content_words(text: str, words: ModuleType = en) -> list[str]:
     """The words that say something: not backchannels. Digits are words ("681." over the agent's reply is a number
     being given, never a noise to resume over)."""
-    words = re.sub(r"[^a-z0-9' -]+", " ", text.lower()).split()
-    return [w for w in words if w.strip("-'") and w.strip("'") not in BACKCHANNELS]
+    said = re.sub(r"[^\w' -]+", " ", unaccented(text.lower())).replace("_", " ").split()
+    return [w for w in said if w.strip("-'") and w.strip("'") not in words.BACKCHANNELS]
 
 
-def is_interruption(text: str, duration_s: float, cfg: TurnConfig) -> bool:
-    words = content_words(text)
-    number = any(sum(c.isdigit() for c in w) >= 2 for w in words)  # "681." alone is a number given, not a cough
-    return duration_s >= cfg.min_interrupt_s and (len(words) >= cfg.min_interrupt_words or number)
+def is_interruption(text: str, duration_s: float, cfg: TurnConfig, words: ModuleType = en) -> bool:
+    said = content_words(text, words)
+    number = any(sum(c.isdigit() for c in w) >= 2 for w in said)  # "681." alone is a number given, not a cough
+    return duration_s >= cfg.min_interrupt_s and (len(said) >= cfg.min_interrupt_words or number)
 
 
 @dataclass
