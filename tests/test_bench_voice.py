@@ -218,3 +218,26 @@ def test_cli_wiring(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pyt
     assert build_parser().parse_args(["bench", "voice", "--llm", "local-1.5b"]).llm == "local-1.5b"
     bad = build_parser().parse_args(["bench", "voice", "--calls", "nope"])
     assert bad.func(bad) == 2
+
+
+def test_a_spanish_agents_calls_are_benched_with_its_language(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """The speech stack of `bench voice` is the agent's language's: Whisper told Spanish (base, not tiny.en) and
+    the voice its agent speaks with (auto: espeak-ng's Spanish), never the English Piper voice."""
+    data = yaml.safe_load((FIXTURES / "out_of_scope_weather.yaml").read_text())
+    for u in data["caller"]:
+        u["audio"] = str(FIXTURES / u["audio"])
+    data["agent"] = str(Path(__file__).resolve().parent.parent / "evals/agents_es/farmacia/agent.yaml")
+    path = tmp_path / "llamada.yaml"
+    path.write_text(yaml.safe_dump(data))
+    asked: dict[str, Any] = {}
+
+    def capture(stt: str, **kwargs: Any) -> SpeechStack:
+        asked.update(stt=stt, **kwargs)
+        raise RuntimeError("captured")
+
+    monkeypatch.setattr("voice.speech.stack.load_stack", capture)
+    args = argparse.Namespace(llm="script", calls=str(path), agent=None, stt=None, tts=None, turn=None)
+    with pytest.raises(RuntimeError, match="captured"):
+        bench_voice.cmd_bench_voice(args)
+    assert (asked["stt"], asked["tts"], asked["language"]) == ("base", "auto", "es")

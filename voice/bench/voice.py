@@ -362,28 +362,33 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
     from voice.speech.stack import load_stack
 
     llm = getattr(args, "llm", "script")
+    chosen: dict[str, Any] = {}
     try:
         paths = bench_paths(llm, [c.strip() for c in getattr(args, "calls", "").split(",") if c.strip()])
-        if not getattr(args, "agent", None):
-            for path in paths:  # every call's agent file is read and checked before any model loads
-                Fixture.load(path).agent_source()
+        if getattr(args, "agent", None):  # every call script with this agent instead of the one it names
+            from voice.agents.source import load_agent
+
+            chosen["agent"] = load_agent(args.agent)
+        # every call's agent file is read and checked before any model loads; their language is the bench's
+        languages = {chosen["agent"].language} if chosen else {Fixture.load(p).agent_source().language for p in paths}
+        if len(languages) > 1:
+            raise ValueError(f"the calls' agents speak {', '.join(sorted(languages))}: bench one language at a time")
     except (ValueError, OSError) as exc:  # AgentConfigError is a ValueError
         print(f"voiceloop bench voice: {exc}", file=sys.stderr)
         return 2
-    print(f"loading the speech stack (tiny.en, piper) for {len(paths)} calls...", file=sys.stderr)
-    stack = load_stack(getattr(args, "stt", None) or "tiny.en", tts=getattr(args, "tts", None) or "piper",
-                       turn=getattr(args, "turn", None))
+    language = next(iter(languages), "en")
+    # English's reference voice is Piper's; another language gets the voice its agent speaks with (espeak-ng's)
+    tts = getattr(args, "tts", None) or ("piper" if language == "en" else "auto")
+    stt = getattr(args, "stt", None) or ("tiny.en" if language == "en" else "base")  # tiny.en hears English only
+    print(f"loading the speech stack ({stt}, {tts}; the agents speak {language!r}) for {len(paths)} calls...",
+          file=sys.stderr)
+    stack = load_stack(stt, tts=tts, turn=getattr(args, "turn", None), language=language)
     factory = None
     if llm != "script":
         from voice.speech.engines import load_llm
 
         factory = lambda: load_llm(llm)  # noqa: E731
     speed = float(getattr(args, "speed", 1.0))
-    chosen: dict[str, Any] = {}
-    if getattr(args, "agent", None):  # every call script with this agent instead of the one it names
-        from voice.agents.source import load_agent
-
-        chosen["agent"] = load_agent(args.agent)
     csv_path = Path(getattr(args, "csv", DEFAULT_CSV))
     calls = run_bench(paths, stack, factory, speed, progress=lambda m: print(m, file=sys.stderr, flush=True),
                       trace_dir=csv_path.parent / "traces", session=speculation_of(args), **chosen)
