@@ -378,7 +378,7 @@ def cmd_bench_voice(args: argparse.Namespace) -> int:
         return 2
     language = next(iter(languages), "en")
     # English's reference voice is Piper's; another language gets the voice its agent speaks with (espeak-ng's)
-    tts = getattr(args, "tts", None) or ("piper" if language == "en" else "auto")
+    tts = getattr(args, "tts", None) or "auto"
     stt = getattr(args, "stt", None) or ("tiny.en" if language == "en" else "base")  # tiny.en hears English only
     print(f"loading the speech stack ({stt}, {tts}; the agents speak {language!r}) for {len(paths)} calls...",
           file=sys.stderr)

@@ -47,7 +47,8 @@ def _voice_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_bench_voice_arguments(parser)
     add_agent_option(parser)  # every call script with this agent instead of the one it names
-    add_engine_options(parser, tts_default="piper")  # measured on the real neural voice
+    # auto: the real neural voice (Piper) for English, the voice an agent of another language speaks with
+    add_engine_options(parser)
 
 
 def _brain_arguments(parser: argparse.ArgumentParser) -> None:
