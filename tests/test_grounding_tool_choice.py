@@ -128,3 +128,12 @@ def test_a_spanish_callers_own_name_is_read_from_how_they_introduce_themselves(l
     es = locale.get("es")
     assert own_name_words(line, es) == set(words.split())
     assert proper_names(line, False, es) == [n for n in names.split("|") if n]
+
+
+@pytest.mark.parametrize(("said", "label"), labelled("listed_values.tsv"))
+def test_a_listed_value_is_named_however_the_caller_says_it(said: str, label: str) -> None:
+    from loop import locale
+    from loop.grounding.arguments import _named
+
+    language, values, named = label.split("\t")
+    assert _named(values.split("|"), said, locale.get(language)) == [v for v in named.split("|") if v]

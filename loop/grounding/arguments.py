@@ -61,7 +61,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     words_to_number,
 )
 from loop.grounding.speakable import join_digit_words
-from loop.locale import en
+from loop.locale import en, plain, stemmer, unaccented, without_enclitic
 from loop.types import Message, ToolCall
 
 
@@ -189,7 +189,7 @@ def counted_spans(props: dict[str, Any], text: str, described: str = "") -> dict
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
     """The values the tool's arguments list (its enums) that the conversation names."""
     return [str(v) for p in props.values() for v in _named(
-        [x for x in (non_null(p) or {}).get("enum", []) if isinstance(x, str)], ev.heard)]
+        [x for x in (non_null(p) or {}).get("enum", []) if isinstance(x, str)], ev.heard, ev.words)]
 
 
 _GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
@@ -231,13 +231,20 @@ def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None
     return list(dict.fromkeys(ids))
 
 
-def _named(values: Sequence[str], text: str) -> list[str]:
-    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in")."""
-    low = text.lower()
+def _named(values: Sequence[str], text: str, words: ModuleType = en) -> list[str]:
+    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in"),
+    accents or none ("miercoles" for "miércoles"); a value of several words also by the stems of its own words
+    ("cambiarles la cadena" names "cambio de cadena", `_stems_said`)."""
+    low = unaccented(text.lower())
+    stems = _stems_said(text, words)
 
     def said(value: str) -> bool:
-        v = re.escape(value.lower().replace("_", " ").strip())
+        v = re.escape(unaccented(value.lower().replace("_", " ").strip()))
         return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
+
+    def by_stems(value: str) -> bool:
+        own = [w for w in re.findall(r"[^\W\d_]+", value.replace("_", " ")) if len(w) >= 4]
+        return len(value.split()) > 1 and bool(own) and all(stemmer(words)(w) in stems for w in own)
 
     def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
         code = value.lower()
@@ -247,7 +254,15 @@ def _named(values: Sequence[str], text: str) -> list[str]:
                  for c in code]
         return re.search(r"(?<![\w])" + r"[\s-]*".join(chars) + r"(?![\w])", low) is not None
 
-    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1])) or spelt(str(v))]
+    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1])) or spelt(str(v))
+            or by_stems(str(v))]
+
+
+def _stems_said(text: str, words: ModuleType) -> set[str]:
+    """The stems of the words in `text`, each also without a pronoun written onto it (`without_enclitic`)."""
+    stem = stemmer(words)
+    said = re.findall(r"[^\W\d_]+", text)
+    return {stem(w) for w in said} | {stem(without_enclitic(plain(w), words)) for w in said}
 
 
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
@@ -282,7 +297,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
                                    + time_spans(without_addresses(ev.said), kind.when)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
-        found = list(dict.fromkeys(_named(values, ev.heard) + times_named(values, ev.fresh)
+        found = list(dict.fromkeys(_named(values, ev.heard, ev.words) + times_named(values, ev.fresh)
                                    + times_named(values, ev.said)))
     else:
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",

@@ -12,9 +12,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from loop.locale._text import unaccented
+from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "LANGUAGES", "get", "unaccented"]
+__all__ = ["DEFAULT", "LANGUAGES", "get", "plain", "stem", "stemmer", "unaccented", "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"

@@ -14,36 +14,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from types import ModuleType
 
-from loop.locale import unaccented
+from loop.locale import plain, stemmer
 
 _MAX_PHRASE = 6
-
-
-def plain(word: str) -> str:
-    """A word as the grammar compares it: lower case, no apostrophes, no accents ("That's" -> "thats")."""
-    return unaccented(word.lower().replace("'", ""))
-
-
-def stem(word: str, suffixes: tuple[str, ...], undouble: bool) -> str:
-    """A crude stem, the same on both sides of a comparison, by the language's suffixes (`STEM_SUFFIXES`): "booking",
-    "booked", "books" -> "book"; "cancellation", "cancelled" -> "cancel" (`undouble`: a doubled last consonant
-    is one, as English spells it)."""
-    w = plain(word)
-    for suffix in suffixes:
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)]
-            if undouble and suffix not in ("e", "s", "es") and len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiou":
-                w = w[:-1]  # "cancell" -> "cancel", "transferr" -> "transfer"
-            break
-    return w
-
-
-def stemmer(words: ModuleType) -> Callable[[str], str]:
-    """`stem` by one language's suffixes."""
-    return partial(stem, suffixes=tuple(words.STEM_SUFFIXES), undouble=bool(words.STEM_UNDOUBLE))
 
 
 def _phrases(items: Iterable[str]) -> frozenset[tuple[str, ...]]:
