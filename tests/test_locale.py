@@ -13,12 +13,13 @@ import pytest
 
 from loop import Agent, ScriptedModel, locale
 from loop.locale import en
+from tests.helpers import labelled
 from tests.test_call_core import Harness, run_started
 from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS = ("numbers_in_digits",)  # what a language pack does besides its words
+FUNCTIONS = ("numbers_in_digits", "the")  # what a language pack does besides its words
 
 
 def test_english_number_words_are_defined_once() -> None:
@@ -112,7 +113,7 @@ def test_a_spanish_agent_asks_for_what_a_tool_lacks_in_spanish() -> None:
     tool = {"type": "function", "function": {"name": "reservar", "parameters": {"type": "object", "properties": {
         "cajas": {"type": "integer", "minimum": 1, "maximum": 10}, "nombre": {"type": "string"}}}}}
     question = ask_for(["cajas", "nombre"], tool, locale.get("es"))
-    assert question == "Claro, le ayudo con eso. ¿Me puede decir el número de cajas y nombre?"
+    assert question == "Claro, le ayudo con eso. ¿Me puede decir el número de cajas y el nombre?"
     assert "number" not in ask_for(["cajas"], tool, locale.get("es"))
 
 
@@ -121,3 +122,11 @@ def test_a_spanish_callers_numbers_reach_the_agent_in_digits() -> None:
     h = Harness(language="es")
     start = run_started(h, "Quería reservar dos cajas, la reserva es cuatro cinco uno dos siete.")
     assert "2 cajas" in start.text and "45127" in start.text
+
+
+@pytest.mark.parametrize(("name", "with_article"), labelled("articles_es.tsv"))
+def test_a_spanish_question_puts_the_nouns_own_article_before_it(name: str, with_article: str) -> None:
+    """"¿Me puede decir el servicio, el día y el nombre?", not "servicio, dia y nombre"."""
+    from loop.locale import es
+
+    assert es.the(name) == with_article

@@ -190,7 +190,7 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, wor
 def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: ModuleType, system: str = "") -> str:
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
     described = _described(dict(tool or {}))
-    names = [words.THE.format(name=label(a, props.get(a), described, system, words)) for a in arguments]
+    names = [words.the(label(a, props.get(a), described, system, words)) for a in arguments]
     listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
     return str(words.ASK_FOR.format(things=listed))
 

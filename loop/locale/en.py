@@ -275,3 +275,8 @@ GREETING = "Hello, how can I help?"
 NOT_DONE_SAID_NO = "Okay, I have not done that, as you said no."
 NOT_DONE_NO_YES = "I have not done that: I did not hear a yes."
 NOBODY_ANSWERED = "Sorry, nobody could take your call right now. Please call again later."
+
+
+def the(name: str) -> str:
+    """One thing asked for, with its article: "order number" -> "the order number"."""
+    return THE.format(name=name)

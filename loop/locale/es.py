@@ -188,7 +188,11 @@ WRITE_UNKNOWN = ("Lo siento, todavía no sé si he podido {action}. No lo pida o
                  "para que no se haga dos veces.")
 ASK_FOR = "¿Me puede decir {things}?"
 ASK_OPENER = "Claro, le ayudo con eso."
-THE = "{name}"
+THE = "{name}"  # the article is the noun's (`the`)
+# nouns ending in -a that are masculine ("el día", "el problema"): what `the` knows beyond the endings
+MASCULINE_IN_A = frozenset({"dia", "mapa", "problema", "programa", "sistema", "tema", "idioma", "clima", "planeta",
+                            "sofa", "mediodia"})
+FEMININE_IN_E = frozenset({"noche", "tarde", "calle", "clase", "llave", "parte", "fuente", "gente", "frase"})
 LABEL_COUNT = "el número de {what}"  # "¿Me puede decir el número de cajas?"
 LABEL_DIGITS = "{what}, de {n} cifras"
 SEPARATOR = ", "
@@ -266,3 +270,20 @@ def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
     if last == "and":
         n -= 1
     return (total + current, n) if n else (0, 0)
+
+
+def the(name: str) -> str:
+    """One thing asked for, with its article ("servicio" -> "el servicio", "dirección" -> "la dirección", "cajas"
+    -> "las cajas"): by the first noun's ending, `MASCULINE_IN_A` and `FEMININE_IN_E` the exceptions (labelled:
+    tests/data/articles_es.tsv); a label that has its article already ("el número de cajas") is kept."""
+    first = name.split()[0] if name.split() else ""
+    bare = unaccented(first.lower())
+    if not bare or bare in {"el", "la", "los", "las", "un", "una"}:
+        return name
+    # a plural: a vowel and s ("cajas"), or a consonant and es ("meses", "ciudades"); "mes", "país" are one
+    plural = bare.endswith("s") and not bare.endswith(("is", "us")) and (not bare.endswith("es") or len(bare) >= 5)
+    single = bare if not plural else bare[:-2] if bare.endswith("es") and bare[-3] in "dnrlzsj" else bare[:-1]
+    feminine = single in FEMININE_IN_E or (single.endswith(("a", "ion", "dad", "tad", "tud", "umbre"))
+                                           and single not in MASCULINE_IN_A)
+    article = ("las" if feminine else "los") if plural else ("la" if feminine else "el")
+    return f"{article} {name}"
