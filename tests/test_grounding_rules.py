@@ -187,6 +187,17 @@ def test_what_asks_for_nothing_is_told_from_a_request(said: str, kind: str) -> N
     assert (found[:1] or ["none"]) == [kind]
 
 
+@pytest.mark.parametrize(("said", "kind"), labelled("remarks_es.tsv"))
+def test_what_a_spanish_caller_says_that_asks_for_nothing_is_told_from_a_request(said: str, kind: str) -> None:
+    """"Muchas gracias, adiós." is a closing remark in a Spanish call (it had got the scope sentence)."""
+    from loop import locale
+
+    es = locale.get("es")
+    found = [name for name, reads in (("closing", closing_remark), ("acknowledgement", acknowledgement),
+                                      ("affirmation", affirmation)) if reads(said, es)]
+    assert (found[:1] or ["none"]) == [kind]
+
+
 @pytest.mark.parametrize("fallback", ["Could you tell me the file reference?",
                                       "Sure, I can help with that. Could you tell me the file reference?"])
 def test_a_reply_caught_after_its_courtesy_still_says_its_fallback(fallback: str) -> None:

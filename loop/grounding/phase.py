@@ -59,12 +59,12 @@ def said_without_generating(request: ModelRequest, every: ModelRequest | None = 
     if last is None or last.role != "user":
         return ""
     words = locale.get(request.language)
-    if closing_remark(last.content):  # thanks and goodbye: never a tool, never a transfer
+    if closing_remark(last.content, words):  # thanks and goodbye: never a tool, never a transfer
         return closing_reply(last.content, words)
     if unclear_change(every):  # "Actually make it thirsty.": what to change, never another tool
         return str(words.WHICH_CHANGE)
-    yes_to_nothing = affirmation(last.content) and not declined_just_now(request.messages)
-    if (acknowledgement(last.content) or yes_to_nothing) and _answered(request.messages):
+    yes_to_nothing = affirmation(last.content, words) and not declined_just_now(request.messages)
+    if (acknowledgement(last.content, words) or yes_to_nothing) and _answered(request.messages):
         return str(words.ANYTHING_ELSE)  # "Brilliant." or "Yes, that's right." after an answer
     if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
         return scope_sentence(every)

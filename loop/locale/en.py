@@ -277,6 +277,26 @@ NOT_DONE_NO_YES = "I have not done that: I did not hear a yes."
 NOBODY_ANSWERED = "Sorry, nobody could take your call right now. Please call again later."
 
 
+# ---- remarks that ask for nothing (loop/grounding/remarks.py; labelled: tests/data/remarks.tsv) -------------
+# thanks or goodbye: one cue, every other word among CLOSING_WORDS ("Great, thanks, that's all. Bye!")
+CLOSING_CUES = frozenset({"thanks", "thank", "bye", "goodbye", "cheers"})
+CLOSING_WORDS = CLOSING_CUES | frozenset({
+    "you", "so", "much", "very", "that's", "thats", "that", "is", "was", "all", "it", "good", "great", "ok", "okay",
+    "perfect", "brilliant", "lovely", "wonderful", "awesome", "excellent", "have", "a", "nice", "day", "for", "now",
+    "your", "help", "the", "alright", "fine", "no", "nothing", "else", "i'm", "im", "done", "then", "see", "ya",
+    "later", "take", "care", "appreciate", "really", "and", "oh", "right", "yes", "yeah", "many", "again", "bye-bye",
+    "lot", "lots", "loads", "heaps", "bunch", "ton", "tons", "kind", "helpful", "goodnight", "night", "cool", "sweet",
+    "fantastic", "amazing", "superb", "sorted", "cheerio", "all's"})
+# an acknowledgement of an answer ("Brilliant.", "Oh, great.")
+ACK_CUES = frozenset({"brilliant", "great", "perfect", "lovely", "wonderful", "awesome", "excellent", "good", "ok",
+                      "okay", "alright", "cool", "sweet", "fantastic", "amazing", "superb", "sorted", "nice"})
+ACK_WORDS = ACK_CUES | frozenset({"oh", "that's", "thats", "very", "so", "sounds", "right", "fine", "really", "all"})
+FAREWELLS = frozenset({"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "later", "ya"})
+# a yes to something that asked nothing ("Yes, that's right." after a result was read out)
+YES_CUES = frozenset({"yes", "yeah", "yep", "yup", "correct"})
+YES_WORDS = YES_CUES | frozenset({"please", "that's", "thats", "right", "oh", "um", "uh", "it", "is", "sure", "great",
+                                  "ok", "okay"})
+
 def the(name: str) -> str:
     """One thing asked for, with its article: "order number" -> "the order number"."""
     return THE.format(name=name)

@@ -272,6 +272,23 @@ def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
     return (total + current, n) if n else (0, 0)
 
 
+# ---- remarks that ask for nothing (loop/grounding/remarks.py; labelled: tests/data/remarks_es.tsv) ----------
+CLOSING_CUES = frozenset({"gracias", "adios", "chao", "chau", "agradezco", "agradecido", "agradecida"})
+CLOSING_WORDS = CLOSING_CUES | frozenset({
+    "muchas", "muchisimas", "mil", "muy", "amable", "eso", "es", "era", "todo", "nada", "mas", "vale", "perfecto",
+    "perfecta", "bien", "genial", "estupendo", "hasta", "luego", "pronto", "manana", "buen", "buenas", "buenos", "dia",
+    "dias", "tarde", "tardes", "noche", "noches", "que", "tenga", "le", "lo", "vaya", "usted", "a", "ti", "si", "ok",
+    "okey", "bueno", "listo", "de", "acuerdo", "entonces", "pues", "por", "su", "ayuda", "igualmente", "un", "saludo",
+    "saludos", "nos", "vemos", "ya", "esta", "seria", "señorita", "señor", "oiga", "ah", "oh", "y", "otra", "vez"})
+ACK_CUES = frozenset({"perfecto", "perfecta", "genial", "estupendo", "vale", "ok", "okey", "listo", "excelente",
+                      "fantastico", "entendido", "bien"})
+ACK_WORDS = ACK_CUES | frozenset({"ah", "oh", "pues", "muy", "que", "bueno", "entonces", "eso", "es", "de", "acuerdo",
+                                  "ya", "veo", "claro"})
+FAREWELLS = frozenset({"adios", "chao", "chau", "luego", "pronto", "vemos", "saludos"})
+YES_CUES = frozenset({"si", "claro", "correcto", "exacto", "efectivamente"})
+YES_WORDS = YES_CUES | frozenset({"por", "favor", "es", "eso", "asi", "vale", "bueno", "ok", "pues", "ah", "oh", "eh",
+                                  "mm", "esta", "bien", "que"})
+
 def the(name: str) -> str:
     """One thing asked for, with its article ("servicio" -> "el servicio", "dirección" -> "la dirección", "cajas"
     -> "las cajas"): by the first noun's ending, `MASCULINE_IN_A` and `FEMININE_IN_E` the exceptions (labelled:
