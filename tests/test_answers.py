@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from loop import Tool, ToolCall
+from loop.locale.en import NO_YES_HEARD, SAID_NO
 from voice.call.answers import Answer, AnswerContext, classify_answer, read_answer, rules_for
-from voice.call.approval_dialog import MAX_QUESTIONS, NO_YES_HEARD, SAID_NO, ApprovalDialog
+from voice.call.approval_dialog import MAX_QUESTIONS, ApprovalDialog
 
 SUITE = Path(__file__).parent / "data" / "approval_answers.tsv"
 

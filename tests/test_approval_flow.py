@@ -4,8 +4,8 @@ how each way of declining ends the run truthfully (the dialog's own rules: tests
 from __future__ import annotations
 
 from loop import Decision, Message, RunOutcome, RunResult, ToolCall, Verdict
+from loop.locale.en import NO_YES_HEARD, NOT_APPROVED, SAID_NO
 from tests.test_call_core import Harness, ask, run_started
-from voice.call.approval_dialog import NO_YES_HEARD, NOT_APPROVED, SAID_NO
 from voice.call.events import (
     ApprovalRequested,
     AudioPlayed,

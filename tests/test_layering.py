@@ -137,3 +137,41 @@ def test_no_module_imports_another_packages_private_module() -> None:
                       if d.rsplit(".", 1)[-1].startswith("_") and not d.endswith("__")
                       and package_of(d) != package_of(m))
     assert crossing == []
+
+
+# Modules that still read English's words by name, each with what is left to move (issue 38). The list may only
+# shrink: a module not on it that names a language fails, and so does one on it that no longer does.
+STILL_ENGLISH = {
+    "loop.grounding._arg_kinds": "the argument-name word sets (_ID_NAME, _PERSON, ...) and English labels",
+    "loop.grounding._clock": "clock cues and money words of the time reader",
+    "loop.grounding._facts": "question words that open a question, in the fact check",
+    "loop.grounding._heard": "number words, street types, months and weekdays of the value readers",
+    "loop.grounding.arguments": "number words of the count and id readers",
+    "loop.grounding.speakable": "digit words and reply openers of the reply guard",
+    "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
+    "voice.bench.wer": "English number words for word error rates (an English bench)",
+    "voice.call.turns": "its English defaults (BACKCHANNELS, TRAILING); a call passes its own pack",
+    "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",
+    "voice.speech._first_clause": "English phrase starts",
+    "voice.speech.caller_digits": "English digit words and homophones of the digit joiner",
+    "voice.speech.spoken_en_words": "English's spoken form (a per-language module by design)",
+    "voice.testing.scripted_call": "English number words of a call script's checks",
+}
+
+
+def test_no_module_outside_the_packs_names_a_language_but_those_still_moving() -> None:
+    """A module takes the call's language pack (or `loop.locale.DEFAULT_WORDS`), never `loop.locale.en` by name."""
+    import ast
+
+    naming = set()
+    for name, path in DRAWING["modules"]().items():
+        if name.startswith("loop.locale"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "loop.locale" and any(
+                    a.name in ("en", "es") for a in node.names):
+                naming.add(name)
+            elif isinstance(node, ast.ImportFrom) and node.module in ("loop.locale.en", "loop.locale.es"):
+                naming.add(name)
+    assert sorted(naming - set(STILL_ENGLISH)) == [], "take the call's pack instead of naming a language"
+    assert sorted(set(STILL_ENGLISH) - naming) == [], "moved: take it off STILL_ENGLISH"

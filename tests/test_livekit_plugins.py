@@ -18,11 +18,12 @@ from livekit.agents import llm as lk_llm
 from livekit.agents import vad as lk_vad
 
 from loop import Agent, Journal, LoopConfig, ScriptedModel, Tool, ToolCall
+from loop.locale.en import HAND_OVER as ESCALATED_SAY
+from loop.locale.en import SAID_NO
 from tests.helpers import ORDER_SCHEMA, assert_heard
 from voice.audio import SAMPLE_RATE, load_audio, resample
-from voice.call.approval_dialog import SAID_NO
 from voice.demo.order_desk import OrderDesk, order_policy
-from voice.livekit.llm import ESCALATED_SAY, VoiceloopLLM
+from voice.livekit.llm import VoiceloopLLM
 from voice.livekit.plugins import OfflineSTT, OfflineTTS, OfflineVAD
 from voice.testing.scripted_call import FIXTURES
 

@@ -12,7 +12,7 @@ import yaml
 
 from loop import ScriptedModel, ToolCall, locale
 from loop.grounding.speakable import ReplyGuard, check_reply, leaks, sentences
-from loop.models.llama.decoding import REPEAT_PLEASE
+from loop.locale.en import REPEAT_PLEASE
 from loop.models.llama.model import GenStats, LlamaModel
 from loop.models.llama.qwen_format import CONTINUATION, TEXT_RULE
 from loop.types import Message, ModelRequest, ModelResponse, TextDelta

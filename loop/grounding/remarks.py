@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
-from loop.locale import en, unaccented
+from loop.locale import DEFAULT_WORDS, unaccented
 
 
 def _said(text: str) -> list[str]:
@@ -22,25 +22,25 @@ def _only(text: str, cues: frozenset[str], allowed: frozenset[str], max_words: i
         and all(w in allowed or w in cues for w in said)
 
 
-def closing_remark(text: str, words: ModuleType = en) -> bool:
+def closing_remark(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """"Great, thanks, that's all. Bye!": thanks or a goodbye and nothing else, which no tool answers (in the
     language `words`: its CLOSING_CUES among its CLOSING_WORDS)."""
     return _only(text, words.CLOSING_CUES, words.CLOSING_WORDS)
 
 
-def acknowledgement(text: str, words: ModuleType = en) -> bool:
+def acknowledgement(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """"Brilliant." / "Oh, great." / "Okay, perfect.": the caller took in an answer and says nothing more, which
     no tool answers (and the agent is not for anything they asked)."""
     return _only(text, words.ACK_CUES, words.ACK_WORDS, max_words=4)
 
 
-def affirmation(text: str, words: ModuleType = en) -> bool:
+def affirmation(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """"Yes, please." / "Yeah." / "Yes, that's right.": a yes and nothing more. Said after an answer (nothing was
     asked, nothing waits for a yes) it asks for nothing either: never a new request, never out of scope."""
     return _only(text, words.YES_CUES, words.YES_WORDS, max_words=5)
 
 
-def closing_reply(text: str, words: ModuleType = en) -> str:
+def closing_reply(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """What is said to a closing remark ("Thank you, goodbye." -> "You're welcome. Goodbye!"): fixed words, said at
     once; a small model only took a second to say much the same."""
     if set(_said(text)) & words.FAREWELLS:

@@ -20,7 +20,7 @@ from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._heard import TENS, UNITS, stem
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.tools import tool_name
 from loop.types import Message
 
@@ -176,7 +176,7 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     return bool(shared)
 
 
-def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = en,
+def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, words: ModuleType = DEFAULT_WORDS,
             messages: Sequence[Message] = ()) -> str:
     """A spoken question for missing arguments: ["order_id", "amount"] -> "Sure, I can help with that. Could you
     tell me the order number and the amount?"; with the tool's schema, an identifier reads as one ("account" -> "the

@@ -4,7 +4,9 @@
     words = locale.get("en")          # an agent file's `language:`, `Agent(language=...)`
     words.HAND_OVER, words.DIGIT_WORDS
 
-Adding a language is one module here with the names `en` has, plus its tests; `LANGUAGES` lists them.
+Adding a language is one module here with the names `en` has, plus its tests; `LANGUAGES` lists them. No module
+outside this package imports a language by name (tests/test_layering.py): each takes the call's pack, or
+`DEFAULT_WORDS`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from types import ModuleType
 
 from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "LANGUAGES", "get", "plain", "stem", "stemmer", "unaccented", "without_enclitic"]
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "get", "plain", "stem", "stemmer", "unaccented",
+           "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"
@@ -25,3 +28,8 @@ def get(language: str = DEFAULT) -> ModuleType:
     if language not in LANGUAGES:
         raise ValueError(f"no language {language!r}: voiceloop speaks {', '.join(LANGUAGES)}")
     return importlib.import_module(f"loop.locale.{language}")
+
+
+DEFAULT_WORDS: ModuleType = get(DEFAULT)
+"""The default language's pack: what a reader of words uses when no call's language is passed in. Modules outside
+`loop/locale/` name no language: they take a pack, defaulting to this (tests/test_layering.py)."""

@@ -13,7 +13,7 @@ import re
 from types import ModuleType
 
 from loop.grounding.arguments import id_candidates, number_candidates
-from loop.locale import en, unaccented
+from loop.locale import DEFAULT_WORDS, unaccented
 
 
 def _number(n: float) -> str:
@@ -23,7 +23,7 @@ def _number(n: float) -> str:
 class AnswerValues:
     """The value readers of one language (`loop.locale.<lang>`)."""
 
-    def __init__(self, words: ModuleType = en) -> None:
+    def __init__(self, words: ModuleType = DEFAULT_WORDS) -> None:
         ones, tens = list(words.ONES), [t for t in words.TENS if t]
         self.cardinal = {**words.ORDINAL_WORDS, **words.CLOCK_WORDS}
         self.in_digits = words.numbers_in_digits  # "veinte" -> "20" where the language's words need it

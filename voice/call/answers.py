@@ -28,7 +28,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from loop.locale import en, unaccented
+from loop.locale import DEFAULT_WORDS, unaccented
 from voice.call._answer_values import AnswerValues, restates
 from voice.call._yes_grammar import Own, YesGrammar, plain
 
@@ -83,7 +83,7 @@ class AnswerRules:
 
 
 @cache
-def rules_for(words: ModuleType = en) -> AnswerRules:
+def rules_for(words: ModuleType = DEFAULT_WORDS) -> AnswerRules:
     """The answer readers of one language, built once."""
     short = {**words.ABBREVIATIONS, **{long: (s,) for s, longs in words.ABBREVIATIONS.items() for long in longs}}
     return AnswerRules(
@@ -120,7 +120,7 @@ class AnswerContext:
 
     @classmethod
     def of(cls, question: str, arguments: dict[str, Any] | None = None, action_words: Iterable[str] = (),
-           other_tools: Iterable[str] = (), words: ModuleType = en) -> AnswerContext:
+           other_tools: Iterable[str] = (), words: ModuleType = DEFAULT_WORDS) -> AnswerContext:
         rules = rules_for(words)
         values: set[str] = set()
         for value in (arguments or {}).values():

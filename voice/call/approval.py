@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 from loop import ToolCall
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.tools import Tool
 
 # ---- the question --------------------------------------------------------------------------------
@@ -25,13 +25,13 @@ _FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
 _HIDDEN_KEYS = re.compile(r"^_|idempotency")
 
 
-def confirmation_question(call: ToolCall, tool: Tool | None = None, words: ModuleType = en) -> str:
+def confirmation_question(call: ToolCall, tool: Tool | None = None, words: ModuleType = DEFAULT_WORDS) -> str:
     """One short question naming the action and what identifies it: "Just to confirm: refund $20 on order 4567?"
     (`words`: the language's sentences, `loop.locale`)."""
     return words.CONFIRM.format(action=action_phrase(call, tool, words))
 
 
-def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = en) -> str:
+def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = DEFAULT_WORDS) -> str:
     """The tool's `confirm` template filled in, else a phrase derived from its description and arguments, in the
     language `words` (its determiners and joining words)."""
     values = {key: written_value(key, value, tool, words) for key, value in call.arguments.items()
@@ -46,7 +46,7 @@ def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = 
     return derived_phrase(verb_phrase(description, call.name, words), values, tool, words)
 
 
-def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = en) -> str:
+def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = DEFAULT_WORDS) -> str:
     """An argument as a person would write it: money as "$20" or "$19.99", lists joined, the rest as text."""
     if isinstance(value, bool):
         return str(words.BOOLEAN_WORDS[value])
@@ -71,13 +71,13 @@ def _is_money(key: str, tool: Tool | None) -> bool:
     return bool(_DOLLAR_HINT.search(str(properties.get(key, {}).get("description", ""))))
 
 
-def verb_phrase(description: str, name: str, words: ModuleType = en) -> str:
+def verb_phrase(description: str, name: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """"Refunds money for an order. Irreversible." -> "refund money for an order"; no description: the name."""
     phrase = _PREAMBLE.sub("", _FIRST_CLAUSE.split(description.strip(), maxsplit=1)[0].strip())
     if not phrase:
         phrase = name.replace("_", " ").replace("-", " ").strip()
     said = phrase.split()
-    if words is en and len(said) > 1 and said[1].lower() in words.DETERMINERS:
+    if words.LANGUAGE == "en" and len(said) > 1 and said[1].lower() in words.DETERMINERS:
         said[0] = _base_form(said[0])  # "Refunds money" -> "Refund money": a question, not a doc line
     if said and not (len(said[0]) > 1 and said[0][1].isupper()):
         said[0] = said[0].lower()  # keep acronyms ("SMS the caller")
@@ -101,7 +101,7 @@ def _articles(words: ModuleType) -> str:
     return "|".join(d for d in words.DETERMINERS if d not in ("money", "all"))
 
 
-def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words: ModuleType = en) -> str:
+def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words: ModuleType = DEFAULT_WORDS) -> str:
     """Put each argument where the phrase mentions it ("an order" -> "order 4567"), else after it, joined by the
     language's words (`words.ACTION_JOINS`: "with", "and", "to", "of", "for")."""
     with_, and_, to, of, for_ = words.ACTION_JOINS
@@ -132,7 +132,7 @@ def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words
 
 
 
-def _name_entity(phrase: str, entity: str, value: str, words: ModuleType = en) -> tuple[str, int]:
+def _name_entity(phrase: str, entity: str, value: str, words: ModuleType = DEFAULT_WORDS) -> tuple[str, int]:
     """"change the address of an order" + order 4567 -> "change the address of order 4567"."""
     pattern = re.compile(rf"\b(?:(?:{_articles(words)})\s+)?{re.escape(entity)}(?P<poss>'s)?\b", re.I)
     return pattern.subn(lambda m: f"{entity} {value}{m['poss'] or ''}", phrase, count=1)

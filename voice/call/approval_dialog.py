@@ -25,14 +25,13 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from loop import ApprovalAnswer, ToolCall
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.tools import Tool
 from voice.call.answers import Answer, AnswerContext, Reading, read_answer
 from voice.call.approval import action_phrase, confirmation_question
 from voice.speech.spoken import SpokenForm
 
 # English, for the tests; a dialog says its own language's (`words`)
-SAID_NO, NO_YES_HEARD, NOT_APPROVED, KEYS_HINT = en.SAID_NO, en.NO_YES_HEARD, en.NOT_APPROVED, en.KEYS_HINT
 MAX_UNCLEAR = 2  # the second unclear answer declines
 MAX_QUESTIONS = 3  # questions answered before the agent stops asking
 
@@ -56,7 +55,7 @@ class ApprovalDialog:
     """One pending approval: the question, the answers heard so far, and the rules above."""
 
     def __init__(self, call: ToolCall, tool: Tool | None = None, keypad: bool = False,
-                 other_tools: tuple[str, ...] = (), words: ModuleType = en) -> None:
+                 other_tools: tuple[str, ...] = (), words: ModuleType = DEFAULT_WORDS) -> None:
         self.call, self.tool, self.words = call, tool, words  # `words`: the language's sentences (`loop.locale`)
         self.action = action_phrase(call, tool, words)
         self.question = confirmation_question(call, tool, words)

@@ -15,7 +15,7 @@ from typing import Any
 
 from loop import ToolCall
 from loop.events import ObservationStatus as Status
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.tools import Tool
 from voice.call.approval import action_phrase
 
@@ -28,7 +28,7 @@ class WriteOutcomes:
     failed: list[str] = field(default_factory=list)  # what to say instead of the model's reply
     made: list[str] = field(default_factory=list)  # action phrases of writes that took effect
     told: bool = False  # the override has been said (once per run)
-    words: ModuleType = en  # the language's sentences (`loop.locale`)
+    words: ModuleType = DEFAULT_WORDS  # the language's sentences (`loop.locale`)
 
     def ask(self, call: ToolCall, tool: Tool | None) -> None:
         self.asked[call.id] = (call, tool)

@@ -26,7 +26,6 @@ import uuid
 from typing import Any
 
 from loop import locale
-from loop.locale import en
 
 try:
     from livekit.agents import APIConnectOptions, llm, utils
@@ -49,8 +48,6 @@ from loop import (
 from voice.call.approval_dialog import ApprovalDialog
 from voice.call.state import complete_pairs
 from voice.call.write_truth import WriteOutcomes
-
-ESCALATED_SAY = en.HAND_OVER  # English; a stream says its agent's language's (`self.words`)
 
 
 class VoiceloopLLM(llm.LLM):

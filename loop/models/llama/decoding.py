@@ -30,12 +30,10 @@ from loop.grounding.tool_choice import (
     uncued,
     unnamed_id_writes,
 )
-from loop.locale import en
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
 from loop.types import ModelRequest
 
 _NAMED = re.compile(r'"name"\s*:\s*"([^"]*)"')
-REPEAT_PLEASE = en.REPEAT_PLEASE
 Emit = Callable[[tuple[str, Any]], None]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from loop.approvals import not_approved_reason
 from loop.grounding.phase import spoken_data
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.tools import tool_name
 from loop.types import Message, ModelEvent, ModelRequest, TextDelta, ToolCall, ToolCallDelta
 
@@ -354,7 +354,7 @@ _DECLINED = re.compile(r"^The user declined \w+: .*It was not done\.$", re.S)
 _DENIED = re.compile(r"^Denied by policy \([^)]*\): (?P<reason>.*?)\.? Do not retry;.*$", re.S)
 
 
-def present(messages: Sequence[Message], words: ModuleType = en) -> list[Message]:
+def present(messages: Sequence[Message], words: ModuleType = DEFAULT_WORDS) -> list[Message]:
     """The messages as this model is shown them: a refusal by the loop's policy or by the caller reads as what to
     tell the caller ("Okay, I have not done that." / the policy's reason), without rule or tool names, which a
     0.5B model otherwise reads out or answers with an unrelated line. Deterministic, so the KV cache still hits."""
