@@ -128,13 +128,26 @@ def build(agent: str | None = None) -> None:
             print(f"built {agent_dir.name}/{call['name']} ({voice})", file=sys.stderr)
 
 
+def _padded_variant(stt: str) -> str:
+    """`tiny.en@20`: the engine `tiny.en` with its input padded to at least 20 s (`WhisperSTT(min_window_s=...)`),
+    registered for this run, to measure what the padding does to a call."""
+    from voice.speech.engines import STT_ENGINES
+
+    name, _, seconds = stt.partition("@")
+    if seconds and stt not in STT_ENGINES.specs:
+        spec = STT_ENGINES.spec(name)
+        STT_ENGINES.add(stt, spec.target, f"{spec.about}, padded to {seconds} s", **spec.options,
+                        min_window_s=float(seconds))
+    return stt
+
+
 async def _run(calls: list[Path], llm: str, stt: str, keep: Path | None) -> list[tuple[str, str, str, str]]:
     from voice.cli import _model_for
     from voice.speech.stack import load_stack
     from voice.testing.scripted_call import Fixture, run_call, write_outputs
 
     language = Fixture.load(calls[0]).agent_source().language if calls else "en"  # a set's agents share one
-    stack = load_stack("tiny.en" if stt == "oracle" else stt, tts="auto", language=language)
+    stack = load_stack("tiny.en" if stt == "oracle" else _padded_variant(stt), tts="auto", language=language)
     if oracle := stt == "oracle":  # perfect hearing: what the product does with the right words
         from _oracle_stt import OracleSTT
 
@@ -228,7 +241,7 @@ def stt_compare(half: str, engines: list[str], vocabulary: bool = True) -> None:
     lines = _heard_lines(half)
     print(f"{len(lines)} caller lines ({half} half, vocabulary {'on' if vocabulary else 'off'})", file=sys.stderr)
     for name in engines:
-        engine = STT_ENGINES.load(name, threads=1)
+        engine = STT_ENGINES.load(_padded_variant(name), threads=1)
         engine.transcribe(lines[0][0])  # warm
         errors = words = key_errors = key_words = 0
         took = []
