@@ -130,3 +130,14 @@ def test_a_spanish_question_puts_the_nouns_own_article_before_it(name: str, with
     from loop.locale import es
 
     assert es.the(name) == with_article
+
+
+@pytest.mark.parametrize(("said", "asks_something"), [
+    ("cuánto cuesta el ibuprofeno", True), ("Oiga, una pregunta, dónde están", True), ("¿Tienen omeprazol?", True),
+    ("Sí, es el 40218.", False), ("A nombre de Sofía Morales.", False), ("Vale, perfecto.", False)])
+def test_a_spanish_question_is_told_from_an_answer(said: str, asks_something: bool) -> None:
+    """Whisper may leave a Spanish question unpunctuated: its first word, after a lead-in, tells."""
+    from loop import locale
+    from loop.grounding._facts import asks
+
+    assert asks(said, locale.get("es")) is asks_something

@@ -4,11 +4,14 @@ caller, and it never speaks the caller's words as its own. Words and sets only, 
 
 from __future__ import annotations
 
+import functools
 import re
+from types import ModuleType
 
+from loop import locale
 from loop.grounding._heard import TENS, UNITS, stem, words_to_number
 from loop.grounding._scope import _STATUS, _WHEN, _stems, _vocabulary, _without_names
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
@@ -38,25 +41,26 @@ def _numbers(text: str) -> set[float]:
     return found
 
 
-_OPENS_QUESTION = frozenset({*en.WH, *en.AUX})
-_LEAD_IN = frozenset({"oh", "um", "uh", "er", "erm", "so", "and", "but", "well", "hi", "hello", "hey", "okay", "ok",
-                      "right", "sorry", "also", "then", "just"})
+@functools.cache
+def _opens_question(words: ModuleType) -> frozenset[str]:
+    return frozenset(unaccented(w) for w in (*words.WH, *words.AUX))
 
 
-def asks(text: str) -> bool:
-    """Does the caller ask something ("Are there restaurants near the cinema?", "what time is yoga")? An answer to
-    the agent's own question ("Yes, outside.", "It's 4089 3341.") does not."""
+def asks(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
+    """Does the caller ask something ("Are there restaurants near the cinema?", "what time is yoga", "cuánto
+    cuesta")? An answer to the agent's own question ("Yes, outside.", "It's 4089 3341.") does not. `words`: the
+    call's pack (its question words, WH and AUX, after its QUESTION_LEAD_IN words)."""
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text.strip()):
         if sentence.rstrip().endswith("?"):
             return True
-        words = [w for w in _words(sentence) if w not in _LEAD_IN]
-        if words and words[0] in _OPENS_QUESTION:
+        said = [w for w in _words(sentence) if w not in words.QUESTION_LEAD_IN]
+        if said and said[0] in _opens_question(words):
             return True
     return False
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9$']+", text.lower())
+    return re.findall(r"[^\W_]+(?:'[^\W_]+)?|\$", unaccented(text.lower()))
 
 
 class FactCheck:
@@ -79,7 +83,7 @@ class FactCheck:
         # several good restaurants near the Regent Cinema.")
         last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
         tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
-        self.asked = last_user >= 0 and asks(request.messages[last_user].content)
+        self.asked = last_user >= 0 and asks(request.messages[last_user].content, locale.get(request.language))
         self.uncovered = set() if tool_ran or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content)) - _vocabulary(request) - _WHEN_STEMS
         self.answered_uncovered = False

@@ -78,7 +78,7 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     still lacks, in the same words a first ask uses."""
     last = request.messages[-1]
     asked = asked_for(request.tools, request.messages, request.writes, request.language)
-    if not asked or asks(last.content):
+    if not asked or asks(last.content, locale.get(request.language)):
         return ""
     by_name = {tool_name(t): t for t in request.tools}
     if any(id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n], request.language)
@@ -212,7 +212,8 @@ def _question_again(request: ModelRequest) -> str:
     """The agent's own last question, when the caller's words since are an answer to it (they asked nothing)."""
     last = request.messages[-1] if request.messages else None
     agent = next((m.content for m in reversed(request.messages) if m.role == "assistant"), "")
-    if last is None or last.role != "user" or asks(last.content) or not agent.rstrip().endswith("?"):
+    if last is None or last.role != "user" or asks(last.content, locale.get(request.language)) \
+            or not agent.rstrip().endswith("?"):
         return ""
     return re.split(r"(?<=[.!])\s+", agent.strip())[-1]
 
@@ -264,7 +265,7 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
     """The writes that cannot be called yet which the caller asked for and gave part of ("a refund for order 4567"
     lacks only the amount): asking for the rest is what they want. A question that names a write only by its
     object ("Are there any seats left?" of `book_seats`) asks for what a read tells, not for the write."""
-    question = asks(" ".join(m.content for m in since_agent_spoke(request.messages)))
+    question = asks(" ".join(m.content for m in since_agent_spoke(request.messages)), locale.get(request.language))
     found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True, verb_only=question))
     found &= set(missing)
     for tool in request.tools:

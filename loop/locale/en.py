@@ -148,6 +148,9 @@ ANSWER_REPEAT = (r"say (?:that|it) again", r"repeat", r"come again", r"pardon", 
 WH = ("how", "huh", "what", "when", "where", "which", "who", "whom", "whose", "why")
 AUX = ("am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "shall",
     "should", "was", "were", "will", "would")
+# words before a question's first word that do not make it an answer ("oh, what time ..."): loop/grounding/_facts.py
+QUESTION_LEAD_IN = frozenset({"oh", "um", "uh", "er", "erm", "so", "and", "but", "well", "hi", "hello", "hey", "okay",
+                              "ok", "right", "sorry", "also", "then", "just"})
 SUBJECTS = ("he", "i", "it", "its", "me", "my", "she", "that", "the", "there", "they", "this", "we", "you", "your")
 # Words a yes may carry without saying anything more: politeness, fillers, pronouns.
 FILLERS = ("a", "absolutely", "ah", "ahead", "all", "and", "appreciate", "at", "be", "brilliant", "can", "cheers",

@@ -104,6 +104,8 @@ ANSWER_REPEAT = (r"repita", r"repite", r"como dice", r"como dijo", r"perdon\?", 
 WH = ("qué", "cuál", "cuáles", "cuándo", "dónde", "cómo", "cuánto", "cuánta", "cuántos", "cuántas", "quién",
       "quiénes")
 AUX = ()  # a Spanish question is not opened by an inverted auxiliary: "¿" and "?" and the question words tell
+QUESTION_LEAD_IN = frozenset({"eh", "oh", "ah", "pues", "y", "pero", "bueno", "oiga", "mire", "hola", "vale",
+                              "entonces", "tambien", "perdone", "perdon", "una", "pregunta", "oye"})
 SUBJECTS = ()
 FILLERS = ("a", "ah", "al", "bien", "bueno", "claro", "con", "de", "del", "el", "eh", "en", "eso", "esto", "favor",
     "gracias", "la", "las", "lo", "los", "me", "mi", "muchas", "muy", "oh", "para", "por", "pues", "que", "se",
