@@ -146,7 +146,6 @@ STILL_ENGLISH = {
     "loop.grounding._clock": "clock cues and money words of the time reader",
     "loop.grounding._heard": "number words, street types, months and weekdays of the value readers",
     "loop.grounding.arguments": "number words of the count and id readers",
-    "loop.grounding.speakable": "digit words and reply openers of the reply guard",
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
     "voice.call.turns": "its English defaults (BACKCHANNELS, TRAILING); a call passes its own pack",

@@ -141,3 +141,17 @@ def test_a_spanish_question_is_told_from_an_answer(said: str, asks_something: bo
     from loop.grounding._facts import asks
 
     assert asks(said, locale.get("es")) is asks_something
+
+
+def test_a_spanish_reply_cut_after_its_courtesy_still_says_its_fallback() -> None:
+    """"Claro, le ayudo con eso." says nothing on its own, in Spanish as "Sure, I can help with that." does in
+    English: a reply cut after it still says what it fell back to."""
+    from loop import locale
+    from loop.grounding.speakable import ReplyGuard, says_nothing
+
+    es = locale.get("es")
+    assert says_nothing("Claro, le ayudo con eso.", es) and says_nothing("Por supuesto.", es)
+    assert not says_nothing("Claro, quedan doce cajas.", es)
+    guard = ReplyGuard(["reservar_medicamento"], fallback="¿Me puede decir el nombre?", words=es)
+    said = guard.feed("Claro, le ayudo con eso. ") + guard.feed("Use reservar_medicamento ") + guard.finish()
+    assert said.strip().endswith("¿Me puede decir el nombre?")

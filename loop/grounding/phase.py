@@ -159,10 +159,10 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
                           vet_fallback=lambda: _ask_distinct(request) or _cannot_tell(request, facts)
-                          or _unknown_fallback(request))
+                          or _unknown_fallback(request), words=locale.get(request.language))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes,
-                      ending=fallback if fallback != repeat else "")
+                      ending=fallback if fallback != repeat else "", words=locale.get(request.language))
 
 
 def _nothing_given(tool: dict[str, Any], lacks: Sequence[str]) -> bool:

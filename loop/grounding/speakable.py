@@ -10,11 +10,13 @@ model is never hidden behind canned text).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS, unaccented
 
 QUOTE = re.compile(r"\"([^\"]{8,})\"")  # a reply an agent's prompt quotes, as the caller is to hear it
 
@@ -46,9 +48,13 @@ _META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:re
 _QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"(?<![a-zA-Z]\.[a-zA-Z])[.!?]+[\"')\]]*(?=\s|$)")  # not the "." of "p.m."
 CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")  # where a clause is let through to the voice
-DIGIT_WORDS = en.DIGIT_WORDS  # "four" -> "4", "oh" -> "0": the language's (`loop.locale`)
-_SPOKEN_DIGITS = re.compile(r"\b(?:(?:" + "|".join(DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(DIGIT_WORDS)
-                            + r")\b", re.I)
+
+
+@functools.cache
+def _spoken_digits(words: ModuleType) -> re.Pattern[str]:
+    """Three or more of the language's digit words in a row ("four five six seven"; "oh" is one in English)."""
+    digit = "|".join(words.DIGIT_WORDS)
+    return re.compile(rf"\b(?:(?:{digit})[\s,-]+){{2,}}(?:{digit})\b", re.I)
 
 
 def words(text: str) -> list[str]:
@@ -122,10 +128,11 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
     return found
 
 
-def join_digit_words(text: str) -> str:
-    """Runs of three or more spoken digits as one number: "four five six seven" -> "4567"."""
-    return _SPOKEN_DIGITS.sub(lambda m: "".join(DIGIT_WORDS[w] for w in re.findall(r"[a-z]+", m.group().lower())),
-                              text)
+def join_digit_words(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
+    """Runs of three or more spoken digits as one number: "four five six seven" -> "4567" (the digit words of
+    the language `words`)."""
+    return _spoken_digits(words).sub(
+        lambda m: "".join(words.DIGIT_WORDS[w] for w in re.findall(r"[^\W\d_]+", m.group().lower())), text)
 
 
 def _normalise(text: str) -> str:
@@ -174,20 +181,28 @@ def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent:
     return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt)
 
 
-_COURTESY = frozenset(re.findall(r"[a-z']+", en.ASK_OPENER.lower())) | {"of", "course", "happy", "glad", "to"}
+@functools.cache
+def _courtesy(words: ModuleType) -> frozenset[str]:
+    """The words of the language's courtesies: its ASK_OPENER's, and COURTESY_WORDS ("of course", "happy to")."""
+    return frozenset(_plain_words(words.ASK_OPENER)) | words.COURTESY_WORDS
 
 
-def says_nothing(text: str) -> bool:
-    """Words that only open a reply ("Sure, I can help with that.", "Certainly!"): on their own they answer
-    nothing, so a reply cut after them still needs its fallback."""
-    words = re.findall(r"[a-z']+", text.lower())
-    return bool(words) and all(w in en.REPLY_OPENERS or w in _COURTESY for w in words)
+def _plain_words(text: str) -> list[str]:
+    return re.findall(r"(?:[^\W\d_]|')+", unaccented(text.lower()))
 
 
-def _only_an_opener(clause: str) -> bool:
-    """A clause that is only an answer's first word ("Yes,", "Certainly!", "Of course,")."""
-    words = re.findall(r"[a-z']+", clause.lower())
-    return bool(words) and " ".join(words) in en.REPLY_OPENERS
+def says_nothing(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
+    """Words that only open a reply ("Sure, I can help with that.", "Certainly!", "Claro, le ayudo con eso."): on
+    their own they answer nothing, so a reply cut after them still needs its fallback."""
+    said = _plain_words(text)
+    openers = {unaccented(o) for o in words.REPLY_OPENERS}
+    return bool(said) and all(w in openers or w in _courtesy(words) for w in said)
+
+
+def _only_an_opener(clause: str, words: ModuleType = DEFAULT_WORDS) -> bool:
+    """A clause that is only an answer's first word ("Yes,", "Certainly!", "Of course,", "Claro,")."""
+    said = _plain_words(clause)
+    return bool(said) and " ".join(said) in {unaccented(o) for o in words.REPLY_OPENERS}
 
 
 class ReplyGuard:
@@ -207,12 +222,14 @@ class ReplyGuard:
     def __init__(self, tool_names: Iterable[str] = (), prompt: str = "", fallback: str | Callable[[], str] = "",
                  max_sentences: int = 2, vet: Callable[[str], str | None] | None = None,
                  vet_fallback: str | Callable[[], str] = "",
-                 echoes: Callable[[str], str | None] | None = None, ending: str = "") -> None:
+                 echoes: Callable[[str], str | None] | None = None, ending: str = "",
+                 words: ModuleType = DEFAULT_WORDS) -> None:
         self.tool_names = [n for n in tool_names if n]
         self.grams = prompt_ngrams(prompt) if prompt else set()
         self._fallback = fallback
         self.max_sentences = max_sentences
         self.vet, self.vet_fallback, self.echoes, self.ending = vet, vet_fallback, echoes, ending
+        self.words = words  # the reply's language (`loop.locale`): its openers and courtesies
         self.held = ""  # opening words that are so far the caller's own: said once the reply shows its own words
         self.pending = ""
         self.said = ""
@@ -278,7 +295,7 @@ class ReplyGuard:
                     self.held = text  # "Yes," of the caller's "Yes, please.": the next clause decides
                     return ""
                 return self._instead("echo: the caller's own words")
-            if self.vet is not None and not (last or self.done) and _only_an_opener(text):
+            if self.vet is not None and not (last or self.done) and _only_an_opener(text, self.words):
                 self.held = text  # "Yes," alone says nothing: the clause after it decides whether it is said
                 return ""
         found = leaks(self.said + text, self.tool_names, self.grams)
@@ -293,7 +310,7 @@ class ReplyGuard:
     def _instead(self, fired: str, leak: bool = False) -> str:
         """A clause that may not be said ends the reply; when nothing was said yet, the fallback is."""
         self.fired, self.done = fired, True
-        if self.said.strip() and not says_nothing(self.said):
+        if self.said.strip() and not says_nothing(self.said, self.words):
             if self.ending and not re.search(r"[.!?][\"')\]]*\s*$", self.said):  # cut mid-sentence
                 self.said += " " + self.ending
                 return " " + self.ending

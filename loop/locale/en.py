@@ -258,6 +258,7 @@ NO_SCOPE = "Sorry, I can't help with that here."
 REPLY_OPENERS = frozenset({"yes", "yeah", "yep", "no", "nope", "sure", "certainly", "of course", "absolutely",
                            "okay", "ok", "alright", "all right", "right", "great", "well", "oh", "ah", "indeed",
                            "definitely", "sure thing", "good news", "unfortunately", "sorry", "i'm sorry"})
+COURTESY_WORDS = frozenset({"of", "course", "happy", "glad", "to"})  # a reply's courtesy ("Of course, happy to.")
 CANNOT_TELL = "I'm afraid I can't tell you that here."  # then the scope: to a question nothing here answers
 CANNOT_DO = "Sorry, I can't do that: {reason}."
 WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."

@@ -183,6 +183,7 @@ SCOPE = "Lo siento, aquí solo puedo ayudarle con {things}."
 NO_SCOPE = "Lo siento, con eso no puedo ayudarle aquí."
 REPLY_OPENERS = frozenset({"si", "sí", "no", "claro", "por supuesto", "vale", "bueno", "bien", "perfecto", "pues",
                            "desde luego", "lo siento", "lamentablemente", "de acuerdo", "ah", "oh", "ok"})
+COURTESY_WORDS = frozenset({"por", "supuesto", "encantado", "encantada", "con", "gusto", "claro", "desde", "luego"})
 CANNOT_TELL = "Me temo que eso no se lo puedo decir aquí."
 CANNOT_DO = "Lo siento, no puedo hacerlo: {reason}."
 WRITE_FAILED = "Lo siento, no he podido {action}: no se ha completado, así que no se ha cambiado nada."

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from loop.grounding.speakable import DIGIT_WORDS
 from loop.locale import en
+from loop.locale.en import DIGIT_WORDS
 from voice.audio import SAMPLE_RATE
 from voice.speech.caller_digits import join_spoken_digits
 

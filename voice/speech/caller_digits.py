@@ -11,8 +11,10 @@ from __future__ import annotations
 import itertools
 import re
 
-from loop.grounding.speakable import DIGIT_WORDS, join_digit_words
+from loop.grounding.speakable import join_digit_words
 from loop.locale import en
+
+DIGIT_WORDS = en.DIGIT_WORDS  # "four" -> "4", "oh" -> "0": English's (this reader is English's)
 
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0"); read as digits only inside a
 # run of four or more that holds at least two real digits and never two of these in a row
