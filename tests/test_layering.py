@@ -148,7 +148,6 @@ STILL_ENGLISH = {
     "loop.grounding.arguments": "number words of the count and id readers",
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
-    "voice.call.turns": "its English defaults (BACKCHANNELS, TRAILING); a call passes its own pack",
     "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",
     "voice.speech._first_clause": "English phrase starts",
     "voice.speech.caller_digits": "English digit words and homophones of the digit joiner",

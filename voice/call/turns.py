@@ -10,10 +10,7 @@ from types import ModuleType
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from loop.locale import en, unaccented
-
-BACKCHANNELS = en.BACKCHANNELS  # the language's (`loop.locale`)
-
+from loop.locale import DEFAULT_WORDS, unaccented
 
 HYSTERESIS = 0.15  # Silero's get_speech_timestamps: speech ends below threshold - 0.15
 
@@ -132,10 +129,6 @@ def looks_finished(text: str) -> bool:
     return bool(re.search(r"[.?!][\"')\]]*$", text.strip()))
 
 
-# Words a finished request does not end on ("I want", "the", "um"): the language's (`loop.locale`)
-TRAILING = en.TRAILING
-
-
 _TRAILING_MARK = re.compile(r"(,|-|\.\.\.|…)[\"')\]]*$")  # a comma, dash or ellipsis at the end
 
 
@@ -149,7 +142,7 @@ def _last_word(text: str) -> str:
     return words[-1] if words else ""
 
 
-def trails_off(text: str, words: ModuleType = en) -> bool:
+def trails_off(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """Words that stop mid-thought: a trailing comma, dash or ellipsis, or a last word in the language's
     `TRAILING` (`words`: its pack, `loop.locale`)."""
     text = text.strip()
@@ -163,13 +156,13 @@ _NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an i
 _DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a number so far, dictated on
 
 
-def announces_a_number(text: str, words: ModuleType = en) -> bool:
+def announces_a_number(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """A statement ending on what names a number, with no number after it ("I'm calling about job number."): the
     caller is about to say it (a question, "What's my booking reference?", is finished)."""
     return _last_word(text) in words.NUMBER_NAMES and not text.strip().endswith("?")
 
 
-def asked_for_a_number(messages: list, words: ModuleType = en) -> bool:
+def asked_for_a_number(messages: list, words: ModuleType = DEFAULT_WORDS) -> bool:
     """The agent's last words were a question for a number ("Could you tell me the job number?", "¿Me puede decir
     el número de reserva?"): its digits are what the caller's next words are for."""
     said = next((m.content.strip() for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
@@ -178,7 +171,7 @@ def asked_for_a_number(messages: list, words: ModuleType = en) -> bool:
     return said.endswith("?") and any(w.removesuffix("s") in words.NUMBER_NAMES for w in last)
 
 
-def digits_asked(messages: list, words: ModuleType = en) -> int:
+def digits_asked(messages: list, words: ModuleType = DEFAULT_WORDS) -> int:
     """How many digits the agent's question asked for ("Could you tell me the eight-digit card number?" -> 8,
     "... de cinco cifras?" -> 5: the pack's `DIGITS_COUNTED`); 0 when it named no count (or asked no number)."""
     if not asked_for_a_number(messages, words):
@@ -199,7 +192,7 @@ def ends_on_digits(text: str) -> bool:
     return bool(_DIGIT_END.search(text.strip()))
 
 
-def sentence_done(text: str, words: ModuleType = en) -> bool:
+def sentence_done(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """Words that end a finished sentence, with nothing in them that goes on past it: not a number being dictated
     ("is 7.", "Four, one."), not one announced ("my job number is.", "The references."), not a trailing word
     ("I'd like the.")."""
@@ -211,7 +204,7 @@ def sentence_done(text: str, words: ModuleType = en) -> bool:
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
                    answered: bool = False, awaiting_digits: bool = False, digits_wanted: int = 0,
-                   words: ModuleType = en) -> float:
+                   words: ModuleType = DEFAULT_WORDS) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
@@ -242,7 +235,7 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     return cfg.hold_silence_s if trails_off(text, words) else max(cfg.open_silence_s, cfg.endpoint_silence_s)
 
 
-def only_greets(text: str, words: ModuleType = en) -> bool:
+def only_greets(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """The words are a greeting and nothing else ("Hi.", "Hello there?", "Oh, hi.", "Hola, buenas."): callers go
     on to say why they called after it, so it is no turn yet (a caller who only checks the line hears the agent
     after the longer wait)."""
@@ -250,14 +243,14 @@ def only_greets(text: str, words: ModuleType = en) -> bool:
     return bool(said) and said <= words.GREETING_WORDS and bool(said & words.GREETINGS)
 
 
-def content_words(text: str, words: ModuleType = en) -> list[str]:
+def content_words(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The words that say something: not backchannels. Digits are words ("681." over the agent's reply is a number
     being given, never a noise to resume over)."""
     said = re.sub(r"[^\w' -]+", " ", unaccented(text.lower())).replace("_", " ").split()
     return [w for w in said if w.strip("-'") and w.strip("'") not in words.BACKCHANNELS]
 
 
-def is_interruption(text: str, duration_s: float, cfg: TurnConfig, words: ModuleType = en) -> bool:
+def is_interruption(text: str, duration_s: float, cfg: TurnConfig, words: ModuleType = DEFAULT_WORDS) -> bool:
     said = content_words(text, words)
     number = any(sum(c.isdigit() for c in w) >= 2 for w in said)  # "681." alone is a number given, not a cough
     return duration_s >= cfg.min_interrupt_s and (len(said) >= cfg.min_interrupt_words or number)
