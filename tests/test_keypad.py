@@ -13,9 +13,9 @@ import pytest
 import websockets
 
 from loop import Decision, ScriptedTurn, ToolCall, Verdict
+from loop.locale.en import KEYS_HINT, SAID_NO
 from tests.test_call_core import Harness, ask, run_started
 from tests.test_twilio import close_code, media_msgs, running, start_msg, utterance
-from voice.call.approval_dialog import KEYS_HINT, SAID_NO
 from voice.call.events import ApprovalRequested, KeyPressed, SettleApproval, SpeechKind, StartRun, Synthesize
 from voice.speech.stack import SpeechStack, load_stack
 
