@@ -123,7 +123,7 @@ def test_defaults_and_the_deprecated_model_spelling(capsys: pytest.CaptureFixtur
     call = commands["call"].parse_args(["f.yaml"])
     # unset: the agent file's engines, else the registries' defaults; the call script's (or agent's) replies
     assert (call.stt, call.tts, call.llm) == (None, None, None)
-    assert commands["bench voice"].parse_args([]).tts == "piper"  # measured on the neural voice
+    assert commands["bench voice"].parse_args([]).tts == "auto"  # Piper for English, the agent's own voice else
     livekit: Any = commands["livekit"].parse_args([])
     assert (livekit.stt, livekit.tts, livekit.llm) == (None, None, None)  # the job processes read the env
     old = commands["transcribe"].parse_args(["f.wav", "--model", "base"])
