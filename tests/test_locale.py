@@ -155,3 +155,12 @@ def test_a_spanish_reply_cut_after_its_courtesy_still_says_its_fallback() -> Non
     guard = ReplyGuard(["reservar_medicamento"], fallback="¿Me puede decir el nombre?", words=es)
     said = guard.feed("Claro, le ayudo con eso. ") + guard.feed("Use reservar_medicamento ") + guard.finish()
     assert said.strip().endswith("¿Me puede decir el nombre?")
+
+
+def test_a_spanish_reply_that_repeats_its_prompt_is_caught_with_its_accents() -> None:
+    """The prompt check reads "número" as one word (it had read "n" and "mero"), written with its accent or not."""
+    from loop.grounding.speakable import leaks, prompt_ngrams
+
+    grams = prompt_ngrams("Nunca invente un número de reserva ni un precio.")
+    assert leaks("Claro, el número de reserva es 61204.", prompt=grams) == []  # a few of its words: no leak
+    assert leaks("Recuerde: nunca invente un numero de reserva ni un precio.", prompt=grams)

@@ -58,7 +58,9 @@ def _spoken_digits(words: ModuleType) -> re.Pattern[str]:
 
 
 def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9$']+", text.lower())
+    """The words of `text` as the prompt check compares them: lower case, without accents ("número" is one word,
+    "numero", in any language's prompt), digits, "$" and "'" kept."""
+    return re.findall(r"(?:[^\W_]|[$'])+", unaccented(text.lower()))
 
 
 def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
