@@ -164,3 +164,19 @@ def test_a_spanish_reply_that_repeats_its_prompt_is_caught_with_its_accents() ->
     grams = prompt_ngrams("Nunca invente un número de reserva ni un precio.")
     assert leaks("Claro, el número de reserva es 61204.", prompt=grams) == []  # a few of its words: no leak
     assert leaks("Recuerde: nunca invente un numero de reserva ni un precio.", prompt=grams)
+
+
+def test_a_spanish_calls_first_clause_is_cut_before_a_spanish_phrase() -> None:
+    """The caller hears a long first sentence's first words sooner: cut before "para" in Spanish, as before "for"
+    in English (the call core gives its chunkers the call's PHRASE_STARTS)."""
+    from voice.call.core import CallCore
+    from voice.call.state import SessionConfig
+    from voice.speech.tts import ClauseChunker
+
+    line = "Le he reservado dos cajas de ibuprofeno para el lunes porque mañana no nos quedan existencias. "
+    spanish = CallCore(SessionConfig(language="es"), ClauseChunker).chunker_cls()
+    spanish.push(line)
+    assert spanish.flush()[0] == "Le he reservado dos cajas de ibuprofeno"
+    english = CallCore(SessionConfig(), ClauseChunker).chunker_cls()
+    english.push("I have booked two boxes of ibuprofen for Monday because we have none left today. ")
+    assert english.flush()[0] == "I have booked two boxes of ibuprofen"

@@ -27,7 +27,7 @@ from voice.call import events as ce
 from voice.call._agent_side import AgentSide
 from voice.call._going_on import GoingOn
 from voice.call.events import CallCommand, CallInput, CallState, SpeechKind
-from voice.call.reply import Chunker, Reply
+from voice.call.reply import Chunker, Reply, chunkers_in
 from voice.call.state import Barge, ClosedTurn, PendingApproval, SessionConfig, TurnRecord, fresh_words
 from voice.call.turns import (
     TurnDetector,
@@ -45,8 +45,8 @@ from voice.trace import TraceKind
 class CallCore(AgentSide, GoingOn):
     def __init__(self, config: SessionConfig, chunker_cls: Callable[[], Chunker],
                  clock: Callable[[], float] = time.perf_counter) -> None:
-        self.cfg, self.chunker_cls, self.clock = config, chunker_cls, clock
         self.words = locale.get(config.language)  # what the agent says in its own words, in the call's language
+        self.cfg, self.chunker_cls, self.clock = config, chunkers_in(chunker_cls, self.words), clock
         self.detector = TurnDetector(config.turns)
         self.generation = 0
         self.reply = Reply(0, chunker_cls())  # the greeting's, until the first caller turn

@@ -4,8 +4,11 @@ a reply the caller cut off is dropped whole (its generation no longer matches)."
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Protocol
 
 from voice.call.playout import PlayoutCursor
@@ -67,3 +70,13 @@ class Reply:
         lat["tts_first_audio"] = round((m["first_audio_ready"] - m["first_clause"]) * 1000, 1)
         if all(p in lat for p in LATENCY_PARTS):
             lat["voice_to_voice"] = round(sum(lat[p] for p in LATENCY_PARTS), 1)
+
+
+def chunkers_in(chunker_cls: Callable[[], Chunker], words: ModuleType) -> Callable[[], Chunker]:
+    """Chunkers that cut a first phrase before the reply language's phrase-starting words, where the chunker takes
+    them (`ClauseChunker(phrase_starts=...)`); another chunker as it is."""
+    try:
+        takes = "phrase_starts" in inspect.signature(chunker_cls).parameters
+    except (TypeError, ValueError):
+        takes = False
+    return functools.partial(chunker_cls, phrase_starts=tuple(words.PHRASE_STARTS)) if takes else chunker_cls

@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 
 HEAD_WORDS = 4  # spoken words before the cut, at least
 TAIL_WORDS = 3  # spoken words after the phrase's first word, at least (or the clause is said whole)
@@ -27,7 +27,7 @@ def spoken_words(word: str) -> int:
     return max(1, sum(c.isdigit() for c in word))
 
 
-def head_cut(text: str, closed: bool, starts: tuple[str, ...] = en.PHRASE_STARTS) -> int | None:
+def head_cut(text: str, closed: bool, starts: tuple[str, ...] = tuple(DEFAULT_WORDS.PHRASE_STARTS)) -> int | None:
     """Where to cut `text` (the first clause so far; `closed`: it has ended, else more may come): the index of the
     phrase-starting word to cut before, or None (no cut; while not `closed`, maybe later)."""
     words = list(_WORD.finditer(text))

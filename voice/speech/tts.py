@@ -188,12 +188,15 @@ class ClauseChunker:
     Text without any boundary is cut at a space after `max_chars` so speech never waits long.
     """
 
-    def __init__(self, min_chars: int = 3, max_chars: int = 250, first_phrase: bool = True) -> None:
-        """`first_phrase`: a long first clause is cut before a word that starts a phrase (`_first_clause.head_cut`),
+    def __init__(self, min_chars: int = 3, max_chars: int = 250, first_phrase: bool = True,
+                 phrase_starts: tuple[str, ...] | None = None) -> None:
+        """`first_phrase`: a long first clause is cut before a word that starts a phrase (`_first_clause.head_cut`;
+        `phrase_starts`: the reply language's such words, its pack's PHRASE_STARTS, else the default language's),
         so the caller hears its first words sooner."""
         self.min_chars = min_chars
         self.max_chars = max_chars
         self.first_phrase = first_phrase
+        self.phrase_starts = phrase_starts
         self._buffer = ""
         self._emitted = 0
 
@@ -244,5 +247,5 @@ class ClauseChunker:
         """The first clause's cut before a phrase (`first_phrase`), as (end of clause, start of the rest)."""
         if not self.first_phrase or self._emitted:
             return None
-        cut = head_cut(clause, closed)
+        cut = head_cut(clause, closed, *(() if self.phrase_starts is None else (self.phrase_starts,)))
         return None if cut is None else (cut, cut)
