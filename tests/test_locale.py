@@ -180,3 +180,19 @@ def test_a_spanish_calls_first_clause_is_cut_before_a_spanish_phrase() -> None:
     english = CallCore(SessionConfig(), ClauseChunker).chunker_cls()
     english.push("I have booked two boxes of ibuprofen for Monday because we have none left today. ")
     assert english.flush()[0] == "I have booked two boxes of ibuprofen"
+
+
+def test_bench_brain_reads_a_spanish_agents_cases_as_its_calls_would() -> None:
+    """`bench brain` builds each case's request in the agent's language, with its scope, and the caller's numbers
+    written as a Spanish call writes them ("cuatro cinco uno dos siete" -> "4 5 1 2 7")."""
+    from loop import Tool
+    from loop.bench.brain import BrainSetup, case_request
+
+    def consultar_reserva(numero_reserva: str) -> str:
+        """Una reserva por su número de cinco cifras"""
+
+    setup = BrainSetup("Eres la farmacia.", [Tool(consultar_reserva)], scope="Solo puedo consultar reservas.",
+                       language="es")
+    request = case_request(setup.assembler(len), {"say": "Mi reserva es la cuatro cinco uno dos siete."})
+    assert request.language == "es" and request.messages[-1].content == "Mi reserva es la 4 5 1 2 7."
+    assert "Solo puedo consultar reservas." in setup.assembler(len).scope

@@ -23,10 +23,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from loop import locale
 from loop.grounding.arguments import words_to_number
 from loop.models.llama.weights import DEFAULT_MODEL, MODELS
 from loop.prompt import PromptAssembler
@@ -44,10 +45,12 @@ class BrainSetup:
     eval_set: Path | None = None  # YAML with a `cases:` list; `--eval-set` overrides it
     context_tokens: int = 4096
     name: str = ""  # the agent's name, for the report
+    scope: str = ""  # the agent's scope sentence, as its calls hand it to the model
+    language: str = "en"  # the agent's language: its requests are read in it, as its calls' are
 
     def assembler(self, count_tokens: Callable[[str], int]) -> PromptAssembler:
         return PromptAssembler(self.system_prompt, list(self.tools), count_tokens, self.context_tokens,
-                               self.policy_text)
+                               self.policy_text, scope=self.scope, language=self.language)
 
 # ---- scoring ---------------------------------------------------------------------------------
 
@@ -92,9 +95,13 @@ def load_cases(path: str | Path) -> list[dict[str, Any]]:
 
 
 def case_request(assembler: PromptAssembler, case: dict[str, Any], max_output: int = 96) -> ModelRequest:
+    """The request a call makes for this case: the caller's words as a call writes them in the agent's language
+    (its numbers in digits where its readers need them: "cuatro cinco uno dos siete" -> 45127)."""
+    in_digits = locale.get(assembler.language).numbers_in_digits
     history = [Message.from_dict(m) for m in case.get("history") or []]
+    history = [replace(m, content=in_digits(m.content)) if m.role == "user" else m for m in history]
     if case.get("say"):
-        history.append(Message("user", case["say"]))
+        history.append(Message("user", in_digits(case["say"])))
     request, _ = assembler.build(history, 0, max_output)
     return request
 
