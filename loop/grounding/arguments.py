@@ -60,8 +60,9 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     without_addresses,
     words_to_number,
 )
+from loop.grounding._listed import _count_nouns, _named, counted_spans
 from loop.grounding.speakable import join_digit_words
-from loop.locale import en, plain, stemmer, unaccented, without_enclitic
+from loop.locale import en
 from loop.types import Message, ToolCall
 
 
@@ -150,42 +151,6 @@ def _names_by_label(props: dict[str, Any], said: str, described: str) -> dict[st
     return {n: found for n in names if (found := labelled_names(said, labels[n]))}
 
 
-_NUMBER = rf"(?:\d+|(?:{'|'.join(en.TENS[2:])})(?:[- ](?:{'|'.join(en.ONES[1:10])}))?|{'|'.join(en.ONES[1:])})"
-
-
-def _count_nouns(name: str, schema: dict[str, Any], described: str) -> list[str]:
-    """A count argument's own nouns as patterns for the singular or the plural (`passengers`: "passengers?"), or
-    [] for an argument that counts nothing."""
-    kind = arg_kind(name, schema, described)
-    nouns = [w for w in name_words(name) if len(w) > 2 and w not in ("number", "count", "num")]
-    if kind is None or kind.kind not in ("number", "integer"):
-        return []
-    return [_noun_pattern(w) for w in nouns]
-
-
-_ACCENTED = {"a": "[aá]", "e": "[eé]", "i": "[ií]", "o": "[oó]", "u": "[uúü]"}
-
-
-def _noun_pattern(word: str) -> str:
-    """`boxes` -> box, boxe, boxes; `noches` -> noche(s); `passengers` -> passenger(s): the singular or the plural,
-    its vowels written with or without an accent ("blíster" for `blisters`)."""
-    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word}
-    return "(?:" + "|".join(sorted(("".join(_ACCENTED.get(c, re.escape(c)) for c in f) for f in forms),
-                                   key=len, reverse=True)) + ")s?"
-
-
-def counted_spans(props: dict[str, Any], text: str, described: str = "") -> dict[str, list[str]]:
-    """Per count argument, the numbers said with its own noun ("three passengers" for `passengers`, "2 seats" for
-    `seat_count`): those words are that argument's, not another's."""
-    found: dict[str, list[str]] = {}
-    for name, schema in props.items():
-        if not (noun := "|".join(_count_nouns(name, schema, described))):
-            continue
-        if spans := [m.group(0) for m in re.finditer(rf"\b{_NUMBER}\s+(?:{noun})\b", text, re.IGNORECASE)]:
-            found[name] = spans
-    return found
-
-
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
     """The values the tool's arguments list (its enums) that the conversation names."""
     return [str(v) for p in props.values() for v in _named(
@@ -229,40 +194,6 @@ def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None
     if integer:
         return list(dict.fromkeys(int(i) for i in ids if i.isdigit()))
     return list(dict.fromkeys(ids))
-
-
-def _named(values: Sequence[str], text: str, words: ModuleType = en) -> list[str]:
-    """The enum values `text` names ("a large one" -> "large"; "repairs" -> "repair"; "check_in" as "check in"),
-    accents or none ("miercoles" for "miércoles"); a value of several words also by the stems of its own words
-    ("cambiarles la cadena" names "cambio de cadena", `_stems_said`)."""
-    low = unaccented(text.lower())
-    stems = _stems_said(text, words)
-
-    def said(value: str) -> bool:
-        v = re.escape(unaccented(value.lower().replace("_", " ").strip()))
-        return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
-
-    def by_stems(value: str) -> bool:
-        own = [w for w in re.findall(r"[^\W\d_]+", value.replace("_", " ")) if len(w) >= 4]
-        return len(value.split()) > 1 and bool(own) and all(stemmer(words)(w) in stems for w in own)
-
-    def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
-        code = value.lower()
-        if not (re.fullmatch(r"[a-z0-9]{2,6}", code) and re.search(r"\d", code) and re.search("[a-z]", code)):
-            return False
-        chars = [f"(?:{c}|{'|'.join(w for w, d in en.DIGIT_WORDS.items() if d == c)})" if c.isdigit() else c
-                 for c in code]
-        return re.search(r"(?<![\w])" + r"[\s-]*".join(chars) + r"(?![\w])", low) is not None
-
-    return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1])) or spelt(str(v))
-            or by_stems(str(v))]
-
-
-def _stems_said(text: str, words: ModuleType) -> set[str]:
-    """The stems of the words in `text`, each also without a pronoun written onto it (`without_enclitic`)."""
-    stem = stemmer(words)
-    said = re.findall(r"[^\W\d_]+", text)
-    return {stem(w) for w in said} | {stem(without_enclitic(plain(w), words)) for w in said}
 
 
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
