@@ -58,9 +58,23 @@ class Balancer:
     log: Path
 
 
+def _servers_up(admin: int) -> int:
+    """How many backend servers HAProxy's stats page (`;csv`) shows UP."""
+    import httpx
+
+    rows = httpx.get(f"http://127.0.0.1:{admin}/;csv", timeout=2).text.splitlines()
+    header = rows[0].lstrip("# ").split(",") if rows else []
+    if "status" not in header or "svname" not in header:
+        return 0
+    status, name = header.index("status"), header.index("svname")
+    fields = [r.split(",") for r in rows[1:]]
+    return sum(1 for f in fields if len(f) > status and f[name] not in ("FRONTEND", "BACKEND") and f[status] == "UP")
+
+
 def start_balancer(ports: list[int], workdir: Path, port: int | None = None, timeout_s: float = 20.0) -> Balancer:
     """HAProxy on `port` (a free one if None) in front of the servers on `ports` (127.0.0.1), once it answers
-    /healthz through a worker."""
+    /healthz through a worker and its health checks hold every worker UP: calls placed before a worker's checks
+    have passed all went to the other (leastconn over the servers it knows up)."""
     import httpx
 
     check_balancer()
@@ -75,7 +89,8 @@ def start_balancer(ports: list[int], workdir: Path, port: int | None = None, tim
     deadline = time.monotonic() + timeout_s
     while proc.poll() is None and time.monotonic() < deadline:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200 \
+                    and _servers_up(admin) >= len(ports):
                 return Balancer(proc, port, admin, log)
         except httpx.HTTPError:
             pass
