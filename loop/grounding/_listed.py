@@ -5,7 +5,7 @@ argument's own noun ("three passengers", "2 seats"). Split out of `loop.groundin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -53,7 +53,8 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
     accents or none ("miercoles" for "miércoles"); a value of several words also by the stems of its own words
     ("cambiarles la cadena" names "cambio de cadena", `_stems_said`)."""
     low = unaccented(text.lower())
-    stems = _stems_said(text, words)
+    stem = stemmer(words)
+    stems = _stems_said(text, stem, words)
 
     def said(value: str) -> bool:
         v = re.escape(unaccented(value.lower().replace("_", " ").strip()))
@@ -61,7 +62,7 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
 
     def by_stems(value: str) -> bool:
         own = [w for w in re.findall(r"[^\W\d_]+", value.replace("_", " ")) if len(w) >= 4]
-        return len(value.split()) > 1 and bool(own) and all(stemmer(words)(w) in stems for w in own)
+        return len(value.split()) > 1 and bool(own) and all(stem(w) in stems for w in own)
 
     def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
         code = value.lower()
@@ -75,8 +76,7 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
             or by_stems(str(v))]
 
 
-def _stems_said(text: str, words: ModuleType) -> set[str]:
+def _stems_said(text: str, stem: Callable[[str], str], words: ModuleType) -> set[str]:
     """The stems of the words in `text`, each also without a pronoun written onto it (`without_enclitic`)."""
-    stem = stemmer(words)
     said = re.findall(r"[^\W\d_]+", text)
     return {stem(w) for w in said} | {stem(without_enclitic(plain(w), words)) for w in said}

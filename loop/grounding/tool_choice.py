@@ -83,7 +83,7 @@ def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Messa
 
 def takes_id(tool: dict[str, Any]) -> bool:
     """One of the tool's arguments is an identifier (declared, or read from its schema)."""
-    described = _described(dict(tool))
+    described = _described(tool)
     return any((kind := arg_kind(name, non_null(schema) or {}, described)) is not None and kind.kind == "id"
                for name, schema in (_properties(tool) or {}).items())
 

@@ -28,9 +28,9 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-from loop.locale import DEFAULT_WORDS, unaccented
+from loop.locale import DEFAULT_WORDS, plain, unaccented
 from voice.call._answer_values import AnswerValues, restates
-from voice.call._yes_grammar import Own, YesGrammar, plain
+from voice.call._yes_grammar import Own, YesGrammar
 
 
 class Answer(StrEnum):
