@@ -5,7 +5,8 @@
 - ids: `audio_fixtures/synthetic/ids` (Piper and espeak-ng saying ids digit by digit, with pauses, "oh", pairs, at
   8 kHz...): an id is right when the transcript, joined as the session joins it (`voice/speech/caller_digits.py`), holds
   that one number. Without and with the digit-by-digit reading (`voice/speech/_dictated_digits.py`), and with it under a
-  vocabulary.
+  vocabulary. Then at declared lengths (`voice/speech/_id_length.py`): each id heard with its own length declared
+  (ids right), and with only a length one off declared (a right reading must stay right).
 - vocab: `audio_fixtures/synthetic/vocab` (dish, street, staff, car and room names): WER of the sentences and the
   declared words heard, without and with the vocabulary of the agent that would take such a call.
 - recordings: WER of audio_fixtures/recordings (or --recordings DIR with the same manifest: clean, telephone,
@@ -105,6 +106,26 @@ def bench_ids(plain: WhisperSTT, reading: WhisperSTT) -> None:
             print(f"       wrong {line}")
 
 
+def bench_id_lengths(stt: WhisperSTT) -> None:
+    """Ids heard with their length declared, and with only a wrong one (one more, one fewer) declared."""
+    rows = [row for row in manifest(FIXTURES / "synthetic" / "ids") if row["expect"]]
+    for label, off in (("its own length declared", (0,)), ("a length one off declared", (-1, 1))):
+        right = tried = 0
+        wrong = []
+        for row in rows:
+            audio = load_audio(FIXTURES / row["path"])
+            for delta in off:
+                text = stt.transcribe(audio, id_digits=(len(row["expect"]) + delta,))  # type: ignore[arg-type]
+                tried += 1
+                if id_right(text, row["expect"]):
+                    right += 1
+                else:
+                    wrong.append(f"{Path(row['path']).stem} ({len(row['expect']) + delta} declared): {text!r}")
+        print(f"ids  {label:38s} ids right {right}/{tried}")
+        for line in wrong:
+            print(f"       wrong {line}")
+
+
 def agent_for(expect: str) -> str:
     words = [w.lower() for w in expect.split("|")]
     return next(name for name, vocab in AGENTS.items() if all(any(w in v.lower() for v in vocab) for w in words))
@@ -170,6 +191,7 @@ def main() -> None:
     vocabularies = {**example_agents(), **AGENTS}
     if "ids" in parts:
         bench_ids(load_stt(args.stt, read_digits=False), reading)
+        bench_id_lengths(reading)
     if "vocab" in parts:
         bench_vocab(reading)
     if "recordings" in parts:

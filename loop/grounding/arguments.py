@@ -277,6 +277,28 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     return False
 
 
+_PATTERN_DIGITS = re.compile(r"\\d\{(\d+)\}|\[0-9\]\{(\d+)\}")
+
+
+def id_digit_counts(tools: Sequence[dict[str, Any]], context: str = "") -> tuple[int, ...]:
+    """How many digits the tools' identifiers have, where the agent says (`identifier(digits=8)`, a `pattern` of
+    `^\\d{6}$`, "by its four-digit order number" in a description or in `context`, the agent's instructions): what
+    a caller's dictated identifier comes to, for speech-to-text to check its reading against."""
+    counts: set[int] = set()
+    for tool in tools:
+        described = described_among(tool, tools)
+        for name, schema in _properties(tool).items():
+            kind = arg_kind(name, schema, described)
+            if kind is None or kind.kind != "id":
+                continue
+            in_pattern = [int(a or b) for a, b in _PATTERN_DIGITS.findall(kind.pattern)]
+            digits = kind.digits or (in_pattern[0] if len(in_pattern) == 1 else 0) or digits_named(
+                name, f"{described}\n{context}")
+            if digits > 0:
+                counts.add(digits)
+    return tuple(sorted(counts))
+
+
 _GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
 
 

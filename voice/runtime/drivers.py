@@ -56,7 +56,7 @@ from voice.runtime.priming import PrimedModel
 from voice.runtime.speculation import speculate_reads
 from voice.speech.engines import EndOfTurn, transcribe_with
 from voice.speech.spoken import SpokenForm, SpokenTTS
-from voice.speech.vocabulary import agent_vocabulary
+from voice.speech.vocabulary import agent_id_digits, agent_vocabulary
 from voice.trace import TraceKind
 
 log = logging.getLogger("voiceloop.call")
@@ -73,6 +73,7 @@ class CallDriver:
         self.core, self.vad, self.stt, self.sink = core, vad, stt, sink
         self.tts = SpokenTTS(tts, SpokenForm(core.cfg.language))
         self.vocabulary = agent_vocabulary(agent)  # every transcription of the call leans towards the agent's words
+        self.id_digits = agent_id_digits(agent)  # ... and reads a dictated id again at the lengths the agent declares
         self.observers: list[Observer] = []
         self.run_task: asyncio.Task | None = None
         self.approval_future: asyncio.Future[ApprovalAnswer] | None = None
@@ -272,7 +273,7 @@ class VirtualDriver(CallDriver):
 
     def transcribe(self, command: Transcribe) -> None:
         started = time.perf_counter()
-        text, error = transcript_of(command, self.stt, self.vocabulary)
+        text, error = transcript_of(command, self.stt, self.vocabulary, self.id_digits)
         if error:
             self.trace(TraceKind.STT_FAILED, error=error)
         self.feed(TranscriptReady(command.key, text, (time.perf_counter() - started) * 1000, bool(error)))
@@ -303,16 +304,18 @@ class VirtualDriver(CallDriver):
         self.settle_due = True
 
 
-def transcript_of(command: Transcribe, stt: Any, vocabulary: Sequence[str]) -> tuple[str, str]:
-    """(text, error), biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`); a
+def transcript_of(command: Transcribe, stt: Any, vocabulary: Sequence[str], id_digits: Sequence[int] = ()
+                  ) -> tuple[str, str]:
+    """(text, error), biased towards the call's `vocabulary` (the agent's words, `voice.speech.vocabulary`), its
+    identifiers read at the lengths the agent declares (`id_digits`) where a digit seems dropped or doubled; a
     turn's transcriber keeps its finished windows' text, so only its newest audio is heard again. A failed
     transcription is a turn the agent asks to hear again, not a dead call. (The command is data; the driver runs
     the engine.)"""
     try:
         if command.turn is not None:
             key = command.key if command.pause else None
-            return command.turn.transcribe(stt, command.audio, vocabulary, key).strip(), ""
-        return transcribe_with(stt, command.audio, vocabulary).strip(), ""
+            return command.turn.transcribe(stt, command.audio, vocabulary, key, id_digits).strip(), ""
+        return transcribe_with(stt, command.audio, vocabulary, id_digits).strip(), ""
     except Exception as exc:
         log.error("speech-to-text failed: %r", exc)
         return "", str(exc)[:200]

@@ -103,7 +103,7 @@ class RealtimeDriver(CallDriver):
         started = time.perf_counter()
         quick = QUICK_PASS.set(command.optional)  # the thread runs in a copy of this context
         try:
-            text, error = await asyncio.to_thread(transcript_of, command, self.stt, self.vocabulary)
+            text, error = await asyncio.to_thread(transcript_of, command, self.stt, self.vocabulary, self.id_digits)
         finally:
             QUICK_PASS.reset(quick)
         if error:

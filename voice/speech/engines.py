@@ -47,7 +47,7 @@ class STT(Protocol):
     def transcribe(self, audio: np.ndarray) -> str: ...
 
 
-_TAKES_VOCABULARY: dict[type, bool] = {}
+_TAKES: dict[tuple[type, str], bool] = {}
 
 
 # Set while a transcript only feeds speculation (`Transcribe.optional`, on the wall clock): an engine may make it
@@ -58,20 +58,34 @@ QUICK_PASS: ContextVar[bool] = ContextVar("voiceloop_quick_stt_pass", default=Fa
 
 def takes_vocabulary(stt: object) -> bool:
     """Whether the engine's `transcribe` accepts a `vocabulary` keyword."""
-    kind = type(stt)
-    if kind not in _TAKES_VOCABULARY:
+    return _takes(stt, "vocabulary")
+
+
+def takes_id_digits(stt: object) -> bool:
+    """Whether the engine's `transcribe` accepts an `id_digits` keyword (the lengths of the call's identifiers)."""
+    return _takes(stt, "id_digits")
+
+
+def _takes(stt: object, keyword: str) -> bool:
+    key = (type(stt), keyword)
+    if key not in _TAKES:
         try:
-            _TAKES_VOCABULARY[kind] = "vocabulary" in inspect.signature(stt.transcribe).parameters  # type: ignore[attr-defined]
+            _TAKES[key] = keyword in inspect.signature(stt.transcribe).parameters  # type: ignore[attr-defined]
         except (TypeError, ValueError):
-            _TAKES_VOCABULARY[kind] = False
-    return _TAKES_VOCABULARY[kind]
+            _TAKES[key] = False
+    return _TAKES[key]
 
 
-def transcribe_with(stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
-    """`stt.transcribe(audio)`, biased towards `vocabulary` when there is one and the engine takes it."""
+def transcribe_with(stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = (), id_digits: Sequence[int] = ()
+                    ) -> str:
+    """`stt.transcribe(audio)`, biased towards `vocabulary` when there is one and the engine takes it, told how
+    many digits the call's identifiers have (`id_digits`) when the engine takes that."""
+    options: dict[str, Any] = {}
     if vocabulary and takes_vocabulary(stt):
-        return stt.transcribe(audio, vocabulary=tuple(vocabulary))  # type: ignore[call-arg]
-    return stt.transcribe(audio)
+        options["vocabulary"] = tuple(vocabulary)
+    if id_digits and takes_id_digits(stt):
+        options["id_digits"] = tuple(id_digits)
+    return stt.transcribe(audio, **options)  # type: ignore[call-arg]
 
 
 @runtime_checkable

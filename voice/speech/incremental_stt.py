@@ -67,9 +67,10 @@ class TurnTranscriber:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def transcribe(self, stt: STT, audio: np.ndarray, vocabulary: Sequence[str] = (),
-                   pause_key: float | None = None) -> str:
+                   pause_key: float | None = None, id_digits: Sequence[int] = ()) -> str:
         """The text of `audio` (this turn from its start): its head and earlier windows from memory, the rest
-        transcribed (biased towards the call's `vocabulary`, which is the same for the whole turn). `pause_key`:
+        transcribed (biased towards the call's `vocabulary`, which is the same for the whole turn; its identifiers
+        checked against `id_digits`). `pause_key`:
         the audio ends in this pause of the caller's (for `went_on`)."""
         with self._lock:
             head = self.head if self.head is not None and self.head[0] < len(audio) else None
@@ -79,7 +80,7 @@ class TurnTranscriber:
             with self._lock:
                 known = self.committed.get(span)
             if known is None:
-                known = transcribe_with(stt, audio[span[0]: span[1]], vocabulary).strip()
+                known = transcribe_with(stt, audio[span[0]: span[1]], vocabulary, id_digits).strip()
                 with self._lock:
                     self.calls += 1
                     self.audio_s += (span[1] - span[0]) / SAMPLE_RATE

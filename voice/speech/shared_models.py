@@ -173,10 +173,10 @@ class SharedSTT:
     def in_flight(self) -> int:
         return self.load.in_flight
 
-    def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+    def transcribe(self, audio: np.ndarray, vocabulary: Sequence[str] = (), id_digits: Sequence[int] = ()) -> str:
         started = self.load.enter()
         try:
-            return transcribe_with(self.stt, audio, vocabulary)
+            return transcribe_with(self.stt, audio, vocabulary, id_digits)
         finally:
             self.load.leave(started)
             with self.load.lock:

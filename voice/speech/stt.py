@@ -10,7 +10,8 @@ A call may pass the words its callers are likely to say (`vocabulary`, an agent'
 enum values): they go before the transcript as previous-text prompt tokens (faster-whisper's `initial_prompt`),
 which biases Whisper towards their spelling. The prompt sways the other words too, so a window whose prompted text
 holds none of the call's words is decoded again without it and keeps that text (`voice/speech/_whisper_text.py`). An id
-dictated digit by digit is read again island by island (`voice/speech/_dictated_digits.py`).
+dictated digit by digit is read again island by island (`voice/speech/_dictated_digits.py`), and one heard a digit
+long or short of the lengths the agent declares (`id_digits`) is read again at them (`voice/speech/_id_length.py`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
+from voice.speech._id_length import LengthFitter, needs_fitting
 from voice.speech._number_again import hear_number_again
 from voice.speech._whisper_text import (
     VocabularyPrompts,
@@ -140,6 +142,7 @@ class WhisperSTT:
         # read a dictated id again island by island (voice/speech/_dictated_digits.py): its digit words are English
         self.read_digits = read_digits and language == "en"
         self._digits = DigitReader(self._model, self._tokenizer, self._features)
+        self._lengths = LengthFitter(self._model, self._tokenizer, self._prompt)  # any language: digits are digits
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
 
@@ -165,17 +168,19 @@ class WhisperSTT:
         """The decoder prompt for a call's vocabulary (`voice.speech._whisper_text.VocabularyPrompts`)."""
         return self._prompts.tokens(vocabulary)
 
-    def transcribe_window(self, window: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+    def transcribe_window(self, window: np.ndarray, vocabulary: Sequence[str] = (),
+                          id_digits: Sequence[int] = ()) -> str:
         """One window (at most max_window_s) -> text; "" when it holds no speech."""
-        return self.transcribe_windows([window], [vocabulary])[0]
+        return self.transcribe_windows([window], [vocabulary], [id_digits])[0]
 
-    def transcribe_windows(self, windows: list[np.ndarray],
-                           vocabularies: Sequence[Sequence[str]] | None = None) -> list[str]:
-        """Several windows (each at most max_window_s, e.g. from different calls, each with its call's vocabulary)
-        -> their texts, decoded as one CTranslate2 batch per padded window length and prompt (decoded greedily when
-        there are several, which gives each the text greedy decoding gives it alone)."""
+    def transcribe_windows(self, windows: list[np.ndarray], vocabularies: Sequence[Sequence[str]] | None = None,
+                           id_digits: Sequence[Sequence[int]] | None = None) -> list[str]:
+        """Several windows (each at most max_window_s, e.g. from different calls, each with its call's vocabulary
+        and identifier lengths) -> their texts, decoded as one CTranslate2 batch per padded window length and prompt
+        (decoded greedily when there are several, which gives each the text greedy decoding gives it alone)."""
         texts = [""] * len(windows)
         vocabularies = vocabularies or [()] * len(windows)
+        id_digits = id_digits or [()] * len(windows)
         with self._lock:  # the gate's VAD state is per call; CTranslate2 runs one request at a time anyway
             started = time.perf_counter()
             groups: dict[tuple[float, tuple[int, ...]], list[tuple[int, np.ndarray, np.ndarray]]] = {}
@@ -185,7 +190,8 @@ class WhisperSTT:
                     key = (self._padded_s(window), self.prompt_tokens(vocabulary))
                     groups.setdefault(key, []).append((i, window, probs))
             for (padded_s, prompt), group in groups.items():
-                decoded = self._generate(padded_s, [w for _, w, _ in group], [p for _, _, p in group], list(prompt))
+                decoded = self._generate(padded_s, [w for _, w, _ in group], [p for _, _, p in group], list(prompt),
+                                         [tuple(id_digits[i]) for i, _, _ in group])
                 for (i, _, _), text in zip(group, decoded, strict=True):
                     texts[i] = text
             self.work["batches"] += 1
@@ -201,7 +207,7 @@ class WhisperSTT:
         return min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(len(window) / SAMPLE_RATE * 7) + 8)
 
     def _generate(self, padded_s: float, windows: list[np.ndarray], probs: list[np.ndarray],
-                  prompt: list[int]) -> list[str]:
+                  prompt: list[int], id_digits: Sequence[tuple[int, ...]] = ()) -> list[str]:
         import ctranslate2
 
         features = []
@@ -237,8 +243,13 @@ class WhisperSTT:
         texts = []
         for i, (result, cap) in enumerate(zip(results, caps, strict=True)):
             tokens = self._tokens_of(result, cap)
-            texts.append(self._window_text(windows[i], probs[i], tokens, _batch_item(encoded, i, len(windows)),
-                                           (cap, beam), tuple(prompt), plain[i]) if tokens else "")
+            item = _batch_item(encoded, i, len(windows))
+            text = self._window_text(windows[i], probs[i], tokens, item, (cap, beam), tuple(prompt), plain[i]) \
+                if tokens else ""
+            lengths = id_digits[i] if i < len(id_digits) else ()
+            if lengths and not quick and needs_fitting(text, lengths):
+                text = self._lengths.fit(text, item, lengths)
+            texts.append(text)
         return texts
 
     def _window_text(self, window: np.ndarray, probs: np.ndarray, tokens: list[int], encoded: Any,
@@ -293,17 +304,18 @@ class WhisperSTT:
         return list(tokens)
 
     def transcribe(self, samples: np.ndarray, cache: dict[tuple[int, int], str] | None = None,
-                   vocabulary: Sequence[str] = ()) -> str:
+                   vocabulary: Sequence[str] = (), id_digits: Sequence[int] = ()) -> str:
         """Transcribe 16 kHz mono int16 audio of any length. `cache` maps (start, end) sample
         spans to text and lets a caller that re-transcribes a growing buffer skip finished windows (with one
-        vocabulary). `vocabulary`: words the speaker is likely to say, to bias Whisper towards."""
+        vocabulary). `vocabulary`: words the speaker is likely to say, to bias Whisper towards. `id_digits`: how
+        many digits the call's identifiers have (`voice.speech.vocabulary.agent_id_digits`)."""
         audio = as_int16(samples)
         texts = []
         for span in self.split_windows(audio):
             if cache is not None and span in cache:
                 texts.append(cache[span])
                 continue
-            text = self.transcribe_window(audio[span[0] : span[1]], vocabulary)
+            text = self.transcribe_window(audio[span[0] : span[1]], vocabulary, id_digits)
             if cache is not None:
                 cache[span] = text
             texts.append(text)

@@ -35,6 +35,7 @@ class WindowBatcher(Protocol):
 
 
 Vocabulary = tuple[str, ...]
+Digits = tuple[int, ...]  # how many digits the call's identifiers have
 
 
 class BatchedSTT:
@@ -44,30 +45,31 @@ class BatchedSTT:
         if max_batch < 1:
             raise ValueError(f"max_batch must be 1 or more (got {max_batch})")
         self.stt, self.max_batch = stt, max_batch
-        self._queue: deque[tuple[np.ndarray, Vocabulary, Future[str]]] = deque()
+        self._queue: deque[tuple[np.ndarray, Vocabulary, Digits, Future[str]]] = deque()
         self._ready = threading.Condition()
         self._worker: threading.Thread | None = None
         self.batches = 0  # batches run so far
         self.windows = 0  # windows transcribed so far (windows / batches: the mean batch size)
 
-    def transcribe(self, samples: np.ndarray, vocabulary: Sequence[str] = ()) -> str:
+    def transcribe(self, samples: np.ndarray, vocabulary: Sequence[str] = (), id_digits: Sequence[int] = ()) -> str:
         """Text of 16 kHz mono int16 audio of any length (its windows queued together, so they batch), biased
-        towards `vocabulary`."""
+        towards `vocabulary`, its identifiers checked against the lengths `id_digits`."""
         audio = as_int16(samples)
-        futures = [self._submit(audio[a:b], tuple(vocabulary)) for a, b in self.stt.split_windows(audio)]
+        futures = [self._submit(audio[a:b], tuple(vocabulary), tuple(id_digits))
+                   for a, b in self.stt.split_windows(audio)]
         return " ".join(text for text in (f.result() for f in futures) if text)
 
-    def _submit(self, window: np.ndarray, vocabulary: Vocabulary) -> Future[str]:
+    def _submit(self, window: np.ndarray, vocabulary: Vocabulary, id_digits: Digits = ()) -> Future[str]:
         future: Future[str] = Future()
         with self._ready:
-            self._queue.append((window, vocabulary, future))
+            self._queue.append((window, vocabulary, id_digits, future))
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(target=self._run, name="stt-batch", daemon=True)
                 self._worker.start()
             self._ready.notify()
         return future
 
-    def _take(self) -> list[tuple[np.ndarray, Vocabulary, Future[str]]]:
+    def _take(self) -> list[tuple[np.ndarray, Vocabulary, Digits, Future[str]]]:
         with self._ready:
             while not self._queue:
                 self._ready.wait()
@@ -76,17 +78,17 @@ class BatchedSTT:
     def _run(self) -> None:
         while True:
             batch = self._take()
-            windows, vocabularies = [w for w, _, _ in batch], [v for _, v, _ in batch]
+            windows, vocabularies, lengths = [b[0] for b in batch], [b[1] for b in batch], [b[2] for b in batch]
             try:
-                texts = (self.stt.transcribe_windows(windows, vocabularies)  # type: ignore[call-arg]
-                         if any(vocabularies) else self.stt.transcribe_windows(windows))
+                texts = (self.stt.transcribe_windows(windows, vocabularies, lengths)  # type: ignore[call-arg]
+                         if any(vocabularies) or any(lengths) else self.stt.transcribe_windows(windows))
             except Exception as exc:  # every caller in the batch gets the error, and the worker goes on
-                for _, _, future in batch:
+                for *_, future in batch:
                     future.set_exception(exc)
                 continue
             self.batches += 1
             self.windows += len(batch)
-            for (_, _, future), text in zip(batch, texts, strict=True):
+            for (*_, future), text in zip(batch, texts, strict=True):
                 future.set_result(text)
 
     def __getattr__(self, name: str) -> Any:

@@ -49,3 +49,16 @@ def agent_vocabulary(agent: Any) -> tuple[str, ...]:
     enums = (value for tool in (tools.values() if isinstance(tools, dict) else tools)
              for value in enum_strings(getattr(tool, "schema", {})))
     return spoken_vocabulary([*getattr(agent, "vocabulary", ()), *enums])
+
+
+def agent_id_digits(agent: Any) -> tuple[int, ...]:
+    """How many digits the agent's identifiers have, where its tools or instructions say
+    (`loop.grounding.arguments.id_digit_counts`): a dictated id heard a digit long or short is read again at
+    that length (`voice/speech/_id_length.py`)."""
+    from loop.grounding.arguments import id_digit_counts
+
+    tools = getattr(agent, "tools", {}) or {}
+    tools = list(tools.values()) if isinstance(tools, dict) else list(tools)
+    specs = [tool.openai_schema() for tool in tools if hasattr(tool, "openai_schema")]
+    assembler = getattr(agent, "assembler", None)
+    return id_digit_counts(specs, str(getattr(assembler, "system", "") or ""))
