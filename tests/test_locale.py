@@ -19,7 +19,7 @@ from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
-FUNCTIONS = ("numbers_in_digits", "the")  # what a language pack does besides its words
+FUNCTIONS = ("numbers_in_digits", "the", "as_asked")  # what a language pack does besides its words
 
 
 def test_english_number_words_are_defined_once() -> None:

@@ -304,3 +304,23 @@ YES_WORDS = YES_CUES | frozenset({"please", "that's", "thats", "right", "oh", "u
 def the(name: str) -> str:
     """One thing asked for, with its article: "order number" -> "the order number"."""
     return THE.format(name=name)
+
+
+def as_asked(phrase: str) -> str:
+    """A tool's description as a question asks it: "Refunds money for an order" -> "Refund money for an order" (a
+    verb in its third person before an object, the way a docstring says it, in its base form)."""
+    said = phrase.split()
+    if len(said) > 1 and said[1].lower() in DETERMINERS and not said[0].isupper():  # not an acronym ("SMS the")
+        said[0] = _base_form(said[0])
+    return " ".join(said)
+
+
+def _base_form(verb: str) -> str:
+    lower = verb.lower()
+    if lower.endswith(("sses", "shes", "ches", "xes", "zes")):
+        return verb[:-2]
+    if lower.endswith("ies") and len(lower) > 4:
+        return verb[:-3] + "y"
+    if lower.endswith("s") and not lower.endswith("ss"):
+        return verb[:-1]
+    return verb

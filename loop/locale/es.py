@@ -292,6 +292,13 @@ YES_CUES = frozenset({"si", "claro", "correcto", "exacto", "efectivamente"})
 YES_WORDS = YES_CUES | frozenset({"por", "favor", "es", "eso", "asi", "vale", "bueno", "ok", "pues", "ah", "oh", "eh",
                                   "mm", "esta", "bien", "que"})
 
+
+def as_asked(phrase: str) -> str:
+    """A tool's description as a question asks it: as it is ("Reserva cajas de un medicamento" reads the same in a
+    confirmation's question, `CONFIRM`)."""
+    return phrase
+
+
 def the(name: str) -> str:
     """One thing asked for, with its article ("servicio" -> "el servicio", "dirección" -> "la dirección", "cajas"
     -> "las cajas"): by the first noun's ending, `MASCULINE_IN_A` and `FEMININE_IN_E` the exceptions (labelled:

@@ -76,25 +76,10 @@ def verb_phrase(description: str, name: str, words: ModuleType = DEFAULT_WORDS) 
     phrase = _PREAMBLE.sub("", _FIRST_CLAUSE.split(description.strip(), maxsplit=1)[0].strip())
     if not phrase:
         phrase = name.replace("_", " ").replace("-", " ").strip()
-    said = phrase.split()
-    if words.LANGUAGE == "en" and len(said) > 1 and said[1].lower() in words.DETERMINERS:
-        said[0] = _base_form(said[0])  # "Refunds money" -> "Refund money": a question, not a doc line
+    said = words.as_asked(phrase).split()  # "Refunds money" -> "Refund money": a question, not a doc line
     if said and not (len(said[0]) > 1 and said[0][1].isupper()):
         said[0] = said[0].lower()  # keep acronyms ("SMS the caller")
     return " ".join(said)
-
-
-def _base_form(verb: str) -> str:
-    lower = verb.lower()
-    if verb.isupper():
-        return verb  # an acronym used as a verb ("SMS the caller")
-    if lower.endswith(("sses", "shes", "ches", "xes", "zes")):
-        return verb[:-2]
-    if lower.endswith("ies") and len(lower) > 4:
-        return verb[:-3] + "y"
-    if lower.endswith("s") and not lower.endswith("ss"):
-        return verb[:-1]
-    return verb
 
 
 def _articles(words: ModuleType) -> str:
