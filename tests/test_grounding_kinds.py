@@ -16,7 +16,7 @@ from pydantic import Field
 from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, id_shape, is_id_pattern, label
 from loop.grounding._facts import FactCheck
-from loop.grounding._heard import labelled_names
+from loop.grounding._names import labelled_names
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
 from loop.grounding.arguments import (
     counts_said,
@@ -408,7 +408,7 @@ def test_a_leak_ends_the_reply_as_soon_as_its_words_are_whole_not_at_the_clause_
     ("I want to book a table for four people", None),
 ])
 def test_a_name_asked_for_is_taken_however_it_is_cased(answer: str, name: str | None) -> None:
-    from loop.grounding._heard import answered_name
+    from loop.grounding._names import answered_name
 
     assert answered_name(answer) == ([name] if name else [])
 
@@ -427,7 +427,7 @@ def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
 
 @pytest.mark.parametrize(("line", "words"), labelled("own_name.tsv"))
 def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
-    from loop.grounding._heard import own_name_words
+    from loop.grounding._names import own_name_words
 
     assert own_name_words(line) == set(words.split())
 

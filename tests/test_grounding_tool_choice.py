@@ -122,7 +122,7 @@ def test_a_spanish_callers_own_name_is_read_from_how_they_introduce_themselves(l
     """"Soy Pablo Serrano": the name is Pablo Serrano, never "Soy Pablo Serrano" (the words that introduce a
     name are the call's language's)."""
     from loop import locale
-    from loop.grounding._heard import own_name_words, proper_names
+    from loop.grounding._names import own_name_words, proper_names
 
     words, names = label.split("\t")
     es = locale.get("es")

@@ -45,13 +45,9 @@ from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     TENS,
     UNITS,
-    answered_name,
     id_candidates,
     identifier_candidates,
-    labelled_names,
     number_candidates,
-    own_name_words,
-    proper_names,
     retracted_ids,
     span_pattern,
     stem,
@@ -61,6 +57,12 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     words_to_number,
 )
 from loop.grounding._listed import _count_nouns, _named, counted_spans
+from loop.grounding._names import (
+    answered_name,
+    labelled_names,
+    own_name_words,
+    proper_names,
+)
 from loop.grounding.speakable import join_digit_words
 from loop.locale import en
 from loop.types import Message, ToolCall

@@ -79,7 +79,7 @@ TRAILING = frozenset({
 })
 
 # Words that introduce a name in an answer to "What's the name?" ("um, it's biscuit", "the name's Sam Lee"): a regular
-# expression over the answer's start (`loop.grounding._heard.answered_name`)
+# expression over the answer's start (`loop.grounding._names.answered_name`)
 # how a caller gives their own name ("my name is Marita", "this is Sam Lee", "it's under Okafor"); labelled
 # examples in tests/data/own_name.tsv. A caller's own name never fills an item or an address.
 SELF_INTRODUCTION = (r"\b(?:my name is|my name's|my name|the name is|the name's|name's|this is|i'm|i am|it's under|"

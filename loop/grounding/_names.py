@@ -1,0 +1,130 @@
+"""Names a caller said, read out of their words: runs of capitalised words, a name given right after an argument's
+own words ("the surname's Hughes"), the answer to "What's the name?" however speech-to-text cased it, and the
+caller's own name (which no item or address is filled with). In the call's language (`words`: its pack).
+
+Split out of `loop/grounding/_heard.py` (the other values: amounts, identifiers, times, spans of words).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from types import ModuleType
+
+from loop.grounding._heard import _JOINERS, _NOT_NAMES, _PRONOUNS, _VOCATIVE, REQUEST_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
+
+
+@functools.cache
+def _introduction(words: ModuleType) -> re.Pattern[str]:
+    return re.compile(words.SELF_INTRODUCTION, re.IGNORECASE)
+
+
+def _introduced(sentence: str, words: ModuleType) -> tuple[str, bool]:
+    """The sentence less the words that open it to introduce a name ("Soy Pablo Serrano" -> "Pablo Serrano", in
+    the language `words`), and whether there were any. Matched without accents ("está a nombre de")."""
+    m = _introduction(words).match(unaccented(sentence).lstrip())
+    if m is None:
+        return sentence, False
+    return sentence.lstrip()[m.end():], True  # unaccented keeps each letter in its place: the same offsets
+
+
+def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """Runs of capitalised words that do not open a sentence ("deliveries to New York" -> "New York"); with
+    `initial`, or after words that introduce a name ("I'm", "soy": `words.SELF_INTRODUCTION`), a sentence's first
+    word too (the answer to "What name is it under?" is "Sam Lee.")."""
+    names: list[str] = []
+    for sentence in re.split(r"[.!?\n]+", text):
+        sentence = _VOCATIVE.sub("", sentence)  # "glad to see you again, Phil": whom they talk to, not a place
+        sentence, introduced = _introduced(sentence, words)
+        run: list[str] = []
+        raws = sentence.split()
+        for i, raw in enumerate(raws):
+            word = re.sub(r"[^\w'&-]", "", raw)
+            # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
+            opens = initial or introduced or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
+            capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
+                       and word.lower() not in _NOT_NAMES)
+            if capital:
+                run.append(word)
+            if run and (not capital or raw.endswith(",") or _POSSESSIVE.search(word)):
+                names.append(_POSSESSIVE.sub("", " ".join(run)))  # "Biscuit's jabs": Biscuit
+                run = []
+        if run:
+            names.append(_POSSESSIVE.sub("", " ".join(run)))
+    return list(dict.fromkeys(names))
+
+
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$")
+
+
+def labelled_names(text: str, labels: Sequence[str]) -> list[str]:
+    """The names `text` gives right after one of an argument's own words ("The surname's Hughes", "my surname is
+    Patel", "pet's name is Luna", "last name Bennett" for `owner_surname`, `pet_name`, `last_name`): a value the
+    caller said is that argument's, whoever else could take a name."""
+    if not labels:
+        return []
+    label = "|".join(re.escape(w) for w in labels)
+    found = re.finditer(rf"\b(?:{label})(?P<s>['’]s)?(?P<named>\s+name)?(?P<is>['’]s\b|\s+is\b|\s+was\b|:)?[\s,]+"
+                        rf"(?:(?:um|uh|er|erm)[\s,]+)?([A-Za-z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)", text, re.IGNORECASE)
+    names = []
+    for m in found:
+        words = [_POSSESSIVE.sub("", w) for w in m.group(m.lastindex or 0).split()]
+        if words[1:] and (words[1].lower() in _NOT_NAMES or not words[1][:1].isupper()):
+            words = words[:1]
+        low = words[0].lower()
+        # "my pet's vaccinations": after a possessive, only a capitalised word is a name
+        plain = bool(m["is"] or m["named"]) or not m["s"]
+        if (plain or words[0][:1].isupper()) and low not in REQUEST_WORDS | _NOT_A_NAME | _JOINERS | {"name"}:
+            names.append(" ".join(w[:1].upper() + w[1:] for w in words))
+    return list(dict.fromkeys(names))
+
+
+@functools.cache
+def _name_lead(words: ModuleType) -> re.Pattern[str]:
+    return re.compile(words.NAME_LEAD, re.IGNORECASE)
+
+
+@functools.cache
+def _not_a_name(words: ModuleType) -> frozenset[str]:
+    """Words no answer to "What's the name?" is made of, in the language `words`: joining words, backchannels,
+    fillers, numbers, question words."""
+    return frozenset(unaccented(w.lower()) for w in (*words.TRAILING, *words.BACKCHANNELS, *words.FILLERS,
+                                                     *words.ONES, *words.TENS, *words.WH, *words.NOT_A_NAME) if w)
+
+
+_NOT_A_NAME = _not_a_name(DEFAULT_WORDS)
+
+
+def answered_name(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """The name in an answer to "What's the name?" however speech-to-text cased it ("it's biscuit" -> "Biscuit",
+    "um, sam lee" -> "Sam Lee"): the answer's first sentence less the words that introduce a name, when one to
+    three plain words are left."""
+    first = re.split(r"[.!?\n]+", text.strip())[0].strip()
+    lead = _name_lead(words).match(unaccented(first))
+    said = [re.sub(r"[^\w'-]", "", w) for w in first[lead.end() if lead else 0:].split()]
+    said = [w for w in said if w]
+    if not 1 <= len(said) <= 3 or any(w.lower() in REQUEST_WORDS or unaccented(w.lower()) in _not_a_name(words)
+                                      or any(c.isdigit() for c in w) for w in said):
+        return []
+    return [" ".join(w[:1].upper() + w[1:] for w in said)]
+
+
+def own_name_words(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
+    """The words of the name a caller gave as their own ("my name is marita" -> {"marita"}, "This is Sam Lee, I
+    want..." -> {"sam", "lee"}; "soy Pablo Serrano" in Spanish): what no item, title or address is ever filled
+    with."""
+    found: set[str] = set()
+    for m in _introduction(words).finditer(unaccented(text)):  # the same offsets in `text`
+        cased = m.group(0).strip().lower() in words.CASED_LEADS  # "this is urgent", "soy yo": capitalised only
+        for raw in text[m.end():].split()[:3]:
+            word = re.sub(r"[^\w'-]", "", raw)
+            low = word.lower()
+            if (not word or any(c.isdigit() for c in word) or low in REQUEST_WORDS
+                    or unaccented(low) in _not_a_name(words) or low in _JOINERS or (cased and not word[0].isupper())):
+                break
+            found.add(low)
+            if raw[-1:] in ",.!?":
+                break
+    return found
