@@ -180,10 +180,15 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, wor
             messages: Sequence[Message] = ()) -> str:
     """A spoken question for missing arguments: ["order_id", "amount"] -> "Sure, I can help with that. Could you
     tell me the order number and the amount?"; with the tool's schema, an identifier reads as one ("account" -> "the
-    account number"). Once the agent has asked such a question in `messages`, the next ones are the question alone."""
+    account number"). Once the agent has asked such a question in `messages`, the next ones are the question alone;
+    the same question again right after the caller's answer says it did not catch it (a caller hearing the same
+    words twice takes the line for a machine that did not listen)."""
     system = next((m.content for m in messages if m.role == "system"), "")  # what it says of an id's shape
     question = _question(arguments, tool, words, system)
-    asked_before = any(words.ASK_FOR.split("{")[0] in m.content for m in messages if m.role == "assistant")
+    said = [m.content for m in messages if m.role == "assistant" and m.content.strip()]
+    if said and said[-1].rstrip().endswith(question):
+        return f"{words.NOT_CAUGHT} {question}"
+    asked_before = any(words.ASK_FOR.split("{")[0] in text for text in said)
     return question if asked_before else f"{words.ASK_OPENER} {question}"
 
 

@@ -266,6 +266,7 @@ WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Ple
                  "checked, so it isn't done twice.")
 ASK_FOR = "Could you tell me {things}?"
 ASK_OPENER = "Sure, I can help with that."  # before the call's first question for what a tool lacks, not again
+NOT_CAUGHT = "Sorry, I didn't catch that."  # before the same question asked again right after it
 THE = "the {name}"  # one thing asked for: "the order number"
 LABEL_COUNT = "number of {what}"  # a count asked for: "the number of seats"
 LABEL_DIGITS = "{n}-digit {what}"  # an identifier of known length: "the eight-digit card number"

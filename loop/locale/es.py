@@ -191,6 +191,7 @@ WRITE_UNKNOWN = ("Lo siento, todavía no sé si he podido {action}. No lo pida o
                  "para que no se haga dos veces.")
 ASK_FOR = "¿Me puede decir {things}?"
 ASK_OPENER = "Claro, le ayudo con eso."
+NOT_CAUGHT = "Perdone, no le he entendido."
 THE = "{name}"  # the article is the noun's (`the`)
 # nouns ending in -a that are masculine ("el día", "el problema"): what `the` knows beyond the endings
 MASCULINE_IN_A = frozenset({"dia", "mapa", "problema", "programa", "sistema", "tema", "idioma", "clima", "planeta",
