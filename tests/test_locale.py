@@ -196,3 +196,32 @@ def test_bench_brain_reads_a_spanish_agents_cases_as_its_calls_would() -> None:
     request = case_request(setup.assembler(len), {"say": "Mi reserva es la cuatro cinco uno dos siete."})
     assert request.language == "es" and request.messages[-1].content == "Mi reserva es la 4 5 1 2 7."
     assert "Solo puedo consultar reservas." in setup.assembler(len).scope
+
+
+# ---- labelled sets read by every pack ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("language", "said", "asks_something"), [
+    (row[0], *row[1].split("\t")) for row in labelled("questions.tsv")])
+def test_a_question_is_told_from_an_answer_after_its_lead_in(language: str, said: str, asks_something: str) -> None:
+    """tests/data/questions.tsv: a question's first word after the pack's QUESTION_LEAD_IN words tells."""
+    from loop.grounding._facts import asks
+
+    assert asks(said, locale.get(language)) is (asks_something == "yes")
+
+
+def test_every_question_lead_in_word_has_an_example_that_needs_it() -> None:
+    for language in locale.LANGUAGES:
+        words = locale.get(language)
+        first = {locale.unaccented(s.split()[0].lower().strip(",.?¿")) for lang, row in labelled("questions.tsv")
+                 if lang == language for s in [row.split("\t")[0]]}
+        assert words.QUESTION_LEAD_IN - first - {"una", "pregunta"} <= set(), language  # "una pregunta": two words
+
+
+@pytest.mark.parametrize(("language", "reply", "nothing"), [
+    (row[0], *row[1].split("\t")) for row in labelled("reply_openers.tsv")])
+def test_a_reply_that_only_opens_says_nothing(language: str, reply: str, nothing: str) -> None:
+    """tests/data/reply_openers.tsv: the pack's REPLY_OPENERS, ASK_OPENER and COURTESY_WORDS answer nothing."""
+    from loop.grounding.speakable import says_nothing
+
+    assert says_nothing(reply, locale.get(language)) is (nothing == "yes")

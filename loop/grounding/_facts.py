@@ -46,6 +46,11 @@ def _opens_question(words: ModuleType) -> frozenset[str]:
     return frozenset(unaccented(w) for w in (*words.WH, *words.AUX))
 
 
+@functools.cache
+def _wh(words: ModuleType) -> frozenset[str]:
+    return frozenset(unaccented(w) for w in words.WH)
+
+
 def asks(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     """Does the caller ask something ("Are there restaurants near the cinema?", "what time is yoga", "cuánto
     cuesta")? An answer to the agent's own question ("Yes, outside.", "It's 4089 3341.") does not. `words`: the
@@ -54,7 +59,8 @@ def asks(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
         if sentence.rstrip().endswith("?"):
             return True
         said = [w for w in _words(sentence) if w not in words.QUESTION_LEAD_IN]
-        if said and said[0] in _opens_question(words):
+        # "where's my parcel": a question word with its verb asks; an auxiliary's does not ("can't find it")
+        if said and (said[0] in _opens_question(words) or unaccented(said[0].split("'")[0]) in _wh(words)):
             return True
     return False
 
