@@ -341,6 +341,10 @@ def test_digits_the_agent_asked_for_are_waited_for_across_a_pause() -> None:
     assert needed_silence("Sure, it's.", cfg, awaiting_digits=True) == cfg.hold_silence_s
     assert needed_silence("Sure, it's.", cfg) == cfg.endpoint_silence_s  # as before when nothing was asked
     assert needed_silence("It's 4712.", cfg, awaiting_digits=True) == cfg.endpoint_silence_s  # the digits came
+    assert needed_silence("Yes please.", cfg, awaiting_digits=True) == cfg.hold_silence_s  # a lead-in: they follow
+    # a finished sentence of more words with no digit answered something else: it ends as any other
+    assert needed_silence("Five o'clock, I think.", cfg, awaiting_digits=True) == cfg.endpoint_silence_s
+    assert needed_silence("Hang on, let me find the", cfg, awaiting_digits=True) == cfg.hold_silence_s
     h = Harness()
     h.core.history = asked
     h.say("Sure, it's.", 0.6)
@@ -379,6 +383,9 @@ def test_a_number_dictated_in_pieces_is_waited_for_until_it_has_the_digits_asked
     assert needed_silence("Sure, it's 6821.", cfg, awaiting_digits=True, digits_wanted=8) == cfg.hold_silence_s
     assert needed_silence("Sure, it's 6821 3390.", cfg, awaiting_digits=True, digits_wanted=8) \
         == cfg.endpoint_silence_s
+    assert needed_silence("Yes please.", cfg, awaiting_digits=True, digits_wanted=8) == cfg.hold_silence_s
+    assert needed_silence("No, don't. I've just found it in my coat pocket.", cfg, awaiting_digits=True,
+                          digits_wanted=4) == cfg.endpoint_silence_s  # something else than the number
 
 
 @pytest.mark.parametrize(("said", "interrupts"), [

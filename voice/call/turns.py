@@ -66,6 +66,10 @@ class TurnConfig(BaseModel):
     sentence complete more often when it hears more of the pause after it."""
     hold_silence_s: float = 1.2
     """Silence needed when the words so far trail off: a comma, "and", "the", "I want", "um" (see `trails_off`)."""
+    lead_in_words: int = 3
+    """After the agent asked for a number, words with no digit yet wait `hold_silence_s` for it when they are this
+    few ("Sure, it's.", "Yes please.": the number comes after the pause); a finished sentence of more words with no
+    digit ("Five o'clock, I think.", "No, I've just found it.") answered something else and ends as any other."""
     open_silence_s: float = 0.75
     """Silence needed when the words have no closing punctuation but end on something a request can end on ("my
     order number is 4567", "order 7788 been delivered"): Whisper often leaves a short request unpunctuated."""
@@ -215,16 +219,18 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     `voice.call.answers`), which is as finished as a sentence Whisper closed: "Yes, please" has no full stop more
     often than "Yes, go ahead." has. It waits `answer_silence_s` (at least `endpoint_silence_s`), never the
     model's word. `awaiting_digits`: the agent has just asked for a number (`asked_for_a_number`) and these words
-    hold no digit yet ("Sure, it's ..."): the digits come next, after the pause. `digits_wanted`: how many digits
-    it asked for ("the eight-digit card number"); fewer heard so far ("Sure, it's 6821 ...") wait the same.
+    hold no digit yet and are a lead-in to them ("Sure, it's ...", `TurnConfig.lead_in_words`): the digits come
+    next, after the pause. `digits_wanted`: how many digits it asked for ("the eight-digit card number"); fewer
+    heard so far ("Sure, it's 6821 ...") wait the same.
     `words`: the call's language pack (`loop.locale`), whose words trail off, greet and name a number."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
         quick = min(cfg.semantic_silence_s, cfg.endpoint_silence_s)
-    short = digits_wanted and sum(c.isdigit() for c in text) < digits_wanted
+    short = digits_wanted and 0 < sum(c.isdigit() for c in text) < digits_wanted  # none yet: `lead_in` says
     if only_greets(text, words):
         return cfg.hold_silence_s  # "Hi." and a pause: why they called comes next
-    if announces_a_number(text, words) or (awaiting_digits and (short or not re.search(r"\d", text))):
+    lead_in = not re.search(r"\d", text) and (len(_words(text)) <= cfg.lead_in_words or not looks_finished(text))
+    if announces_a_number(text, words) or (awaiting_digits and (short or lead_in)):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if answered and not trails_off(text, words):
         return max(cfg.endpoint_silence_s, cfg.answer_silence_s)
