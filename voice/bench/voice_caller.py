@@ -19,14 +19,6 @@ REPLY_GAP_S = 6.0  # a caller line this long after the previous one answers the 
 MAX_WAIT_S = 40.0  # ... and waits at most this long past its scheduled time for the agent to finish
 
 
-def speech_frames(fixture: Fixture, vad: Any, threshold: float | None = None) -> list[tuple[float, float]]:
-    """(start, end) in call time of every 32 ms frame in which the caller speaks: the VAD over each clean
-    source recording (gain applied, no noise) placed where the fixture puts it."""
-    threshold = threshold if threshold is not None else TurnConfig(**fixture.data.get("turns", {})).threshold
-    return sorted((float(u["at"]) + a, float(u["at"]) + b)
-                  for u in fixture.data["caller"] for a, b in _line_spans(_line_audio(fixture, u), vad, threshold))
-
-
 def _line_audio(fixture: Fixture, u: dict[str, Any]) -> np.ndarray:
     audio = load_audio(fixture.audio_path(u["audio"])).astype(np.float64) * 10 ** (u.get("gain_db", 0) / 20)
     return np.clip(audio, -32768, 32767).astype(np.int16)
