@@ -17,6 +17,17 @@ def vocabulary(words: Iterable[str]) -> tuple[str, ...]:
     return tuple(w.strip() for w in words if w.strip())
 
 
+def related(groups: Iterable[Iterable[str]]) -> tuple[tuple[str, ...], ...]:
+    """The agent's groups of words its callers use for the same thing, lower case, each of two words or more."""
+    listed = [] if isinstance(groups, str) else list(groups)
+    if isinstance(groups, str) or any(isinstance(g, str) for g in listed):
+        raise TypeError('related is a list of word groups: related=[("repair", "fix", "garage")]')
+    checked = [vocabulary(group) for group in listed]
+    if short := [g for g in checked if len(g) < 2]:
+        raise TypeError(f"a related group names two words or more, not {list(short[0])!r}")
+    return tuple(tuple(w.lower() for w in g) for g in checked)
+
+
 def words_after_answer(request: ModelRequest, model: Model) -> ModelResponse:
     """The response recorded when a model starts to talk after the tools' words were the answer: no text (it is
     never said), the prompt's tokens as usage."""

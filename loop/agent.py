@@ -16,6 +16,7 @@ from typing import Any
 
 from loop import locale
 from loop._agent_parts import refusal_reason, words_after_answer
+from loop._agent_parts import related as checked_related
 from loop._agent_parts import vocabulary as checked_vocabulary
 from loop.act import Observation, ToolRunner, not_executed, results_in_words, tools_own_words
 from loop.budget import BudgetLedger
@@ -83,7 +84,8 @@ class Agent:
                  guardrails: Sequence[Guardrail] = (), approver: Approver | None = None,
                  listeners: Iterable[Listener] = (), clock: Callable[[], float] = time.monotonic,
                  name: str = "voiceloop", tenant: TenantBudget | None = None, conversation_id: str = "",
-                 vocabulary: Iterable[str] = (), scope: str = "", language: str = locale.DEFAULT) -> None:
+                 vocabulary: Iterable[str] = (), scope: str = "", language: str = locale.DEFAULT,
+                 related: Iterable[Iterable[str]] = ()) -> None:
         self.model, self.policy, self.name, self.clock = model, policy or Policy(), name, clock
         locale.get(language)  # a language voiceloop does not speak fails here, naming the ones it does
         self.language = language  # its fixed sentences and word lists (`loop.locale`)
@@ -104,7 +106,8 @@ class Agent:
         # `scope`: what the agent is for, said to a caller who asks about anything else (the embedded model
         # derives one from the tools' names without it: "Sorry, I can only help with orders and refunds here.")
         self.assembler = PromptAssembler(system_prompt, list(tools), model.count_tokens,
-                                         self.config.context_tokens, self.policy.text, scope, language)
+                                         self.config.context_tokens, self.policy.text, scope, language,
+                                         checked_related(related))
 
     def use_model(self, model: Model) -> None:
         """Answer with `model` instead (a command's `--llm` over the agent's own); tokens are counted its way."""
@@ -112,7 +115,7 @@ class Agent:
         self.model = model
         a = self.assembler
         self.assembler = PromptAssembler(a.system, a.tools, model.count_tokens, a.context_tokens, a.policy_text,
-                                         a.scope, a.language)
+                                         a.scope, a.language, a.related)
 
     def override(self, *, model: Model | None = None, **changes: Any) -> Agent:
         """This agent for one call or session, with `changes` (approver, listeners, conversation_id, journal,

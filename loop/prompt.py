@@ -32,6 +32,7 @@ class PromptAssembler:
     policy_text: str = ""
     scope: str = ""  # the agent's scope sentence, handed to the model with every request
     language: str = "en"  # the agent's language (`loop.locale`), handed on the same way
+    related: tuple[tuple[str, ...], ...] = ()  # the agent's words for the same thing (`Agent(related=...)`)
 
     def __post_init__(self) -> None:
         text = self.system if not self.policy_text else f"{self.system}\n\nPolicy:\n{self.policy_text}"
@@ -53,7 +54,7 @@ class PromptAssembler:
         request = ModelRequest(messages=self.prefix + body, tools=self.tool_schemas, max_output_tokens=max_output,
                                turn=turn, stable_prefix=len(self.prefix), timeout_s=timeout_s,
                                writes=self.writes, cues=self.cues, scope=self.scope,
-                               language=self.language)
+                               language=self.language, related=self.related)
         return request, len(history) - len(body)
 
     def input_tokens(self, history: Sequence[Message], max_output: int) -> int:

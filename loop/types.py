@@ -199,6 +199,9 @@ class ModelRequest:
     # that needs one derives it from the tools (`loop.grounding._scope.scope_sentence`).
     scope: str = ""
     language: str = "en"  # the agent's language (`loop.locale`): what the model's fixed sentences are said in
+    # Groups of words the agent's callers use for the same thing (`Agent(related=...)`: "fix" for a repair, "room"
+    # at a hotel): what the caller's words are about is read with them (`loop.grounding._scope`).
+    related: tuple[tuple[str, ...], ...] = ()
 
 
 @runtime_checkable

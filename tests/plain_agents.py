@@ -54,7 +54,8 @@ def report_outage(account: Annotated[str, Field(description="the 8-digit account
 def outage_line(model: Model, config: LoopConfig | None = None) -> Agent:
     return Agent(model=model, config=config or LoopConfig.profile("voice"),
                  tools=[Tool(outage_status), Tool(report_outage, mutates=True)],
-                 system_prompt="You answer the outage line of Northern Power. Be brief and friendly.")
+                 system_prompt="You answer the outage line of Northern Power. Be brief and friendly.",
+                 related=[("power", "outage", "electricity", "supply", "blackout", "light")])  # "my lights are off"
 
 
 # ---- a hotel's booking line ------------------------------------------------------------------------------------

@@ -376,7 +376,8 @@ def test_of_reads_one_identifier_fills_the_callers_words_say_which() -> None:
     reads = [Tool(repair_status).openai_schema(), Tool(price_quote).openai_schema()]
 
     def closest(say: str) -> list[str]:
-        return [tool_name(t) for t in closest_reads(reads, [Message("user", say)])]
+        request = ModelRequest(messages=[Message("user", say)], tools=reads, max_output_tokens=96)
+        return [tool_name(t) for t in closest_reads(reads, request)]
 
     assert closest("How much is the repair on job 5186 going to cost?") == ["price_quote"]
     assert closest("Is my car ready? Job 4712.") == ["repair_status"]
@@ -642,3 +643,18 @@ def test_an_identifiers_shape_in_the_agents_instructions_is_asked_for_and_answer
     grounded, _ = ground([tool], messages)
     assert [t["function"]["name"] for t in answered_ask([tool], messages, grounded)] == ["booking_details"]
     assert ground([tool], [*messages[:3], Message("user", "It's 1186.")])[0] == []  # no letters: not one
+
+
+@pytest.mark.parametrize(("said", "amends"), [
+    ("Actually make it the blue one. My sister's coming too.", True), ("Um, Friday instead.", True),
+    ("Make it four seats.", True), ("What's the weather like? Make it quick.", False),
+    ("Can you tell me a joke?", False)])
+def test_a_change_to_what_was_asked_is_never_out_of_scope(said: str, amends: bool) -> None:
+    """The caller changes what they asked before: about the conversation whatever its words (the pack's
+    ANSWER_CHANGE first thing); the first thing a caller says has nothing before it to change."""
+    request = _request("garage", "Book a service for Tom on Friday", "It's booked.", said)
+    assert out_of_scope(request) is not amends
+
+
+def test_a_change_said_first_has_nothing_to_change_and_is_judged_by_its_words() -> None:
+    assert out_of_scope(_request("garage", "Actually make it the blue one. My sister's coming too."))

@@ -225,3 +225,35 @@ def test_a_reply_that_only_opens_says_nothing(language: str, reply: str, nothing
     from loop.grounding.speakable import says_nothing
 
     assert says_nothing(reply, locale.get(language)) is (nothing == "yes")
+
+
+@pytest.mark.parametrize(("language", "agent_word", "caller_word", "same"), [
+    (row[0], *row[1].split("\t")) for row in labelled("related.tsv")])
+def test_the_words_every_agent_shares_are_few_and_domain_words_are_the_agents(
+        language: str, agent_word: str, caller_word: str, same: str) -> None:
+    """tests/data/related.tsv: asking when and asking how much are the language's; "fix" for a repair is not."""
+    from loop.grounding._heard import stem
+    from loop.grounding._scope import related_groups
+
+    linked = any({stem(agent_word), stem(caller_word)} <= group for group in related_groups(language))
+    assert linked is (same == "yes")
+
+
+def test_an_agent_declares_its_own_words_for_the_same_thing() -> None:
+    """`Agent(related=...)` (an agent file's `related:`): "my lights went out" is about a power cut at an outage
+    line that says so, and out of scope at one that does not."""
+    from loop import Message, Tool
+    from loop.grounding._scope import out_of_scope
+
+    def report_outage(postcode: str) -> str:
+        """Report a power cut at a postcode"""
+        return "reported"
+
+    def asked(**extra: object) -> bool:
+        agent = Agent(ScriptedModel(["ok"]), tools=[Tool(report_outage)], system_prompt="You answer a power line.",
+                      **extra)  # type: ignore[arg-type]
+        return out_of_scope(agent.assembler.build([Message("user", "My lights went out")], 0, 96)[0])
+
+    assert asked() and not asked(related=[("power", "outage", "light")])
+    with pytest.raises(TypeError, match="list of word groups"):
+        Agent(ScriptedModel(["ok"]), related="power light")  # type: ignore[arg-type]

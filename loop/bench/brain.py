@@ -47,10 +47,11 @@ class BrainSetup:
     name: str = ""  # the agent's name, for the report
     scope: str = ""  # the agent's scope sentence, as its calls hand it to the model
     language: str = "en"  # the agent's language: its requests are read in it, as its calls' are
+    related: tuple[tuple[str, ...], ...] = ()  # the agent's words for the same thing, as its calls hand them on
 
     def assembler(self, count_tokens: Callable[[str], int]) -> PromptAssembler:
         return PromptAssembler(self.system_prompt, list(self.tools), count_tokens, self.context_tokens,
-                               self.policy_text, scope=self.scope, language=self.language)
+                               self.policy_text, scope=self.scope, language=self.language, related=self.related)
 
 # ---- scoring ---------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ The check of the facts in a spoken reply is `loop.grounding._facts.FactCheck`.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -21,6 +22,7 @@ from loop.grounding._arg_kinds import name_words
 from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
 from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.grounding.speakable import quoted_lines
+from loop.locale import unaccented
 from loop.types import Message, ModelRequest
 
 _VERBS = {"get", "check", "look", "lookup", "find", "search", "list", "show", "fetch", "read", "issue", "update",
@@ -51,18 +53,6 @@ _FILLER = REQUEST_WORDS | {
 _GREETING = {"hi", "hello", "hey", "morning", "afternoon", "evening", "howdy", "greetings", "hiya"}
 _THANKS = {"thanks", "thank", "bye", "goodbye", "cheers"}
 # A few everyday words for what a business does, so a caller's "what time do you close?" meets "opening_hours"
-_RELATED = [
-    {"time", "hour", "open", "close", "closing", "opening", "when"},
-    {"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay", "payment", "bill", "invoice",
-     "owe"},
-    {"book", "booking", "reserve", "reservation", "appointment", "slot", "schedule"},
-    {"order", "buy", "purchase", "bought"},
-    {"fix", "repair", "service", "mechanic", "garage", "broken", "ready", "car", "vehicle"},
-    {"deliver", "delivery", "ship", "shipping", "send", "arrive", "package", "parcel", "post"},
-    {"room", "stay", "night", "hotel", "check", "suite", "bed"},
-    {"power", "outage", "electricity", "supply", "blackout", "light"},
-    {"refund", "money", "return"},
-]
 _NEGATIVE = re.compile(r"\b(?:anything but|anything else|other than|except|not|never|no|don't|cannot|can't|won't)\b",
                        re.IGNORECASE)
 _STATUS = {"shipped", "dispatched", "delivered", "delayed", "processing", "processed", "ready", "fixed", "repaired",
@@ -115,15 +105,30 @@ def scope_sentence(request: ModelRequest) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    words = re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))
+    words = re.findall(r"[a-z][a-z']{2,}", _compounds(unaccented(text.lower()).replace("_", " ")))  # "cuánto" whole
     return {stem(w) for w in words if w not in _FILLER}
 
 
-def _related(stems: set[str]) -> set[str]:
+Groups = tuple[frozenset[str], ...]  # stems of words said for the same thing
+
+
+@functools.cache
+def related_groups(language: str = "en", agent: tuple[tuple[str, ...], ...] = ()) -> Groups:
+    """The stems of the words that say the same thing: the language's (its pack's RELATED_WORDS: asking when,
+    asking how much) and the agent's own (`Agent(related=...)`: "fix" and "garage" for a repair)."""
+    groups = [*locale.get(language).RELATED_WORDS, *agent]
+    return tuple(frozenset(stem(w) for w in group) for group in groups)
+
+
+def _groups(request: ModelRequest) -> Groups:
+    return related_groups(request.language, request.related)
+
+
+def _related(stems: set[str], groups: Groups) -> set[str]:
     out = set(stems)
-    for group in _RELATED:
-        if stems & {stem(w) for w in group}:
-            out |= {stem(w) for w in group}
+    for group in groups:
+        if stems & group:
+            out |= group
     return out
 
 
@@ -157,11 +162,11 @@ def _vocabulary(request: ModelRequest) -> set[str]:
             parts.append(_prompt_topics(m.content))
         elif m.role in ("tool", "assistant"):
             parts.append(m.content)
-    return _related(_all_stems(" ".join(parts)))
+    return _related(_all_stems(" ".join(parts)), _groups(request))
 
 
 def _all_stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", _compounds(text.lower().replace("_", " ")))}
+    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", _compounds(unaccented(text.lower()).replace("_", " ")))}
 
 
 _COMPOUND = re.compile(r"\b(check|log|sign|pick|drop|take|hand|print|top|pay)[- ](in|out|up|off|over)\b")
@@ -205,6 +210,21 @@ def _without_names(text: str) -> str:
     return re.sub(r"(?<=\w )[A-Z][\w']*|^[A-Z][\w']*(?= [A-Z])", keep, text)
 
 
+@functools.cache
+def _change_opening(language: str) -> re.Pattern[str]:
+    """A change said first thing (the pack's ANSWER_CHANGE within the first three words: "actually make it three",
+    "um, Friday instead")."""
+    change = "|".join(locale.get(language).ANSWER_CHANGE)
+    return re.compile(rf"^\W*(?:[\w']+\W+){{0,2}}(?:{change})\b")
+
+
+def _amends(fresh: str, request: ModelRequest) -> bool:
+    """The caller changes what they asked before ("Actually make it three seats, my sister's coming too."): about
+    the conversation by construction, whatever its words, once there is something before it to change."""
+    earlier = [m for m in request.messages[:-1] if m.role == "user"]
+    return bool(earlier) and bool(_change_opening(request.language).search(unaccented(fresh.lower())))
+
+
 def out_of_scope(request: ModelRequest) -> bool:
     """The caller asked about something the agent is not for: their words since the agent last spoke share no word
     with its tools, its prompt's topics or the conversation's tool results (or no more than with what the prompt
@@ -214,13 +234,14 @@ def out_of_scope(request: ModelRequest) -> bool:
         return False
     fresh, _ = _fresh(request.messages)
     words = set(re.findall(r"[a-z']+", fresh.lower()))
-    if words & (_GREETING | _THANKS) or identifier_candidates(fresh) or _answers_the_agent(request.messages):
+    if words & (_GREETING | _THANKS) or identifier_candidates(fresh) or _answers_the_agent(request.messages) \
+            or _amends(fresh, request):
         return False
     vocabulary = _vocabulary(request)
     caller = _stems(_without_names(fresh)) | (_stems(fresh) & vocabulary)  # "Check-out" is no name at a hotel
     if not caller:
         return False
-    about = {w for w in caller if _related({w}) & vocabulary}
+    about = {w for w in caller if _related({w}, _groups(request)) & vocabulary}
     elsewhere = {w for w in caller & _excluded(request, vocabulary) if w not in about}
     return not about or len(elsewhere) >= len(about)  # "Do you sell used cars?": selling is listed, cars are not
 
@@ -295,7 +316,7 @@ def quoted_reply(request: ModelRequest) -> str:
     """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
     Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
     Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
-    return _best_quote(request, _related(_stems(_fresh(request.messages)[0])))[1]
+    return _best_quote(request, _related(_stems(_fresh(request.messages)[0]), _groups(request)))[1]
 
 
 def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
@@ -304,15 +325,15 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
     for line, reply in quoted_lines(system):
-        if (score := _fit(caller, _stems(line))) > best:
+        if (score := _fit(caller, _stems(line), _groups(request))) > best:
             best, found = score, reply
     return best, found
 
 
-def _fit(caller: set[str], own: set[str]) -> int:
+def _fit(caller: set[str], own: set[str], groups: Groups) -> int:
     """How well words (`own`'s stems) fit the caller's: 2 a word of theirs, 1 a word for the same thing ("close"
-    for "open", "cost" for "price")."""
-    return sum(2 if w in own else 1 if _related({w}) & own else 0 for w in caller)
+    for "open", "cost" for "price": `groups`)."""
+    return sum(2 if w in own else 1 if _related({w}, groups) & own else 0 for w in caller)
 
 
 def prompt_answer(request: ModelRequest) -> str:
@@ -325,7 +346,8 @@ def prompt_answer(request: ModelRequest) -> str:
         return ""
     caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
     best, found = _best_quote(request, caller)
-    tools = max((_fit(caller, _stems(_name_and_description(t))) for t in request.tools), default=0)
+    groups = _groups(request)
+    tools = max((_fit(caller, _stems(_name_and_description(t)), groups) for t in request.tools), default=0)
     return found if best > tools else ""
 
 
@@ -334,15 +356,17 @@ def _name_and_description(tool: dict[str, Any]) -> str:
     return f"{fn.get('name', '')} {fn.get('description', '')}"
 
 
-def closest_reads(reads: Sequence[dict[str, Any]], messages: Sequence[Message]) -> list[dict[str, Any]]:
+def closest_reads(reads: Sequence[dict[str, Any]], request: ModelRequest) -> list[dict[str, Any]]:
     """Of reads the caller's words fill alike (one job number fills `repair_status` and `price_quote`), those
-    whose name and description share most with the caller's words ("how much ..." -> the price); all of them when
-    their words tell none apart."""
-    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", _fresh(messages)[0].lower()) if w not in REQUEST_WORDS}
+    whose name and description share most with the caller's words ("how much ..." -> the price, with the words
+    for the same thing: `related_groups`); all of them when their words tell none apart."""
+    said = _fresh(request.messages)[0].lower()
+    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", said) if w not in REQUEST_WORDS}
+    groups = _groups(request)
 
     def score(tool: dict[str, Any]) -> int:
         fn = tool.get("function") or tool
-        return _fit(caller, _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " ")))
+        return _fit(caller, _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " ")), groups)
 
     best = max(map(score, reads), default=0)
     return [t for t in reads if score(t) == best] if best else list(reads)

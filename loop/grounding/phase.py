@@ -112,7 +112,7 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     by_name = {tool_name(t): t for t in request.tools}
     lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
     about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
-    closest = {tool_name(t) for t in closest_reads(about_reads, request.messages)} if about_reads else set()
+    closest = {tool_name(t) for t in closest_reads(about_reads, request)} if about_reads else set()
     # they answered part of the agent's question
     asked = asked_for(request.tools, request.messages, request.writes, request.language)
     # "I need a plumber, there's a leak": the callout they gave the problem of, not a job's arrival they gave nothing of

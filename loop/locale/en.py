@@ -149,6 +149,11 @@ WH = ("how", "huh", "what", "when", "where", "which", "who", "whom", "whose", "w
 AUX = ("am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "is", "may", "might", "shall",
     "should", "was", "were", "will", "would")
 # words before a question's first word that do not make it an answer ("oh, what time ..."): loop/grounding/_facts.py
+# words a caller says for the same thing whatever the agent is for: asking when, asking how much
+# (loop/grounding/_scope.py; an agent's own words for its things are its `related:`). tests/data/related.tsv
+RELATED_WORDS = (frozenset({"time", "hour", "open", "close", "closing", "opening", "when"}),
+                 frozenset({"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay",
+                            "payment", "bill", "invoice", "owe"}))
 QUESTION_LEAD_IN = frozenset({"oh", "um", "uh", "er", "erm", "so", "and", "but", "well", "hi", "hello", "hey", "okay",
                               "ok", "right", "sorry", "also", "then", "just"})
 SUBJECTS = ("he", "i", "it", "its", "me", "my", "she", "that", "the", "there", "they", "this", "we", "you", "your")

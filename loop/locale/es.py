@@ -104,6 +104,12 @@ ANSWER_REPEAT = (r"repita", r"repite", r"como dice", r"como dijo", r"perdon\?", 
 WH = ("qué", "cuál", "cuáles", "cuándo", "dónde", "cómo", "cuánto", "cuánta", "cuántos", "cuántas", "quién",
       "quiénes")
 AUX = ()  # a Spanish question is not opened by an inverted auxiliary: "¿" and "?" and the question words tell
+# words a caller says for the same thing whatever the agent is for: asking when, asking how much
+# (loop/grounding/_scope.py; an agent's own words for its things are its `related:`). tests/data/related.tsv
+RELATED_WORDS = (frozenset({"hora", "horas", "horario", "abrir", "abren", "abierto", "cerrar", "cierran", "cerrado",
+                            "cuando"}),
+                 frozenset({"precio", "cuesta", "cuanto", "vale", "cobrar", "cobran", "pagar", "pago", "coste",
+                            "tarifa", "caro", "barato", "debo"}))
 QUESTION_LEAD_IN = frozenset({"eh", "oh", "ah", "pues", "y", "pero", "bueno", "oiga", "mire", "hola", "vale",
                               "entonces", "tambien", "perdone", "perdon", "una", "pregunta", "oye"})
 SUBJECTS = ()

@@ -125,7 +125,7 @@ class AgentMaker:
                 model = LoopingScript(load_script_turns(spec.script, spec.name), call_id)
             return Agent(model=model, tools=self.tools, policy=spec.policy.to_policy(),
                          config=self.config, system_prompt=self.prompt, vocabulary=spec.vocabulary,
-                         scope=spec.scope, language=spec.language)
+                         scope=spec.scope, language=spec.language, related=spec.related)
         assert self.source.factory is not None
         agent = call_with_accepted(self.source.factory, call_id=call_id, data_dir=self.data_dir)
         if not isinstance(agent, Agent):

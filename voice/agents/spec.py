@@ -141,6 +141,9 @@ class AgentSpec(BaseModel):
     vocabulary: list[str] = Field(default_factory=list)
     """Words and names the agent's callers say (dishes, products, streets, staff): speech-to-text is biased towards
     them, and towards the string values of its tools' enums, which are added without being listed here."""
+    related: list[list[str]] = Field(default_factory=list)
+    """Groups of words the agent's callers use for the same thing (`[[repair, fix, garage, car], [room, suite,
+    stay]]`): a caller who says "fix" asks about what the tools call a repair, and is not out of scope."""
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     """Who may do what: rules ALLOW, DENY or ASK per tool and argument (below)."""
     profile: str = "voice"

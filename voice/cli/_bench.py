@@ -38,7 +38,7 @@ def brain_setup(args: argparse.Namespace) -> Any:
     agent = source.maker(Path(tempfile.mkdtemp(prefix="voiceloop-brain-")), lambda _id: ScriptedModel([]))("brain")
     return BrainSetup(agent.assembler.system, list(agent.tools.values()), agent.policy.text,
                       eval_set if eval_set.is_file() else None, agent.config.context_tokens, name=source.name,
-                      scope=agent.assembler.scope, language=agent.language)
+                      scope=agent.assembler.scope, language=agent.language, related=agent.assembler.related)
 
 
 def _voice_arguments(parser: argparse.ArgumentParser) -> None:

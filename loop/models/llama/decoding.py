@@ -159,7 +159,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     mixed = [by_name.get(tool_name(t), t) for t in request.tools]
     reads = fresh_reads(request.tools, request.messages, request.writes, request.language)
     if len(reads) > 1:  # one job number fills the status and the price: "how much" says which
-        closest = {tool_name(t) for t in closest_reads(reads, request.messages)}
+        closest = {tool_name(t) for t in closest_reads(reads, request)}
         mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
         reads = [t for t in reads if tool_name(t) in closest]
     if reads and fuller_writes(request.tools, tools, reads, request.messages, request.writes):
