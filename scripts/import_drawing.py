@@ -7,7 +7,7 @@ A module's package is its folder: voice/call/core.py is in `voice.call`, voice/t
 `voice.transports`, voice/audio.py in `voice`. `PACKAGES` orders them top down; a module may import its own
 package and the packages below it, never one above. The loop's vocabulary (plain data every package shares) sits
 at the bottom of `loop`. A package's `__init__.py` that defines nothing is its public face: it hands names on from
-inside or below, so its imports are not arrows of the design. `tests/test_layering.py` checks all of this.
+inside or below, so its imports are not arrows of the design. `tests/project/test_layering.py` checks all of this.
 """
 
 from __future__ import annotations

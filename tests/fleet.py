@@ -1,5 +1,5 @@
 """More than one `voiceloop serve`: helpers for the drain tests and the two-host tests (a real HAProxy in front
-of two real serve processes, see `tests/test_fleet.py`)."""
+of two real serve processes, see `tests/project/test_fleet.py`)."""
 
 from __future__ import annotations
 

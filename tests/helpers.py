@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from loop import Agent, LoopConfig, Message, RunResult, Tool
+from tests.paths import DATA
 
 
 def labelled(name: str) -> list[tuple[str, str]]:
     """The rows of a labelled set in tests/data (tab-separated, `#` comments, a header row)."""
-    lines = (Path(__file__).parent / "data" / name).read_text().splitlines()
+    lines = (DATA / name).read_text().splitlines()
     rows = [line.split("\t", 1) for line in lines if line and not line.startswith("#")][1:]
     return [(said, label) for said, label in rows]  # a label of several columns keeps its tabs
 

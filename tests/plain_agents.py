@@ -1,6 +1,7 @@
 """Small agents written the way the README teaches, for shops that are not the demo: plain functions with type
 hints returning plain data (a dict or a short string), no `answers=True`, no `cues`, no naming conventions.
-Used by tests/test_plain_agents.py (the real embedded model) and tests/test_grounding_kinds.py (no model)."""
+Used by tests/loop/models/llama/test_plain_agents.py (the real embedded model) and
+tests/loop/grounding/test_grounding_kinds.py (no model)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
     words.HAND_OVER, words.DIGIT_WORDS
 
 Adding a language is one module here with the names `en` has, plus its tests; `LANGUAGES` lists them. No module
-outside this package imports a language by name (tests/test_layering.py): each takes the call's pack, or
+outside this package imports a language by name (tests/project/test_layering.py): each takes the call's pack, or
 `DEFAULT_WORDS`.
 """
 
@@ -32,4 +32,4 @@ def get(language: str = DEFAULT) -> ModuleType:
 
 DEFAULT_WORDS: ModuleType = get(DEFAULT)
 """The default language's pack: what a reader of words uses when no call's language is passed in. Modules outside
-`loop/locale/` name no language: they take a pack, defaulting to this (tests/test_layering.py)."""
+`loop/locale/` name no language: they take a pack, defaulting to this (tests/project/test_layering.py)."""

@@ -25,7 +25,7 @@ from streamdouble.session import Session
 from streamdouble.session import SessionConfig as CallerConfig
 
 from loop import Journal
-from tests.test_twilio import CLIP, say
+from tests.voice.transports.twilio.test_twilio import CLIP, say
 from voice.testing.scripted_call import FIXTURES
 from voice.transports.twilio.webhook import twilio_stream_key
 

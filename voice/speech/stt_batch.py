@@ -8,9 +8,9 @@ windows; one worker thread takes everything queued when it is free (up to `max_b
 batch. A lone request runs at once, alone: no waiting for company, so one call is as fast as before. Under load
 the queue fills while a batch runs, and the next batch takes all of it ("continuous batching").
 
-Greedy decoding of a window gives the same tokens in a batch as alone (tests/test_stt_batch.py checks it). Each
-window keeps its call's vocabulary (the agent's words, `voice/speech/vocabulary.py`): windows with different ones share
-the worker's turn but are decoded as separate CTranslate2 batches (one prompt per batch).
+Greedy decoding of a window gives the same tokens in a batch as alone (tests/voice/speech/test_stt_batch.py checks
+it). Each window keeps its call's vocabulary (the agent's words, `voice/speech/vocabulary.py`): windows with different
+ones share the worker's turn but are decoded as separate CTranslate2 batches (one prompt per batch).
 """
 
 from __future__ import annotations

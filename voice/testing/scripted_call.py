@@ -37,7 +37,8 @@ FIXTURES = Path(os.environ.get("VOICELOOP_FIXTURES") or Path.cwd() / "audio_fixt
 # What `check_expectations` itself reads; any other key of `expect:` is the agent's toolset's to check.
 EXPECT_KEYS = frozenset({"turns", "user_text", "executed_tools", "trace_counts", "outcome", "heard_text", "calls",
                          "not_called"})
-# Every key a call script may hold (docs/call-scripts.md lists each; tests/test_docs_site.py holds the two equal).
+# Every key a call script may hold (docs/call-scripts.md lists each; tests/project/test_docs_site.py holds the two
+# equal).
 SCRIPT_KEYS = frozenset({"description", "caller", "tail_s", "noise", "agent", "model", "session", "turns", "expect",
                          "expect_llm", "reply"})
 CALLER_KEYS = frozenset({"audio", "at", "gain_db"})  # one caller line
