@@ -80,8 +80,12 @@ class BatchedSTT:
             batch = self._take()
             windows, vocabularies, lengths = [b[0] for b in batch], [b[1] for b in batch], [b[2] for b in batch]
             try:
-                texts = (self.stt.transcribe_windows(windows, vocabularies, lengths)  # type: ignore[call-arg]
-                         if any(vocabularies) or any(lengths) else self.stt.transcribe_windows(windows))
+                if any(lengths):  # an engine told the calls' identifier lengths takes them third
+                    texts = self.stt.transcribe_windows(windows, vocabularies, lengths)  # type: ignore[call-arg]
+                elif any(vocabularies):
+                    texts = self.stt.transcribe_windows(windows, vocabularies)  # type: ignore[call-arg]
+                else:
+                    texts = self.stt.transcribe_windows(windows)
             except Exception as exc:  # every caller in the batch gets the error, and the worker goes on
                 for *_, future in batch:
                     future.set_exception(exc)

@@ -133,6 +133,25 @@ def test_the_batched_whisper_keeps_each_windows_vocabulary() -> None:
     assert TurnTranscriber().transcribe(served, np.zeros(4, np.int16), ("Niamh",)) == "Niamh"
 
 
+class RecordingLengths(RecordingWindows):
+    def transcribe_windows(self, windows: list[np.ndarray], vocabularies: list[tuple[str, ...]] | None = None,
+                           id_digits: list[tuple[int, ...]] | None = None) -> list[str]:
+        self.seen.append(id_digits)
+        return ["-"] * len(windows)
+
+
+def test_the_batched_whisper_hands_on_each_windows_identifier_lengths() -> None:
+    """`id_digits` (voice/speech/_id_length.py) goes to the engine with its window, as the vocabulary does; an
+    engine that takes none is never handed them."""
+    model = RecordingLengths()
+    batched = BatchedSTT(model)
+    batched.transcribe(np.zeros(4, np.int16), id_digits=(4, 8))
+    assert model.seen == [[(4, 8)]]
+    plain = RecordingWindows()
+    BatchedSTT(plain).transcribe(np.zeros(4, np.int16), ["Margherita"])
+    assert plain.seen == [[("Margherita",)]]
+
+
 def test_every_transcription_of_a_call_carries_the_agents_vocabulary(tmp_path: Path) -> None:
     stt = HintedSTT()
     agent = pizza_agent(vocabulary=("Quattro Formaggi",))
