@@ -14,14 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from loop import Message
 from voice.audio import SAMPLE_RATE
 from voice.call import events as ce
+from voice.call._parts import AgentRun, CallerTurn, Conversation, Hearing
 from voice.call.answers import Answer, read_answer
-from voice.call.reply import Reply
-from voice.call.state import Barge, PendingApproval, SessionConfig, TurnRecord, fresh_words
+from voice.call.state import Barge, SessionConfig, fresh_words
 from voice.call.turns import TurnDetector, content_words, sentence_done
-from voice.call.write_truth import WriteOutcomes
 from voice.speech.incremental_stt import TurnTranscriber
 from voice.trace import TraceKind
 
@@ -31,20 +29,11 @@ MAX_JOINED_GAP_S = 0.5  # the silence kept between two turns transcribed as one
 class GoingOn:
     cfg: SessionConfig
     words: ModuleType  # the call's language pack (`loop.locale`)
-    reply: Reply
-    history: list[Message]
-    history_before: list[Message]
-    turns: list[TurnRecord]
-    approval: PendingApproval | None
-    run_active: bool
-    writes: WriteOutcomes
     detector: TurnDetector
-    turn_audio: list[np.ndarray]
-    last_turn: tuple[float, np.ndarray] | None  # the last closed turn: (speech end, its audio)
-    prefix: str  # the words of the turn this one may go on with: its audio is in front of this one's
-    heard: TurnTranscriber  # this turn's transcript so far
-    turn_ends: dict[float, tuple[float | None, float]]  # pause -> (the end-of-turn model's verdict, when)
-    went_on: TurnRecord | None  # a turn whose caller went on before hearing its answer: its run is being withdrawn
+    turn: CallerTurn  # the turn that may go on with the last one
+    hearing: Hearing  # for the last closed turn's audio (`last_turn`)
+    run: AgentRun  # the answer in the making that a caller who goes on withdraws
+    talk: Conversation
     _out: list[ce.CallCommand]
 
     def _trace(self, kind: TraceKind, **data: Any) -> None:
@@ -56,15 +45,16 @@ class GoingOn:
     def _join_last_turn(self) -> None:
         """If this speech can only be the caller going on with their last turn, transcribe the two as one: Whisper
         hears the words either side of the pause in context, and the whole is one turn's text if it goes on."""
-        if self.last_turn is None or not self.turns or self.last_turn[0] != self.turns[-1].speech_end_s \
-                or self.approval is not None or not self._may_go_on(self.detector.onset_s):
+        last, turns = self.hearing.last_turn, self.talk.turns
+        if last is None or not turns or last[0] != turns[-1].speech_end_s \
+                or self.run.approval is not None or not self._may_go_on(self.detector.onset_s):
             return  # over a confirmation question the answer is read alone: no earlier words may leak into it
-        end, audio = self.last_turn
+        end, audio = last
         gap = np.zeros(int(min(max(self.detector.onset_s - end, 0.0), MAX_JOINED_GAP_S) * SAMPLE_RATE), np.int16)
-        self.turn_audio = [audio, gap, *self.turn_audio]
-        self.prefix = self.turns[-1].user_text
+        self.turn.audio = [audio, gap, *self.turn.audio]
+        self.turn.prefix = turns[-1].user_text
         if self._long_pause(self.detector.onset_s - end):  # after a finished sentence only new words are transcribed
-            self.heard.offer_head(len(audio) + len(gap), self.prefix)
+            self.turn.heard.offer_head(len(audio) + len(gap), self.turn.prefix)
 
     def _new_transcriber(self) -> TurnTranscriber:
         """A turn's transcriber; it keeps a finished sentence as the turn's head where the caller goes on after it."""
@@ -77,9 +67,9 @@ class GoingOn:
         a long pause that the end-of-turn model heard as the end of a sentence ends the turn's head there. Its
         word alone is not enough: Whisper closes a fragment cut at a reader's pause ("... to consider how.")."""
         if self.detector.last_speech_s > pause_key and self._long_pause(t - pause_key):
-            complete = self.turn_ends.get(pause_key, (None, 0.0))[0]
+            complete = self.turn.scores.get(pause_key, (None, 0.0))[0]
             if complete is not None and complete >= self.cfg.turns.semantic_threshold:
-                self.heard.went_on(pause_key)
+                self.turn.heard.went_on(pause_key)
 
     def _long_pause(self, pause_s: float) -> bool:
         after = self.cfg.turns.keep_sentences_after_s
@@ -87,25 +77,25 @@ class GoingOn:
 
     def _fresh(self, text: str) -> str:
         """The words of this turn that are not the turn it may go on with (`_join_last_turn`)."""
-        return fresh_words(self.prefix, text)
+        return fresh_words(self.turn.prefix, text)
 
     def _may_go_on(self, onset_s: float) -> bool:
         """Speech starting at `onset_s` could only be the caller going on with their last turn: it comes after a
         pause shorter than any turn end would wait for (`hold_silence_s`); they cannot have reacted to its answer
         yet (none of it was sent, or it began at most `continue_within_s` before and no more of it was heard); and
         nothing has been changed or asked of them. The words decide (`_goes_on`)."""
-        rec = self.turns[-1] if self.turns else None
-        if rec is None or self.reply.record is not rec or self.went_on is not None:
+        run, rec = self.run, self.talk.turns[-1] if self.talk.turns else None
+        if rec is None or run.reply.record is not rec or run.went_on is not None:
             return False
         if onset_s - rec.speech_end_s >= self.cfg.turns.hold_silence_s:
             return False  # a pause the rules would have ended the turn on whatever the words: a new turn
         within = self.cfg.turns.continue_within_s
-        if self.approval is not None:  # the run waits for a yes to a question not heard yet: nothing is done
-            return self.run_active and len(self.writes.asked) == 1 and self.reply.playout.heard_s("prompt") <= within
-        if self.writes.asked or not (self.run_active or self.reply.busy):  # a short answer heard to its end: heard
+        if run.approval is not None:  # the run waits for a yes to a question not heard yet: nothing is done
+            return run.active and len(run.writes.asked) == 1 and run.reply.playout.heard_s("prompt") <= within
+        if run.writes.asked or not (run.active or run.reply.busy):  # a short answer heard to its end: heard
             return False
         started = rec.first_audio_s
-        return started is None or (onset_s - started <= within and self.reply.playout.heard_s() <= within)
+        return started is None or (onset_s - started <= within and run.reply.playout.heard_s() <= within)
 
     def _goes_on(self, fresh: str, onset_s: float) -> bool:
         """`fresh`: the caller's new words (`_fresh`); a backchannel alone does not go on with anything, and an
@@ -113,20 +103,20 @@ class GoingOn:
         if not content_words(fresh, self.words) or not self._may_go_on(onset_s):
             return False
         answers = (Answer.YES, Answer.NO, Answer.CHANGE)
-        return self.approval is None or read_answer(fresh, self.approval.dialog.context).answer not in answers
+        return self.run.approval is None or read_answer(fresh, self.run.approval.dialog.context).answer not in answers
 
     def _withdraw(self, barge: Barge, text: str) -> None:
         """The caller went on with `text` (`_goes_on`): withdraw the answer in the making; the turn is answered
         whole when it ends (`barge.went_on` carries its first words)."""
-        rec = self.turns[-1]
+        rec = self.talk.turns[-1]
         barge.committed, barge.went_on = True, rec.user_text
         self._cut_off()
         self._trace(TraceKind.CALLER_WENT_ON, before=rec.user_text, text=text)
-        if self.run_active:
-            if self.approval is not None:  # the question goes with its run, unheard and unanswered
-                self._trace(TraceKind.APPROVAL_WITHDRAWN, call=self.approval.call.name)
-            self.went_on, self.approval = rec, None
+        if self.run.active:
+            if self.run.approval is not None:  # the question goes with its run, unheard and unanswered
+                self._trace(TraceKind.APPROVAL_WITHDRAWN, call=self.run.approval.call.name)
+            self.run.went_on, self.run.approval = rec, None
             self._out.append(ce.CancelRun("the caller went on"))
         else:  # answered already, but none of it heard: as if it had never been asked
-            self.history = self.history_before
-            self.turns.remove(rec)
+            self.talk.history = self.talk.history_before
+            self.talk.turns.remove(rec)

@@ -74,6 +74,15 @@ class TurnRecord:
     first_audio_s: float | None = None
     """Call time the first audio of the reply was handed to the transport."""
 
+    def audio_started(self, t: float) -> None:
+        """The reply's first audio was handed to the transport at call time `t`: the whole turn measured directly on
+        the transport's clock, from the caller's last speech frame to that audio, beside the sum of its parts."""
+        self.first_audio_s = round(t, 3)
+        lat = self.latency_ms
+        lat["voice_to_voice_measured"] = round((self.first_audio_s - self.speech_end_s) * 1000, 1)
+        if "voice_to_voice" in lat:
+            lat["unaccounted"] = round(lat["voice_to_voice_measured"] - lat["voice_to_voice"], 1)
+
     def summary(self) -> dict[str, Any]:
         return {"user_text": self.user_text, "agent_text": self.agent_text, "heard_text": self.heard_text,
                 "interrupted": self.interrupted, "tool_calls": self.tool_calls, "latency_ms": self.latency_ms,

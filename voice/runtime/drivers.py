@@ -236,7 +236,7 @@ class VirtualDriver(CallDriver):
         n_frames = -(-len(caller) // FRAME_SAMPLES)
         i = 0
         while i < n_frames or (self.core.busy and i < n_frames + self.max_tail_s / FRAME_S):
-            if self.run_task is not None and self.core.approval is None:
+            if self.run_task is not None and self.core.run.approval is None:
                 await self._settle()  # thinking takes no time, whoever resumed the run (an operator, say)
             t = i * FRAME_S
             chunk = self.core.next_frame(t)
@@ -263,7 +263,7 @@ class VirtualDriver(CallDriver):
                 await self._settle()
 
     async def _settle(self) -> None:
-        if self.run_task is None or self.core.approval is not None:
+        if self.run_task is None or self.core.run.approval is not None:
             return  # no run, or it waits for the caller (perhaps asked already, while the last one was ending)
         self.asking.clear()
         waiter = asyncio.create_task(self.asking.wait())

@@ -152,7 +152,7 @@ class RealtimeDriver(CallDriver):
         caller speech, no run, an idle shared voice): when an answer opens with it, the caller hears it at once
         instead of ~50-150 ms later. None when there is none, or not now."""
         spare = getattr(self.tts, "spare", None)
-        if self.core.detector.in_turn or self.core.run_active or (callable(spare) and not spare()):
+        if self.core.detector.in_turn or self.core.run.active or (callable(spare) and not spare()):
             return None
         while self.to_warm:
             clause, fixed = self.to_warm.pop(0)
@@ -171,7 +171,7 @@ class RealtimeDriver(CallDriver):
         if command.generation < self.speech_generation:
             return  # the core dropped it before it was synthesised
         # a caller waiting in silence goes first; a clause with audio still playing ahead of it can wait that long
-        SPEECH_AHEAD_S.set(self.core.reply.playout.unheard_samples() / SAMPLE_RATE)
+        SPEECH_AHEAD_S.set(self.core.run.reply.playout.unheard_samples() / SAMPLE_RATE)
         try:
             fixed = command.kind == SpeechKind.GREETING  # every call's: kept in the voice's memo whatever its length
             audio = await self._rehearsed(command.text) if command.kind == SpeechKind.REPLY else None
@@ -216,7 +216,7 @@ class RealtimeDriver(CallDriver):
         spare = getattr(self.tts, "spare", None)  # a server's voices busy with other calls: no work that may be wasted
         if command.in_pause and self.rehearsal is not None and (not callable(spare) or spare()):
             # once the turn's run is under way its own clauses are on their way to the voice: nothing to rehearse
-            self._spawn(self.rehearsal.rehearse(done, wanted=lambda: not self.core.run_active))
+            self._spawn(self.rehearsal.rehearse(done, wanted=lambda: not self.core.run.active))
 
     def _cancel_older_speculation(self) -> None:
         """Cancel speculation on words from before the caller's pause (a decision started in the pause stays)."""

@@ -109,7 +109,7 @@ class CallSession:
 
     @property
     def turns(self) -> list[TurnRecord]:
-        return self.core.turns
+        return self.core.talk.turns
 
     @property
     def trace(self) -> list[dict[str, Any]]:
@@ -117,20 +117,20 @@ class CallSession:
 
     @property
     def history(self) -> list[Message]:
-        return self.core.history
+        return self.core.talk.history
 
     @property
     def approval(self) -> PendingApproval | None:
-        return self.core.approval
+        return self.core.run.approval
 
     @property
     def playout(self) -> PlayoutCursor:
-        return self.core.reply.playout
+        return self.core.run.reply.playout
 
     @property
     def speaking(self) -> bool:
         """Agent audio the caller has not heard yet, here or in the transport's buffer."""
-        return self.core.reply.speaking
+        return self.core.run.reply.speaking
 
     @property
     def busy(self) -> bool:
@@ -139,7 +139,7 @@ class CallSession:
 
     @property
     def run_active(self) -> bool:
-        return self.core.run_active
+        return self.core.run.active
 
     @property
     def observers(self) -> list[Observer]:

@@ -91,7 +91,7 @@ def test_a_yes_over_the_question_is_not_taken_and_the_question_is_asked_again() 
     answer(h, "Yes.")
     assert settled(h) == [] and "shall I issue refund of $20 for order 4567?" in " ".join(said(h))
     h.agent_speaks(said(h)[-1], SpeechKind.PROMPT)
-    h.feed(AudioPlayed(sum(len(s.audio) for s in h.core.reply.playout.queue)))
+    h.feed(AudioPlayed(sum(len(s.audio) for s in h.core.run.reply.playout.queue)))
     answer(h, "Yes.")
     assert [s.answer.approved for s in settled(h)] == [True]
 
@@ -103,7 +103,7 @@ def test_a_backchannel_over_the_question_lets_it_play_on() -> None:
     h.say("mhm", 0.5)
     h.frames(1.3, speech=False)  # a trailing "mhm" waits for the long silence
     assert settled(h) == [] and "false_interruption_resumed" in h.kinds()
-    assert h.core.reply.speaking and not h.core.reply.playout.paused
+    assert h.core.run.reply.speaking and not h.core.run.reply.playout.paused
 
 
 def test_a_no_declines_ends_the_run_and_the_session_says_so() -> None:
@@ -114,7 +114,7 @@ def test_a_no_declines_ends_the_run_and_the_session_says_so() -> None:
     assert not settle.answer.approved and settle.answer.end_run and "said no" in settle.answer.reason
     declined_run_ends(h)
     assert " ".join(said(h)) == SAID_NO
-    assert h.core.history[-1].content == SAID_NO and h.core.turns[-1].agent_text == SAID_NO
+    assert h.core.talk.history[-1].content == SAID_NO and h.core.talk.turns[-1].agent_text == SAID_NO
 
 
 def test_silence_declines_without_claiming_a_no() -> None:
@@ -152,7 +152,7 @@ def test_the_agents_own_question_heard_back_changes_nothing() -> None:
     asked(h)
     answer(h, "Just to confirm: refund $20 on order 4567?")
     assert settled(h) == [] and said(h) == []
-    assert h.core.approval is not None
+    assert h.core.run.approval is not None
 
 
 def test_an_operator_decline_is_said_as_such() -> None:

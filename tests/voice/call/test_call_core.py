@@ -76,7 +76,7 @@ class Harness:
 
     def agent_speaks(self, text: str, kind: SpeechKind = SpeechKind.REPLY) -> None:
         audio = np.ones(int(16000 * len(text.split()) * 0.3), np.int16)
-        self.feed(SpeechReady(text, kind, audio, self.core.reply.generation))
+        self.feed(SpeechReady(text, kind, audio, self.core.run.reply.generation))
         while (chunk := self.core.next_frame(self.t)) is not None:  # the transport buffers all of it
             assert len(chunk) == FRAME
 
@@ -103,7 +103,7 @@ def test_a_finished_sentence_ends_the_turn_after_the_short_silence_and_starts_on
     starts = [c for c in h.log if isinstance(c, StartRun)]
     assert [s.text for s in starts] == ["Where is my order?"]
     assert h.core.state is CallState.THINKING
-    rec = h.core.turns[0]
+    rec = h.core.talk.turns[0]
     assert rec.latency_ms["endpointing"] == 448.0 and rec.latency_ms["stt"] == 0.0  # 0.42 s on the frame grid
 
 
@@ -148,8 +148,8 @@ def test_speech_over_the_agent_pauses_at_once_and_a_real_interruption_cancels_th
     h.say("no wait that is the wrong order", 1.0)
     assert any(isinstance(c, CancelRun) for c in h.log)
     h.feed(RunEnded(None))
-    assert h.core.turns[0].outcome == "CANCELLED" and h.core.turns[0].interrupted
-    assert h.core.history[-1].content == h.core.turns[0].heard_text != ""
+    assert h.core.talk.turns[0].outcome == "CANCELLED" and h.core.talk.turns[0].interrupted
+    assert h.core.talk.history[-1].content == h.core.talk.turns[0].heard_text != ""
 
 
 def test_a_backchannel_over_the_agent_resumes_it() -> None:
@@ -159,8 +159,8 @@ def test_a_backchannel_over_the_agent_resumes_it() -> None:
     h.say("uh-huh", 0.6)
     h.frames(1.3, speech=False)
     assert "false_interruption_resumed" in h.kinds()
-    assert not any(isinstance(c, CancelRun) for c in h.log) and h.core.reply.speaking
-    assert not h.core.reply.playout.paused
+    assert not any(isinstance(c, CancelRun) for c in h.log) and h.core.run.reply.speaking
+    assert not h.core.run.reply.playout.paused
 
 
 def ask(h: Harness, heard: bool = True) -> None:
@@ -264,10 +264,10 @@ def test_late_transcripts_count_as_stt_wait_not_as_endpointing() -> None:
             elif isinstance(c, Transcribe):
                 last = c  # the one asked in the pause is slow
         t += FRAME_S
-    assert last is not None and not core.turns
+    assert last is not None and not core.talk.turns
     out = core.handle(TranscriptReady(last.key, "Where is my order?", 700.0))
     assert any(isinstance(c, StartRun) for c in out) and not any(isinstance(c, ClearAudio) for c in out)
-    lat = core.turns[0].latency_ms
+    lat = core.talk.turns[0].latency_ms
     # asked in the frame that brings 3 frames (0.096 s) of silence, which starts 0.064 s into it, back 0.7 s later:
     # 0.316 s after the 0.448 s that ended the turn
     assert lat["endpointing"] == 448.0 and lat["stt"] == pytest.approx(316, abs=1)
@@ -280,7 +280,7 @@ def test_the_decision_is_started_in_the_pause_once_and_never_while_a_run_is_on()
     h.frames(0.3, speech=False)  # past the 0.2 s early transcript, before the 0.42 s endpoint
     assert [c.text for c in h.log if isinstance(c, Speculate)] == ["Where is my order?"]
     h.frames(0.3, speech=False)
-    assert [type(c).__name__ for c in h.log].count("Speculate") == 1 and h.core.run_active
+    assert [type(c).__name__ for c in h.log].count("Speculate") == 1 and h.core.run.active
     off = Harness(preempt=False)
     off.say("Where is my order?", 1.0)
     off.log.clear()
@@ -303,13 +303,13 @@ def test_a_late_transcript_still_ends_the_turn_where_the_silence_did_and_new_spe
 
     frames(1.0, True)
     frames(1.4, False)  # nobody answers a transcription yet
-    assert not core.detector.in_turn and core.closed is not None
+    assert not core.detector.in_turn and core.hearing.closed is not None
     frames(0.5, True)  # the caller speaks again
-    first = next(c for c in asked if c.key == core.closed.speech_end)
+    first = next(c for c in asked if c.key == core.hearing.closed.speech_end)
     out = core.handle(TranscriptReady(first.key, "where is my order", 2000.0))
     assert [c.text for c in out if isinstance(c, StartRun)] == ["where is my order"]
-    assert core.turns[0].latency_ms["endpointing"] == 1216.0 and core.turns[0].latency_ms["stt"] > 0
-    assert core.detector.in_turn and core.barge is not None  # the new words are speech over a thinking agent
+    assert core.talk.turns[0].latency_ms["endpointing"] == 1216.0 and core.talk.turns[0].latency_ms["stt"] > 0
+    assert core.detector.in_turn and core.turn.barge is not None  # the new words are speech over a thinking agent
 
 
 def test_a_number_dictated_in_pieces_reaches_the_preemptive_decision_and_the_run_joined() -> None:
@@ -341,7 +341,7 @@ def test_words_without_punctuation_that_do_not_trail_off_end_the_turn_before_the
     h.say("My order number is 7788", 1.0)
     h.frames(0.9, speech=False)  # past 0.75 s, short of the 1.2 s hold for words that trail off
     assert [c.text for c in h.log if isinstance(c, StartRun)] == ["My order number is 7788"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 768.0  # 0.75 s on the frame grid
+    assert h.core.talk.turns[0].latency_ms["endpointing"] == 768.0  # 0.75 s on the frame grid
     trailing = Harness()
     trailing.say("I would like to check my order and", 1.0)
     trailing.frames(0.9, speech=False)

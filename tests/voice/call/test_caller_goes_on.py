@@ -26,7 +26,7 @@ def test_a_caller_who_goes_on_before_hearing_the_answer_is_answered_once_for_the
     h.feed(RunEnded(None))  # the withdrawn run unwinds
     assert [s.text for s in starts(h)] == ["I need a room. It's for Friday."]
     assert starts(h)[0].history == first[0].history  # the withdrawn turn left nothing in the history
-    assert [t.user_text for t in h.core.turns] == ["I need a room. It's for Friday."]
+    assert [t.user_text for t in h.core.talk.turns] == ["I need a room. It's for Friday."]
     assert TraceKind.CALLER_WENT_ON in h.kinds()
 
 
@@ -40,26 +40,26 @@ def test_a_caller_who_goes_on_before_a_finished_answer_plays_is_answered_once_to
     h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": "Hello! How can I help? "})))
     said = [Message("user", "I need a room."), Message("assistant", "Hello! How can I help?")]
     h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", "Hello! How can I help?", [], {}, said)))
-    assert h.core.history == said
+    assert h.core.talk.history == said
     h.agent_speaks("Hello! How can I help?")  # handed to the transport, not played yet
     h.log.clear()
     h.say("I need a room. It's for Friday.", 1.5)
     h.frames(0.6, speech=False)
     assert not any(isinstance(c, CancelRun) for c in h.log)  # nothing to cancel
     assert [s.text for s in starts(h)] == ["I need a room. It's for Friday."]
-    assert starts(h)[0].history == before and not h.core.reply.speaking
-    assert [t.user_text for t in h.core.turns] == ["I need a room. It's for Friday."]
+    assert starts(h)[0].history == before and not h.core.run.reply.speaking
+    assert [t.user_text for t in h.core.talk.turns] == ["I need a room. It's for Friday."]
 
 
 def _answered(h: Harness, text: str) -> None:
     """The run finished; its answer's voice is still being synthesised."""
-    said = [Message("user", h.core.turns[-1].user_text), Message("assistant", text)]
+    said = [Message("user", h.core.talk.turns[-1].user_text), Message("assistant", text)]
     h.feed(RunEvent(Event("r", 1, "model_delta", {"type": "text", "text": text + " "})))
     h.feed(RunEnded(RunResult("r", RunOutcome.COMPLETED, "", text, [], {}, said)))
 
 
 def _synthesised(h: Harness, text: str) -> None:
-    h.feed(SpeechReady(text, SpeechKind.REPLY, np.ones(8000, np.int16), h.core.reply.generation))
+    h.feed(SpeechReady(text, SpeechKind.REPLY, np.ones(8000, np.int16), h.core.run.reply.generation))
 
 
 def test_an_answer_ready_before_the_caller_speaks_again_waits_for_their_words() -> None:
@@ -73,7 +73,7 @@ def test_an_answer_ready_before_the_caller_speaks_again_waits_for_their_words() 
     h.stt_text = "Thank you."
     h.frames(0.1, speech=True)  # the caller goes on before its voice is ready
     _synthesised(h, "You're welcome.")
-    assert h.core.next_frame(h.t) is None and h.core.turns[-1].first_audio_s is None
+    assert h.core.next_frame(h.t) is None and h.core.talk.turns[-1].first_audio_s is None
     h.say("Thank you. That's all.", 1.0)
     assert h.core.next_frame(h.t) is None  # still speaking: still nothing of the answer
     assert TraceKind.CALLER_WENT_ON in h.kinds()  # and their words withdrew it

@@ -71,7 +71,7 @@ def test_2_declines_and_says_so() -> None:
     ask_on_a_phone(h)
     keys(h, "2")
     (settle,) = [c for c in h.log if isinstance(c, SettleApproval)]
-    assert not settle.answer.approved and h.core.decline_line == SAID_NO
+    assert not settle.answer.approved and h.core.run.decline_line == SAID_NO
 
 
 def test_without_a_keypad_no_key_is_offered_and_none_approves() -> None:
@@ -113,7 +113,7 @@ async def test_over_twilio_1_confirms_a_refund_and_keyed_digits_are_heard(stack:
         assert said(call).index("Just to confirm") < said(call).index("Press 1 to confirm")
         await ws.send(json.dumps({"event": "dtmf", "streamSid": "MZtest", "dtmf": {"digit": "1"}}))
         await _until(lambda: served.desk.db.execute("SELECT count(*) FROM refunds").fetchone()[0] == 1)
-        await _until(lambda: call.session.approval is None and not call.session.core.run_active)
+        await _until(lambda: call.session.approval is None and not call.session.core.run.active)
         for digit in "7788#":  # no speech at all: the keys are the turn
             await ws.send(json.dumps({"event": "dtmf", "streamSid": "MZtest", "dtmf": {"digit": digit}}))
         for message in media_msgs(np.zeros(8000, np.int16)):

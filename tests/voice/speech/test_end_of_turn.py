@@ -81,7 +81,7 @@ def test_a_finished_turn_the_model_calls_complete_ends_after_the_short_silence()
     h.say("Where is my order?", 1.0)
     h.frames(0.6, speech=False)
     assert [s.text for s in starts(h)] == ["Where is my order?"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 224.0  # 0.2 s on the 32 ms frame grid
+    assert h.core.talk.turns[0].latency_ms["endpointing"] == 224.0  # 0.2 s on the 32 ms frame grid
     assert len(h.scored) == 1 and len(h.scored[0].audio) > 0  # asked once per pause, with the turn's audio
     scored = [e for e in h.core.trace if e["kind"] == TraceKind.TURN_END_SCORED]
     assert scored and scored[0]["complete"] == 0.9
@@ -92,7 +92,7 @@ def test_a_number_said_in_one_go_ends_the_turn_soon_and_one_dictated_in_pieces_w
     h.say("Is my car ready? The job number is 4712", 2.0)
     h.frames(0.3, speech=False)
     assert [s.text for s in starts(h)] == ["Is my car ready? The job number is 4712"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 224.0
+    assert h.core.talk.turns[0].latency_ms["endpointing"] == 224.0
     h = ScoredHarness(0.9)  # Smart Turn calls a pause between dictated digits complete, too
     h.say("My account number is 7,", 1.5)
     h.frames(0.3, speech=False)
@@ -101,7 +101,7 @@ def test_a_number_said_in_one_go_ends_the_turn_soon_and_one_dictated_in_pieces_w
     assert not starts(h)  # the number grew over the turn's pauses: it may grow on
     h.frames(0.4, speech=False)
     assert [s.text for s in starts(h)] == ["My account number is 72904"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 768.0
+    assert h.core.talk.turns[0].latency_ms["endpointing"] == 768.0
 
 
 @pytest.mark.parametrize("complete", [0.2, None])
@@ -110,14 +110,14 @@ def test_without_a_complete_verdict_the_turn_waits_as_before(complete: float | N
     h.say("Where is my order?", 1.0)
     h.frames(0.6, speech=False)
     assert [s.text for s in starts(h)] == ["Where is my order?"]
-    assert h.core.turns[0].latency_ms["endpointing"] == 448.0
+    assert h.core.talk.turns[0].latency_ms["endpointing"] == 448.0
 
 
 def test_no_model_is_asked_when_the_config_turns_it_off() -> None:
     h = ScoredHarness(0.9, turns=TurnConfig(semantic_silence_s=None))
     h.say("Where is my order?", 1.0)
     h.frames(0.6, speech=False)
-    assert h.scored == [] and h.core.turns[0].latency_ms["endpointing"] == 448.0
+    assert h.scored == [] and h.core.talk.turns[0].latency_ms["endpointing"] == 448.0
 
 
 def test_a_verdict_that_comes_back_late_counts_in_the_wait() -> None:
@@ -129,7 +129,7 @@ def test_a_verdict_that_comes_back_late_counts_in_the_wait() -> None:
     h.feed(TurnEndScored(h.scored[0].key, 0.9, 100.0))  # came back 100 ms after it was asked
     h.frames(0.1, speech=False)
     assert [s.text for s in starts(h)] == ["Where is my order?"]
-    latency = h.core.turns[0].latency_ms
+    latency = h.core.talk.turns[0].latency_ms
     assert latency["endpointing"] == 224.0 and latency["stt"] > 0  # the wait for the verdict is in the figure
 
 
@@ -346,7 +346,7 @@ def test_digits_the_agent_asked_for_are_waited_for_across_a_pause() -> None:
     assert needed_silence("Five o'clock, I think.", cfg, awaiting_digits=True) == cfg.endpoint_silence_s
     assert needed_silence("Hang on, let me find the", cfg, awaiting_digits=True) == cfg.hold_silence_s
     h = Harness()
-    h.core.history = asked
+    h.core.talk.history = asked
     h.say("Sure, it's.", 0.6)
     h.frames(0.6, speech=False)  # past the finished sentence's 0.42 s: still one turn
     assert not [e for e in h.core.trace if e["kind"] == "caller_turn_ended"]
@@ -359,7 +359,7 @@ def test_an_answer_to_a_question_for_a_number_reads_its_sound_alikes_as_digits()
     for history, heard in (([Message("assistant", "Could you tell me the last four digits of the card?")], "4821"),
                            ([Message("assistant", "What can I do for you?")], "48 to 1")):
         h = Harness()
-        h.core.history = history
+        h.core.talk.history = history
         h.say("It's 48 to 1.", 1.0)
         h.frames(2.5, speech=False)
         ended = [e["text"] for e in h.core.trace if e["kind"] == "caller_turn_ended"]

@@ -108,7 +108,7 @@ def test_the_call_core_keeps_a_sentence_when_the_caller_went_on_after_a_long_pau
                 core.handle(ce.TranscriptReady(command.key, transcript_of(command, stt, ())[0], 0.0))
             elif isinstance(command, ce.ScoreTurnEnd):
                 core.handle(ce.TurnEndScored(command.key, complete, 0.0))
-    assert (core.heard.head is not None) is kept
+    assert (core.turn.heard.head is not None) is kept
 
 
 @pytest.fixture(scope="module")
