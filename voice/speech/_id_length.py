@@ -99,20 +99,21 @@ class LengthFitter:
         return readings
 
     def _likelihoods(self, encoded: Any, texts: list[str]) -> list[float]:
-        """Each text's log-likelihood given the audio: every token's, then the end's."""
+        """Each text's log-likelihood given the audio: every token's, then the end's (one batch for all)."""
+        import ctranslate2
+
+        tokens = [self._tokens(text) for text in texts]
+        batch = ctranslate2.StorageView.from_array(np.ascontiguousarray(np.repeat(np.asarray(encoded), len(texts), 0)))
+        results = self.model.generate(  # at least one new token each: the logits at the end's position
+            batch, [self.prompt + t for t in tokens], beam_size=1, max_length=2 * (max(map(len, tokens)) + 1),
+            suppress_tokens=[], suppress_blank=False, return_logits_vocab=True)
         scores = []
-        for text in texts:
-            tokens = self._tokens(text)
-            result = self.model.generate(  # one new token: the logits at the end's position
-                encoded, [self.prompt + tokens], beam_size=1, max_length=2 * (len(tokens) + 1),
-                suppress_tokens=[], suppress_blank=False, return_logits_vocab=True)[0]
+        for said, result in zip(tokens, results, strict=True):
             steps = result.logits[0]  # one vocabulary's logits per position after the start sequence
-            if len(steps) < len(tokens) + 1:
+            if len(steps) < len(said) + 1:
                 return [0.0] * len(texts)  # not scored: the first text, as heard, stays
-            total = 0.0
-            for position, token in enumerate([*tokens, self.tokenizer.eot]):
-                logits = np.asarray(steps[position], dtype=np.float64)
-                top = logits.max()
-                total += float(logits[token] - top - np.log(np.exp(logits - top).sum()))
-            scores.append(total)
+            logits = np.stack([np.asarray(steps[i], dtype=np.float64) for i in range(len(said) + 1)])
+            top = logits.max(axis=1, keepdims=True)
+            logprobs = logits - top - np.log(np.exp(logits - top).sum(axis=1, keepdims=True))
+            scores.append(float(logprobs[np.arange(len(said) + 1), [*said, self.tokenizer.eot]].sum()))
         return scores
