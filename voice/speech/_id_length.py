@@ -4,7 +4,7 @@ audio says so.
 Whisper tiny.en drops or doubles a digit of an id said in one go ("two oh four one seven seven three five" ->
 "240417735", "nine nine nine nine" -> "99999"). A call knows how many digits its identifiers have where the agent
 declares it (`identifier(digits=8)`, a `pattern` of `^\\d{8}$`, "the eight-digit card number"). So a run of
-digits one or two off every declared length is decoded again from the same audio, the words before it forced as
+digits one off every declared length is decoded again from the same audio, the words before it forced as
 they were heard and only single-digit tokens allowed, at each declared length near it. Then the window's whole
 text is scored both ways by the model (the log-likelihood of every token and of the end, teacher-forced) and the
 likelier text is kept: the declared length proposes, the audio decides. A caller who said five digits where four
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-MAX_OFF = 2  # a reading this many digits off a declared length is read again at it
+MAX_OFF = 1  # a reading a digit off a declared length is read again at it (each length tried costs a decoding)
 MIN_DIGITS = 3  # a run shorter than this is a count or a house number, not an identifier
 CANDIDATES = 2  # readings kept from the digit-only beam at each length
 # digits with at most one separator between them ("681-3390", "455 0127"); not a price, a time, a decimal
@@ -43,7 +43,7 @@ def lengths_to_try(heard: int, declared: Sequence[int]) -> list[int]:
 
 
 def needs_fitting(text: str, declared: Sequence[int]) -> bool:
-    """Some run of digits in `text` is off every declared length by a digit or two."""
+    """Some run of digits in `text` is off every declared length by a digit."""
     return any(lengths_to_try(len(re.sub(r"\D", "", m.group())), declared) for m in digit_runs(text))
 
 
@@ -61,7 +61,7 @@ class LengthFitter:
         self.only_digits = [t for t in range(max(vocabulary, tokenizer.eot + 1)) if t not in digits]
 
     def fit(self, text: str, encoded: Any, declared: Sequence[int]) -> str:
-        """`text` (the window's, from its encoder output `encoded`) with each run of digits a digit or two off the
+        """`text` (the window's, from its encoder output `encoded`) with each run of digits a digit off the
         `declared` lengths replaced by a reading at one of them, where the model finds that text likelier."""
         for run in reversed(digit_runs(text)):  # from the end: an earlier run's offsets stay valid
             heard = re.sub(r"\D", "", run.group())
