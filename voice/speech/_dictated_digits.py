@@ -11,6 +11,7 @@ ends the run: "yes ... no ... okay" is never turned into digits, and three digit
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -154,21 +155,36 @@ def _a_word_there(heard: list[Word], span: tuple[int, int]) -> bool:
     return bool(there) and not any(_NUMERISH.search(t) or _DIGITLIKE.fullmatch(t) for t in there)
 
 
+@functools.cache
+def digit_tokens(tokenizer: Any) -> dict[int, str]:
+    """Every token of `tokenizer` that is digits alone, written with or without one space before ("7", " 42"):
+    token -> its digits. One pass over the vocabulary (~0.1 s for Whisper's), made once per tokenizer for every
+    reader of dictated digits (this module's islands, `voice/speech/_id_length.py`)."""
+    found = {}
+    for token in range(tokenizer.eot):
+        text = tokenizer.decode([token])
+        if text.strip().isascii() and text.strip().isdigit() and text in (text.strip(), " " + text.strip()):
+            found[token] = text.strip()
+    return found
+
+
+def suppressed_but(model: Any, tokenizer: Any, allowed: set[int]) -> list[int]:
+    """Every token of the model's vocabulary but `allowed`: what `generate(suppress_tokens=...)` leaves it."""
+    vocabulary = int(getattr(model, "vocab_size", 0) or tokenizer.eot + 1)
+    return [t for t in range(max(vocabulary, tokenizer.eot + 1)) if t not in allowed]
+
+
 class DigitReader:
     """Decodes islands of audio as one digit token each, on a CTranslate2 Whisper and its tokenizer."""
 
     def __init__(self, model: Any, tokenizer: Any, features: Any) -> None:
         self.model, self.tokenizer, self.features = model, tokenizer, features
-        allowed = {tokenizer.eot, *tokenizer.encode(","), *tokenizer.encode("."), *tokenizer.encode(" ,")}
-        for token in range(tokenizer.eot):
-            text = tokenizer.decode([token])
-            if text.strip().isascii() and text.strip().isdigit() and text in (text.strip(), " " + text.strip()):
-                allowed.add(token)
+        allowed = {tokenizer.eot, *tokenizer.encode(","), *tokenizer.encode("."), *tokenizer.encode(" ,"),
+                   *digit_tokens(tokenizer)}
         # "oh" for zero: Whisper writes the letter or the word for it more readily than "0"
         self.zeros = {t[0] for word in _ZERO_WORDS if len(t := tokenizer.encode(word)) == 1}
         allowed |= self.zeros
-        vocabulary = int(getattr(model, "vocab_size", 0) or tokenizer.eot + 1)
-        self.suppress = [t for t in range(max(vocabulary, tokenizer.eot + 1)) if t not in allowed]
+        self.suppress = suppressed_but(model, tokenizer, allowed)
         self.prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
         self._read: dict[bytes, tuple[str, float]] = {}  # islands read lately, by their samples' hash
 

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from voice.speech._dictated_digits import digit_tokens, suppressed_but
+
 MAX_OFF = 1  # a reading a digit off a declared length is read again at it (each length tried costs a decoding)
 MIN_DIGITS = 3  # a run shorter than this is a count or a house number, not an identifier
 CANDIDATES = 2  # readings kept from the digit-only beam at each length
@@ -52,13 +54,8 @@ class LengthFitter:
 
     def __init__(self, model: Any, tokenizer: Any, prompt: Sequence[int]) -> None:
         self.model, self.tokenizer, self.prompt = model, tokenizer, list(prompt)
-        digits = set()
-        for token in range(tokenizer.eot):
-            text = tokenizer.decode([token])
-            if len(text.strip()) == 1 and text.strip().isdigit() and text in (text.strip(), " " + text.strip()):
-                digits.add(token)
-        vocabulary = int(getattr(model, "vocab_size", 0) or tokenizer.eot + 1)
-        self.only_digits = [t for t in range(max(vocabulary, tokenizer.eot + 1)) if t not in digits]
+        single = {token for token, digits in digit_tokens(tokenizer).items() if len(digits) == 1}
+        self.only_digits = suppressed_but(model, tokenizer, single)  # a reading is one token a digit
 
     def fit(self, text: str, encoded: Any, declared: Sequence[int]) -> str:
         """`text` (the window's, from its encoder output `encoded`) with each run of digits a digit off the
