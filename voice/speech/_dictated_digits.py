@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ MIN_RUN = 3  # digits in a row before they are read as an id
 ISLAND_WINDOW_S = 2.0  # the window one island is decoded in: shorter is cheaper, and one token cannot loop
 ISLAND_MARGIN = SAMPLE_RATE // 10  # audio kept either side of an island
 READ_CACHE = 512  # islands whose reading is kept (a dictated id has a handful; calls share the reader)
+SAME_WORD_S = 0.5  # a word both decodes heard within this of each other is one they agree on
 MIN_DIGIT_LOGPROB = -1.6  # below this the island's best digit is a guess (measured: words score -1.1 to -2 on ",")
 _ZERO_WORDS = (" oh", " Oh", " O", "O", "oh", "Oh")
 _NUMERISH = re.compile(r"\d|\b(?:" + "|".join(DIGIT_WORDS) + r")\b", re.IGNORECASE)
@@ -76,6 +77,11 @@ def short_islands(probs: np.ndarray) -> list[tuple[int, int]]:
         elif runs[-1]:
             runs.append([])
     return [span for run in runs if len(run) >= MIN_RUN for span in run]
+
+
+def _ids(text: str) -> list[str]:
+    """The ids in `text` once dictated pieces are joined."""
+    return _AN_ID.findall(join_spoken_digits(text))
 
 
 @dataclass(frozen=True)
@@ -125,14 +131,40 @@ def _number_runs(words: list[Word]) -> list[list[Word]]:
     return runs
 
 
-def merge_numbers(prompted: list[Word], plain: list[Word]) -> list[Word]:
+def merge_numbers(prompted: list[Word], plain: list[Word], terms: frozenset[str] = frozenset()) -> list[Word]:
     """The prompted decode's words with its numbers taken from the plain decode: digit-like words of the prompted
-    one in the time of a number of the plain one give way to it (names and other words stay the prompted ones)."""
+    one in the time of a number of the plain one give way to it (names and other words stay the prompted ones).
+    In the time of an id the plain decode heard, every other prompted word gives way too, but the vocabulary's
+    (`terms`, its words lower-cased) and those the plain decode also heard there ("BT" of "BT 1186"): a prompt
+    holds words, not digits, so what it alone put where the plain decode heard an id is its sway ("six double oh
+    eight eight" heard "6 AA date" under a prompt of a shop's words, "6.088" without)."""
     runs = _number_runs(plain)
-    spans = [(run[0].start_s, run[-1].end_s) for run in runs]
-    kept = [w for w in prompted if not (_DIGITLIKE.fullmatch(w.text.strip())
-                                        and any(a <= w.middle_s <= b for a, b in spans))]
-    return sorted([*kept, *(w for run in runs for w in run)], key=lambda w: w.middle_s)
+    spans = [(run[0].start_s, run[-1].end_s, _AN_ID.search(re.sub(r"\D", "", join_words(run))) is not None)
+             for run in runs]
+    plain_near = [(_said_word(w.text), w.middle_s) for w in plain]
+
+    def gives_way(w: Word) -> bool:
+        inside = [an_id for a, b, an_id in spans if a <= w.middle_s <= b]
+        if not inside or _DIGITLIKE.fullmatch(w.text.strip()):
+            return bool(inside)
+        said = _said_word(w.text)
+        also_plain = any(p == said and abs(m - w.middle_s) <= SAME_WORD_S for p, m in plain_near)
+        return any(inside) and said not in terms and not also_plain
+
+    kept = [w for w in prompted if not gives_way(w)]
+    gone = [w for w in prompted if w not in kept]
+    ran = [w for run in runs for w in run]
+    # the plain decode's other words in the time of those given way come with its digits ("BT" where the prompted
+    # decode wrote "Bt1186"), unless a kept word is one of them
+    kept_near = [(_said_word(w.text), w.middle_s) for w in kept]
+    along = [w for w in plain if w not in ran and re.search(r"\w", w.text)
+             and any(g.start_s <= w.middle_s <= g.end_s for g in gone)
+             and not any(k == _said_word(w.text) and abs(m - w.middle_s) <= SAME_WORD_S for k, m in kept_near)]
+    return sorted([*kept, *ran, *along], key=lambda w: w.middle_s)
+
+
+def _said_word(text: str) -> str:
+    return re.sub(r"[^\w']", "", text.lower())
 
 
 def digit_runs(islands: list[tuple[int, int]], read: list[tuple[str, float]]) -> list[Run]:
@@ -230,18 +262,18 @@ class DigitReader:
         return [Word(text, float(jump_s[a]), float(jump_s[b]))
                 for text, a, b in zip(texts[:-1], bounds[:-1], bounds[1:], strict=True)]
 
-    def reread(self, window: np.ndarray, probs: np.ndarray, text: str, tokens: list[int], encoded: Any,
-               plain: Callable[[], list[int]] | None = None) -> str:
-        """`text` (the first pass on `window`, `tokens`) with its numbers read again: an id in it from `plain()`,
-        the window decoded without the vocabulary prompt (a prompt of names makes Whisper write "33000" for "three
-        three zero zero"), then an id dictated with pauses digit by digit."""
-        if not _NUMERISH.search(text):
-            return text
+    def with_plain_numbers(self, window: np.ndarray, text: str, tokens: list[int], encoded: Any,
+                           plain: Callable[[], list[int]] | None = None,
+                           terms: Sequence[str] = ()) -> tuple[str, Callable[[], list[Word]]]:
+        """`text` (the first pass on `window`, `tokens`) and its timed words, with its numbers taken from `plain()`,
+        the window decoded without the vocabulary prompt of `terms`, when either holds an id (a prompt of names
+        makes Whisper write "33000" for "three three zero zero", or "6 AA date" for "six double oh eight eight")."""
         words: Callable[[], list[Word]] = lambda: self.words(encoded, tokens, len(window))  # noqa: E731
-        if plain is not None and _AN_ID.search(join_spoken_digits(text)):
-            merged = merge_numbers(words(), self.words(encoded, plain(), len(window)))
-            text, words = join_words(merged), lambda: merged
-        return self.by_islands(window, probs, text, words)
+        if plain is not None and ((ids := _ids(text)) or _ids(self.tokenizer.decode(plain())) not in ([], ids)):
+            said = frozenset(word for term in terms for word in re.findall(r"[\w']+", term.lower()))
+            merged = merge_numbers(words(), self.words(encoded, plain(), len(window)), said)
+            return join_words(merged), lambda: merged
+        return text, words
 
     def by_islands(self, window: np.ndarray, probs: np.ndarray, text: str, words: Callable[[], list[Word]]) -> str:
         """`text` with a run of digits dictated with pauses replaced by the digits its islands read as alone."""

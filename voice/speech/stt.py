@@ -278,11 +278,14 @@ class WhisperSTT:
                 plain is not None and not repeats_a_sentence(self._tokenizer.decode(plain())))):
             text = drop_repeated_sentence(text)
             tokens = self._tokenizer.encode(" " + text)  # what the word times are taken of
-        if not self.read_digits or (read := self._digits.reread(window, probs, text, tokens, encoded, plain)) != text:
-            return read if self.read_digits else text
+        if not self.read_digits:
+            return text
+        text, words = self._digits.with_plain_numbers(window, text, tokens, encoded, plain, terms or ())
+        if (read := self._digits.by_islands(window, probs, text, words)) != text:
+            return read
         # a late number said in one go: its part heard again (lock held; no VAD probs: no island re-reading)
         part_text = lambda part: self._generate(self._padded_s(part), [part], [probs[:0]], list(prompt))[0]  # noqa: E731
-        return hear_number_again(text, lambda: self._digits.words(encoded, tokens, len(window)), window, part_text)
+        return hear_number_again(text, words, window, part_text)
 
     def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
         """One window's tokens decoded without a vocabulary prompt, from its encoder output."""

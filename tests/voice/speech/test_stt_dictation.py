@@ -72,6 +72,29 @@ def test_a_prompted_decodes_numbers_come_from_the_plain_decode_and_its_names_sta
     assert "".join(w.text for w in merge_numbers(prompted, plain)) == " Table for Quattro at 3300."
 
 
+def test_what_a_prompt_put_in_the_time_of_an_id_the_plain_decode_heard_gives_way_but_its_own_words() -> None:
+    # "six double oh eight eight" under a prompt of the shop's words, and without
+    prompted = [Word(" the", 2.3, 2.34), Word(" Ticket", 2.34, 2.58), Word(" 6", 2.58, 3.0), Word(" AA", 3.0, 3.38),
+                Word(" date", 3.38, 3.8), Word("?", 3.8, 3.88)]
+    plain = [Word(" The", 2.3, 2.34), Word(" tickets", 2.34, 2.64), Word(" 6", 2.64, 3.04), Word(".088", 3.04, 3.88)]
+    assert "".join(w.text for w in merge_numbers(prompted, plain)) == " the Ticket 6.088"
+    # a word of the vocabulary heard in that time stays: the prompt is for it
+    named = [*prompted[:3], Word(" Quattro", 3.0, 3.6), Word(" 8", 3.6, 3.8)]
+    assert "Quattro" in "".join(w.text for w in merge_numbers(named, plain, frozenset({"quattro"})))
+    # a word the plain decode heard there too stays: an id's letters, say
+    lettered = [Word(" Booking", 0.0, 0.58), Word(" BT", 0.9, 1.1), Word("-1186", 1.1, 1.9)]
+    heard = [Word(" Welcome", 0.0, 0.36), Word(" BT", 0.36, 0.96), Word(" 1186", 0.96, 1.88)]
+    assert "".join(w.text for w in merge_numbers(lettered, heard)) == " Booking BT 1186"
+    # and one heard in the time of a prompted word given way comes with the digits
+    whole = [Word(" Booking", 0.0, 1.12), Word(" Bt1186", 1.12, 2.46)]
+    apart = [Word(" Looking", 0.0, 0.9), Word(" BT", 0.9, 1.52), Word(" 1186", 1.52, 2.48)]
+    assert "".join(w.text for w in merge_numbers(whole, apart)) == " Booking BT 1186"
+    # a number the plain decode heard that is no id leaves the prompted words alone
+    short = [Word(" at", 0.0, 0.3), Word(" 9", 0.3, 0.6), Word(" Park", 0.6, 0.9), Word(" Lane", 0.9, 1.2)]
+    assert "".join(w.text for w in merge_numbers(short, [Word(" at", 0.0, 0.3), Word(" 9", 0.3, 1.0)])) == \
+        " at 9 Park Lane"
+
+
 @pytest.fixture(scope="module")
 def stt() -> WhisperSTT:
     return WhisperSTT(**STT_ENGINES.spec("tiny.en").options, threads=1)  # the default engine, beam 3
