@@ -29,6 +29,12 @@ DIGIT_ORDINAL = r"st|nd|rd|th"  # what follows an ordinal written in digits ("31
 NUMBER_SCALE_WORDS = (HUNDRED, THOUSAND, "point")  # words inside a number said ("two hundred", "four point five")
 
 
+def said_number(n: int) -> str:
+    """A whole number from 0 to 99 as it is said: 7 -> "seven", 42 -> "forty two" (readers also take "forty-two");
+    what the grounding's readers of number words invert (labelled: tests/data/said_numbers.tsv)."""
+    return ONES[n] if n < 20 else TENS[n // 10] + (f" {ONES[n % 10]}" if n % 10 else "")
+
+
 def numbers_in_digits(text: str) -> str:
     """Number words as digits, for readers that take digits only. English number words are read where they are
     used (`loop.grounding.arguments`), so nothing changes here; a language whose words those readers do not know
@@ -206,6 +212,8 @@ APPROVE_FRAME = ("the", "a", "an", "it", "that", "this", "them", "those", "these
 # The caller's words for the agent's ("cancel your card" -> "yes, cancel my card"); the unit a "$" is said in.
 OWN_WORDS = {"your": ("my",), "yours": ("mine",), "you": ("me", "i"), "youre": ("im",)}
 MONEY_WORDS = ("dollars", "dollar", "bucks", "cents", "money")
+# other units a number said before them is an amount in, not a time ("7.30 pounds"); labelled: clock_times.tsv
+AMOUNT_UNITS = ("pounds", "pound", "euros", "euro", "percent", "pence")
 # Written short forms and the words said for them: a yes may say either of what the question wrote
 ABBREVIATIONS = {"mg": ("milligram", "milligrams"), "ml": ("millilitre", "milliliter", "millilitres"),
                  "apt": ("apartment",), "ave": ("avenue",), "st": ("street",), "rd": ("road",), "dr": ("drive",),
