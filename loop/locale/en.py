@@ -315,6 +315,39 @@ YES_CUES = frozenset({"yes", "yeah", "yep", "yup", "correct"})
 YES_WORDS = YES_CUES | frozenset({"please", "that's", "thats", "right", "oh", "um", "uh", "it", "is", "sure", "great",
                                   "ok", "okay"})
 
+# short forms in an argument's name said in full when it is asked for (`booking_ref` -> "booking reference");
+# labelled: tests/data/labels.tsv
+NAME_ABBREVIATIONS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
+                      "acct": "account", "reg": "registration", "dob": "date of birth"}
+# words of a name that say what it is already: no "number", "number of" or "date" is added to it
+_says = {"id": {"number", "code", "reference", "postcode", "zip", "zipcode", "pin", "digits", "id", "registration",
+                "plate", "iban"},
+         "integer": {"number", "count", "quantity", "amount", "total", "size", "age", "price", "cost", "year",
+                     "month", "day", "hour", "minute"},
+         "when": {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}}
+
+
+def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, int] = (0, 0)) -> str:
+    """How a question asks for a tool's argument, from its name's words and what the grounding read of it
+    (`loop.grounding._arg_kinds.label`): its `kind`, an identifier's `digits` and its `shape` (letters, digits):
+    ["order", "id"] -> "order number", ["account"] (an id of 8 digits) -> "eight-digit account number", ["seats"]
+    (a count) -> "number of seats". Labelled: tests/data/labels.tsv."""
+    words = [NAME_ABBREVIATIONS.get(w, w) for w in name]
+    if kind == "id" and not set(words) & _says["id"] and not words[-1].endswith("code"):
+        words.append("digits" if set(words) & set(ONES) else "number")  # `last_four`: "the last four digits"
+    letters, shaped = shape
+    if 0 < letters < len(ONES) and 1 < shaped < len(ONES):  # "the file reference, three letters and five digits"
+        return f"{' '.join(dict.fromkeys(words))}, {ONES[letters]} letters{AND}{ONES[shaped]} digits"
+    if 1 < digits < len(ONES) and not set(words) & set(ONES):  # "the eight-digit card number": the caller knows
+        # what to say, and the call how long to wait for it
+        words = LABEL_DIGITS.format(n=ONES[digits], what=" ".join(words)).split()
+    if kind == "integer" and not set(words) & _says["integer"]:
+        words = LABEL_COUNT.format(what=" ".join(words)).split()  # `seats` -> "the number of seats"
+    if kind == "when" and not set(words) & _says["when"]:
+        words.append("date")
+    return " ".join(dict.fromkeys(words))
+
+
 def the(name: str) -> str:
     """One thing asked for, with its article: "order number" -> "the order number"."""
     return THE.format(name=name)

@@ -317,6 +317,21 @@ def as_asked(phrase: str) -> str:
     return phrase
 
 
+NAME_ABBREVIATIONS: dict[str, str] = {}  # an argument's name is said as its author wrote it (tests/data/labels.tsv)
+
+
+def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, int] = (0, 0)) -> str:
+    """How a question asks for a tool's argument: its name's words as its author wrote them (`numero_reserva` ->
+    "numero reserva"), said by `LABEL_COUNT` for a count and `LABEL_DIGITS` for an identifier of known length
+    (`shape`, its letters and digits, is not said). Labelled: tests/data/labels.tsv."""
+    what = " ".join(NAME_ABBREVIATIONS.get(w, w) for w in name)
+    if kind == "integer":
+        return LABEL_COUNT.format(what=what)
+    if 1 < digits < len(ONES):
+        return LABEL_DIGITS.format(what=what, n=ONES[digits])
+    return what
+
+
 def the(name: str) -> str:
     """One thing asked for, with its article ("servicio" -> "el servicio", "dirección" -> "la dirección", "cajas"
     -> "las cajas"): by the first noun's ending, `MASCULINE_IN_A` and `FEMININE_IN_E` the exceptions (labelled:

@@ -142,7 +142,6 @@ def test_no_module_imports_another_packages_private_module() -> None:
 # Modules that still read English's words by name, each with what is left to move (issue 38). The list may only
 # shrink: a module not on it that names a language fails, and so does one on it that no longer does.
 STILL_ENGLISH = {
-    "loop.grounding._arg_kinds": "the argument-name word sets (_ID_NAME, _PERSON, ...) and English labels",
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
     "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",
