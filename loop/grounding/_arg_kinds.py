@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 
 _ID_NAME = {"id", "number", "num", "no", "nr", "ref", "reference", "code", "postcode", "zip", "zipcode", "digits",
             "pin", "postal", "iban", "serial", "registration", "reg", "plate", "tracking", "phone", "mobile",
@@ -48,13 +48,6 @@ _WHEN = {"time", "hour", "date", "day", "when", "slot", "arrival", "departure", 
          "night", "evening", "morning"}
 _DATE = {"date", "day", "weekday", "checkin", "checkout", "arrival", "departure", "night"}
 _PLAIN_WORDS = ("hello", "my repair", "check on my repair please", "yes", "a")  # no identifier looks like these
-_ID_LABELS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
-              "acct": "account", "reg": "registration", "dob": "date of birth"}
-_SAYS_COUNT = {"number", "count", "quantity", "amount", "total", "size", "age", "price", "cost", "year", "month",
-               "day", "hour", "minute"}
-_SAYS_WHEN = {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}
-_SAYS_ID = {"number", "code", "reference", "postcode", "zip", "zipcode", "pin", "digits", "id", "registration",
-            "plate", "iban"}
 
 
 @dataclass(frozen=True)
@@ -255,41 +248,15 @@ def digits_named(name: str, text: str) -> int:
 
 
 def label(name: str, schema: dict[str, Any] | None = None, described: str = "", context: str = "",
-          words_of: ModuleType = en) -> str:
+          words_of: ModuleType = DEFAULT_WORDS) -> str:
     """How to ask a caller for the argument: `order_id` -> "order number", `booking_ref` -> "booking reference",
     `account` (an identifier) -> "account number". `context`: the agent's instructions, read only for how many
-    digits (and letters) an identifier has. `words_of`: the language asked in (`loop.locale`)."""
-    if words_of is not en:
-        return _label_in(words_of, name, schema, described, context)
-    words = [_ID_LABELS.get(w, w) for w in name_words(name)]
+    digits (and letters) an identifier has. `words_of`: the language asked in (`loop.locale`), whose `label` says
+    the argument's name words with what is read here of it."""
     kind = arg_kind(name, schema, described) if schema is not None else None
-    if kind is not None and kind.kind == "id" and not set(words) & _SAYS_ID and not words[-1].endswith("code"):
-        words.append("digits" if set(words) & set(en.ONES) else "number")  # `last_four`: "the last four digits"
     said_of = f"{described}\n{context}"
-    digits = (kind.digits or digits_named(name, said_of)) if kind is not None and kind.kind == "id" else 0
-    letters, shaped = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of)) if (
-        kind is not None and kind.kind == "id") else (0, 0)
-    if 0 < letters < len(en.ONES) and 1 < shaped < len(en.ONES):  # "the file reference, three letters and five
-        return f"{' '.join(dict.fromkeys(words))}, {en.ONES[letters]} letters{en.AND}{en.ONES[shaped]} digits"
-    if 1 < digits < len(en.ONES) and not set(words) & set(en.ONES):  # "the eight-digit card number": the caller
-        # knows what to say, and the call how long to wait for it
-        words = en.LABEL_DIGITS.format(n=en.ONES[digits], what=" ".join(words)).split()
-    if kind is not None and kind.kind == "integer" and not set(words) & _SAYS_COUNT:
-        words = en.LABEL_COUNT.format(what=" ".join(words)).split()  # `seats` -> "the number of seats"
-    if kind is not None and kind.kind == "when" and not set(words) & _SAYS_WHEN:
-        words.append("date")
-    return " ".join(dict.fromkeys(words))
-
-
-def _label_in(words_of: ModuleType, name: str, schema: dict[str, Any] | None, described: str, context: str) -> str:
-    """The argument's name as its author wrote it (in the agent's language: `numero_reserva` -> "numero reserva"),
-    said by the pack's templates for a count and an identifier of known length."""
-    what = " ".join(name_words(name))
-    kind = arg_kind(name, schema, described) if schema is not None else None
-    if kind is not None and kind.kind == "integer":
-        return str(words_of.LABEL_COUNT.format(what=what))
-    digits = (kind.digits or digits_named(name, f"{described}\n{context}")) if kind is not None and (
-        kind.kind == "id") else 0
-    if 1 < digits < len(words_of.ONES):
-        return str(words_of.LABEL_DIGITS.format(what=what, n=words_of.ONES[digits]))
-    return what
+    is_id = kind is not None and kind.kind == "id"
+    digits = (kind.digits or digits_named(name, said_of)) if kind is not None and is_id else 0
+    shape = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of)) if (
+        kind is not None and is_id) else (0, 0)
+    return str(words_of.label(name_words(name), kind.kind if kind is not None else "", digits, shape))

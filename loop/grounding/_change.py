@@ -69,14 +69,15 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
     fn: dict[str, Any] = tool.get("function") or tool
     evidence = Evidence.of(since, locale.get(request.language))
     props = (fn.get("parameters") or {}).get("properties") or {}
-    counted = counted_spans(props, evidence.said, described_among(tool, request.tools))
+    counted = counted_spans(props, evidence.said, described_among(tool, request.tools), evidence.words)
     found = {}
     for name, prop in props.items():
         others = [span for arg, spans in counted.items() if arg != name for span in spans]  # "three passengers"
         narrowed = _narrow(name, prop, evidence.without(others), described_among(tool, request.tools))
         old = str(declined.arguments.get(name, "")).strip().lower()
         if narrowed is not None and "pattern" in narrowed and _is_address(name, prop, tool, request):
-            narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh)))}  # "it's 16 Birch Avenue"
+            # "it's 16 Birch Avenue"
+            narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh, evidence.words)))}
         if narrowed is None or narrowed is prop or "enum" not in narrowed:
             continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
         if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:

@@ -4,29 +4,32 @@ nine" its "8:45 p.m.". Labelled examples: tests/data/clock_times.tsv."""
 
 from __future__ import annotations
 
+import functools
 import re
+from types import ModuleType
 
-from loop.grounding._heard import TENS, UNITS
-from loop.locale import en
+from loop.grounding._heard import Spoken, spoken
+from loop.locale import DEFAULT_WORDS, unaccented
 
 Clock = tuple[int, int, str]  # hour 1-12, minute, "am" / "pm" / "" (not said)
 
 _DIGITS = re.compile(r"(?<![$£€.,\d])\b(\d{1,2})(?:[:.](\d{2})|\s+(\d{2})(?!\d))?"
                      r"\s*(a\.?\s?m\b\.?|p\.?\s?m\b\.?|o'?clock)?", re.IGNORECASE)
-_CUES = frozenset(en.CLOCK_CUES)
-_MONEY = frozenset({*en.MONEY_WORDS, "pounds", "pound", "euros", "euro", "percent", "pence"})
 
 
-def _number(word: str) -> int | None:
+@functools.cache
+def _cued(words: ModuleType) -> tuple[re.Pattern[str], frozenset[str], int]:
+    """What says a bare number before it is an hour (the pack's CLOCK_CUES: "at 7", "a las 7"), how far back to look
+    for it, and the words after a number that make it an amount (MONEY_WORDS, AMOUNT_UNITS: "7.30 dollars")."""
+    cues = sorted(words.CLOCK_CUES, key=lambda c: (-len(c), c))
+    before = re.compile(rf"(?<![a-z])(?:{'|'.join(cues)})[^a-z]*$")
+    return before, frozenset({*words.MONEY_WORDS, *words.AMOUNT_UNITS}), max(12, max(map(len, cues), default=0) + 6)
+
+
+def _number(word: str, said: Spoken) -> int | None:
+    """A number from 0 to 99 in digits or as said ("forty two", "forty-two", "cuarenta y dos")."""
     word = word.lower().replace("-", " ")
-    if word.isdigit():
-        return int(word)
-    parts = word.split()
-    if len(parts) == 1:
-        return UNITS.get(parts[0], TENS.get(parts[0]))
-    if len(parts) == 2 and parts[0] in TENS and parts[1] in UNITS and 0 < UNITS[parts[1]] < 10:
-        return TENS[parts[0]] + UNITS[parts[1]]
-    return None
+    return int(word) if word.isdigit() else said.numbers.get(" ".join(word.split()))
 
 
 def _clock(hour: int | None, minute: int | None, meridiem: str = "") -> Clock | None:
@@ -51,12 +54,14 @@ def _tokens(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     return [w for w, _ in found], [span for _, span in found]
 
 
-def _spoken(words: list[str]) -> list[tuple[Clock, int, int]]:
-    """'seven thirty', 'nine fifteen p.m.', "five o'clock", 'nine oh five' (an hour word, then minutes): each
-    with the first and last word it spans."""
+def _spoken(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
+    """'seven thirty', 'nine fifteen p.m.', "five o'clock", 'nine oh five' (an hour word, then minutes; "oh": a
+    digit word for 0 that is no number word): each with the first and last word it spans."""
+    units, tens = said.units, said.tens
+    zero = {w for w, d in said.digits.items() if d == "0" and w not in units}
     found = []
     for i, word in enumerate(words):
-        hour = UNITS.get(word) if word in UNITS and 0 < UNITS[word] <= 12 else None
+        hour = units.get(word) if word in units and 0 < units[word] <= 12 else None
         if hour is None:
             continue
         rest = words[i + 1: i + 4]
@@ -64,11 +69,14 @@ def _spoken(words: list[str]) -> list[tuple[Clock, int, int]]:
             half = _meridiem(rest[1] if len(rest) > 1 else "")
             found.append(((hour, 0, half), i, i + 1 + bool(half)))
             continue
-        minute_words = rest[:2] if rest[:1] and rest[0] in TENS and rest[1:2] and rest[1] in UNITS else rest[:1]
-        minute = _number(" ".join(minute_words)) if minute_words and (minute_words[0] in TENS or (
-            minute_words[0] in UNITS and UNITS[minute_words[0]] >= 10)) else None
-        if minute is None and rest[:1] == ["oh"] and rest[1:2] and rest[1] in UNITS:  # "nine oh five"
-            minute_words, minute = rest[:2], UNITS[rest[1]]
+        minute_words = next((rest[:n] for n in (3, 2) if len(rest) >= n and " ".join(rest[:n]) in said.numbers),
+                            rest[:1])
+        if len(minute_words) == 1 and rest[0] in tens and rest[1:2] and rest[1] in units:
+            minute_words = rest[:2]  # a ten, then a number it does not compose with ("twenty twelve"): no minutes
+        minute = said.numbers.get(" ".join(minute_words))
+        minute = minute if minute is not None and minute >= 10 else None
+        if minute is None and rest[:1] and rest[0] in zero and rest[1:2] and rest[1] in units:  # "nine oh five"
+            minute_words, minute = rest[:2], units[rest[1]]
         half = _meridiem(rest[len(minute_words)] if len(rest) > len(minute_words) else "")
         if minute is not None and (clock := _clock(hour, minute, half)):
             found.append((clock, i, i + len(minute_words) + bool(half)))
@@ -77,17 +85,17 @@ def _spoken(words: list[str]) -> list[tuple[Clock, int, int]]:
     return found
 
 
-def _past_or_to(words: list[str]) -> list[tuple[Clock, int, int]]:
+def _past_or_to(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
     """'half past eight', 'quarter to nine', 'twenty five past six' (minutes in words, a multiple of five; never
     'from nine to five')."""
     found = []
     for i, word in enumerate(words[1:-1], 1):
         if word not in ("past", "to"):
             continue
-        two = " ".join(words[max(0, i - 2): i]) if i >= 2 and words[i - 2] in TENS else ""
-        amount = {"half": 30, "quarter": 15}.get(words[i - 1]) or (_number(two) if two else None) \
-            or (_number(words[i - 1]) if not words[i - 1].isdigit() else None)
-        hour = _number(words[i + 1])
+        two = " ".join(words[max(0, i - 2): i]) if i >= 2 and words[i - 2] in said.tens else ""
+        amount = {"half": 30, "quarter": 15}.get(words[i - 1]) or (_number(two, said) if two else None) \
+            or (_number(words[i - 1], said) if not words[i - 1].isdigit() else None)
+        hour = _number(words[i + 1], said)
         if amount is None or hour is None or amount % 5 or not 0 < amount < 60 or (word == "to" and amount > 30):
             continue
         start = i - (2 if two else 1)
@@ -99,32 +107,33 @@ def _past_or_to(words: list[str]) -> list[tuple[Clock, int, int]]:
     return found
 
 
-def time_spans_in(text: str) -> list[Span]:
-    """Every time of day `text` says, in digits or words, with its place in the text."""
+def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
+    """Every time of day `text` says, in digits or words (of the pack `words`), with its place in the text."""
+    cue, money, back = _cued(words)
     found: list[Span] = []
     for m in _DIGITS.finditer(text):
         hour, minute = int(m.group(1)), m.group(2) or m.group(3)
-        cue = m.group(4) or ""
-        before = re.findall(r"[a-z]+", text[max(0, m.start() - 12): m.start()].lower())[-1:]
-        after = re.findall(r"[a-z]+", text[m.end(): m.end() + 12].lower())[:1]
-        if (minute is None and not cue and not set(before) & _CUES) or set(after) & _MONEY:
+        said = m.group(4) or ""
+        cued = cue.search(unaccented(text[max(0, m.start() - back): m.start()].lower()))
+        after = re.findall(r"[a-z]+", unaccented(text[m.end(): m.end() + 12].lower()))[:1]
+        if (minute is None and not said and not cued) or set(after) & money:
             continue  # "4 seats", "7.30 dollars" are no times
-        if clock := _clock(hour, int(minute or 0), _meridiem(cue)):
+        if clock := _clock(hour, int(minute or 0), _meridiem(said)):
             found.append((clock, m.start(), m.end()))
-    words, spans = _tokens(text)
-    for clock, first, last in [*_past_or_to(words), *_spoken(words)]:
+    tokens, spans = _tokens(text)
+    for clock, first, last in [*_past_or_to(tokens, spoken(words)), *_spoken(tokens, spoken(words))]:
         found.append((clock, spans[first][0], spans[last][1]))
     return found
 
 
-def clock_times(text: str) -> list[Clock]:
+def clock_times(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Clock]:
     """Every time of day `text` says, in digits or words."""
-    return list(dict.fromkeys(clock for clock, _, _ in time_spans_in(text)))
+    return list(dict.fromkeys(clock for clock, _, _ in time_spans_in(text, words)))
 
 
-def without_times(text: str) -> str:
+def without_times(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """`text` with its times of day blanked out: the "five" of "five o'clock" is no count of seats."""
-    for _, start, end in sorted(time_spans_in(text), key=lambda s: -s[1]):
+    for _, start, end in sorted(time_spans_in(text, words), key=lambda s: -s[1]):
         text = text[:start] + " " * (end - start) + text[end:]
     return text
 
@@ -135,11 +144,11 @@ def same_time(said: Clock, listed: Clock) -> bool:
     return said[:2] == listed[:2] and (not said[2] or not listed[2] or said[2] == listed[2])
 
 
-def times_named(values: list[str], text: str) -> list[str]:
+def times_named(values: list[str], text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The values of an enum of times ("5 p.m.", "7:30 p.m.") that `text` says, however it says them; [] when
     the enum's values are not all times."""
-    listed = [clock_times(v) for v in values]
+    listed = [clock_times(v, words) for v in values]
     if not values or not all(len(c) == 1 for c in listed):
         return []
-    said = clock_times(text)
+    said = clock_times(text, words)
     return [v for v, (clock,) in zip(values, listed, strict=True) if any(same_time(s, clock) for s in said)]

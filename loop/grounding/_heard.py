@@ -6,17 +6,16 @@ split out of `loop/grounding/arguments.py`, which re-exports these, so each file
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from types import ModuleType
 
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 
-_UNIT_WORDS, _TEN_WORDS = en.ONES, en.TENS[2:]  # the language's number words (`loop.locale`)
-UNITS = {w: i for i, w in enumerate(_UNIT_WORDS)}
-TENS = {w: 10 * (i + 2) for i, w in enumerate(_TEN_WORDS)}
-_DIGITS = en.DIGIT_WORDS
-_SCALE = {"hundred", "thousand", "dollars", "dollar", "bucks", "cents", "cent", "and", "a"}
+_MONEY_UNITS = frozenset({"dollars", "dollar", "bucks", "cents", "cent"})  # what words_to_number adds up
 _NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
                      re.IGNORECASE)
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
@@ -40,17 +39,72 @@ REQUEST_WORDS = frozenset({
 # A span does not start or end on these ("to", "on my"): they only join words
 _JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an", "and", "or", "with", "about", "from",
                       "by", "some", "any", "up", "as", "into", "than"})
-WEEKDAYS, MONTHS = en.WEEKDAYS, en.MONTHS
-_WHEN_CORE = frozenset({*WEEKDAYS, *MONTHS, *_UNIT_WORDS[1:], *_TEN_WORDS, "noon", "midday", "midnight", "morning",
-                        "afternoon", "evening", "tonight", "today", "tomorrow", "weekend"})
-_TIME_WORDS = _WHEN_CORE | {"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"}
+_DAYS_SAID = frozenset({"today", "tomorrow", "tonight", "weekend"})
 
 
+def _address_re(number_words: Iterable[str], street_types: Iterable[str], starts: Iterable[str]) -> re.Pattern[str]:
+    """A street address: a house number (in digits or number words), up to three words of its street's name and a
+    word that closes a street's name (the pack's STREET_TYPES), maybe after a flat ("flat 2, ...": ADDRESS_STARTS)."""
+    number_word = "|".join(number_words)
+    house_number = rf"(?:\d+[a-z]?|(?:(?:{number_word})[\s-]+)*(?:{number_word}))"
+    not_names = "|".join(sorted(_JOINERS | REQUEST_WORDS, key=len, reverse=True))
+    name_word = rf"(?!(?:{not_names})\b)[A-Za-z][\w'-]*"
+    flat = r"(?:(?:{})\.?\s+\w+,?\s+)?".format("|".join(starts))
+    return re.compile(rf"\b{flat}{house_number}\s+(?:{name_word}\s+){{0,3}}(?:{'|'.join(street_types)})s?\b",
+                      re.IGNORECASE)
+
+
+_CLOCK_SAID = frozenset({"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"})
+
+
+@dataclass(frozen=True)
+class Spoken:
+    """One language's words the value readers read (`loop.locale`), worked out once per pack (`spoken`)."""
+
+    units: dict[str, int]  # "seven" -> 7: the pack's ONES
+    tens: dict[str, int]  # "forty" -> 40: the pack's TENS
+    numbers: dict[str, int]  # every number from 0 to 99 as said (`said_number`): "forty two" -> 42
+    digits: dict[str, str]  # a digit said alone, as an id is dictated (DIGIT_WORDS)
+    scale: frozenset[str]  # the words inside a spoken amount besides its numbers ("hundred", "dollars", "and")
+    joins: tuple[str, ...]  # of those, the ones an amount does not end on ("and", "a")
+    when_core: frozenset[str]  # a word that says when on its own ("tuesday", "ten", "noon")
+    time_words: frozenset[str]  # and the words around it ("half", "past", "p.m.")
+    days: frozenset[str]  # a word that names a day (weekdays, months, "tomorrow")
+    clock_words: frozenset[str]  # a time of day said as a word ("noon")
+    address_starts: tuple[str, ...]
+    address: re.Pattern[str]  # a street address: a house number, its street's name and a street type
+    digit_of: dict[str, str]  # a number word written in digits ("eleven" -> "11")
+
+
+@functools.cache
+def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
+    """The value readers' words of the pack `words`, read once."""
+    units = {w: i for i, w in enumerate(words.ONES)}
+    tens = {w: 10 * i for i, w in enumerate(words.TENS) if w}
+    numbers = {words.said_number(n): n for n in range(100)}
+    single = {w: n for w, n in numbers.items() if " " not in w}
+    joins = (words.AND.strip(), words.ONE_ARTICLES[0]) if words.ONE_ARTICLES else (words.AND.strip(),)
+    clock_words = frozenset(words.CLOCK_WORDS)
+    when_core = frozenset({*words.WEEKDAYS, *words.MONTHS, *(w for w, n in single.items() if n),
+                           *clock_words, *(w for w in words.TIME_WORDS if " " not in w)})
+    number_words = sorted({*(w for s, n in numbers.items() if n for w in s.split()), words.HUNDRED,
+                           words.AND.strip()}, key=lambda w: (-len(w), w))
+    return Spoken(units, tens, numbers, dict(words.DIGIT_WORDS), frozenset({words.HUNDRED, words.THOUSAND, *joins,
+                  *_MONEY_UNITS}), joins, when_core, when_core | _CLOCK_SAID,
+                  frozenset({*words.WEEKDAYS, *words.MONTHS, *_DAYS_SAID}), clock_words,
+                  tuple(words.ADDRESS_STARTS), _address_re(number_words, words.STREET_TYPES, words.ADDRESS_STARTS),
+                  {w: str(n) for w, n in single.items() if n})
+
+
+UNITS, TENS = spoken().units, spoken().tens  # the default language's (`loop.locale.DEFAULT_WORDS`)
+WEEKDAYS, MONTHS = DEFAULT_WORDS.WEEKDAYS, DEFAULT_WORDS.MONTHS
 _NOT_NAMES = REQUEST_WORDS | set(WEEKDAYS) | set(MONTHS) | {"today", "tomorrow", "tonight"}
 
 
-def words_to_number(text: str) -> float | None:
-    """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5."""
+def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | None:
+    """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5; number
+    words of the pack `words`."""
+    said = spoken(words)
     cleaned = text.lower().replace(",", "").replace("$", "").strip()
     try:
         return float(cleaned)
@@ -58,13 +112,13 @@ def words_to_number(text: str) -> float | None:
         pass
     dollars, cents, current, seen = 0.0, 0.0, 0.0, False
     for word in re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " ")):
-        if word in UNITS or word in TENS:
-            current += UNITS.get(word, 0) + TENS.get(word, 0)
+        if word in said.units or word in said.tens:
+            current += said.units.get(word, 0) + said.tens.get(word, 0)
         elif re.fullmatch(r"\d+(?:\.\d+)?", word):
             current += float(word)
-        elif word == "hundred":
+        elif word == words.HUNDRED:
             current = (current or 1) * 100
-        elif word == "thousand":
+        elif word == words.THOUSAND:
             dollars, current = (dollars + (current or 1)) * 1000, 0
         elif word in ("cents", "cent"):
             cents, current = current, 0
@@ -90,34 +144,37 @@ def lower_words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", text.lower().replace("-", " "))
 
 
-def number_candidates(text: str) -> list[float]:
+def number_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
     # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
     found = [float(m.group(2).replace(",", "")) for m in _NUM_RE.finditer(text)
              if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
+    said = spoken(words)
     run: list[str] = []
     for word in [*lower_words(text), "."]:
-        if word in UNITS or word in TENS or word in ("hundred", "thousand") or (run and word in _SCALE):
+        if word in said.units or word in said.tens or word in (words.HUNDRED, words.THOUSAND) or (
+                run and word in said.scale):
             run.append(word)
             continue
-        while run and run[-1] in ("and", "a"):
+        while run and run[-1] in said.joins:
             run.pop()
-        if run and (value := words_to_number(" ".join(run))) is not None:
+        if run and (value := words_to_number(" ".join(run), words)) is not None:
             found.append(value)
         run = []
     return list(dict.fromkeys(found))
 
 
-def id_candidates(text: str) -> list[str]:
+def id_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """Identifiers in `text`: tokens with a digit, and runs of 3+ spoken digits ("four five six seven")."""
     tokens = (t.strip(".,!?;:()#\"'") for t in text.split())
     found = [t for t in tokens if _ID_RE.fullmatch(t)]
     # Whisper often writes a number read digit by digit as "4 5 6 7": that is one identifier
     found += [m.replace(" ", "") for m in re.findall(r"\b\d(?: \d\b){2,}", text)]
+    digits = spoken(words).digits
     run: list[str] = []
     for word in [*lower_words(text), "."]:
-        if word in _DIGITS:
-            run.append(_DIGITS[word])
+        if word in digits:
+            run.append(digits[word])
             continue
         if len(run) >= 3:
             found.append("".join(run))
@@ -125,10 +182,10 @@ def id_candidates(text: str) -> list[str]:
     return list(dict.fromkeys(f for f in found if f))
 
 
-def identifier_candidates(text: str) -> list[str]:
+def identifier_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """`id_candidates` less what reads as a time or an ordinal ("7pm", "10:30", "12th"), plus two neighbouring
     tokens with digits as one ("SW1A 1AA", a postcode): what an identifier argument may be filled with."""
-    found = [c for c in id_candidates(text) if not _CLOCK.fullmatch(c)]
+    found = [c for c in id_candidates(text, words) if not _CLOCK.fullmatch(c)]
     tokens = [t.strip(".,!?;:()#\"'") for t in text.split()]
     for a, b in itertools.pairwise(tokens):
         if _ID_RE.fullmatch(a) and _ID_RE.fullmatch(b) and not (_CLOCK.fullmatch(a) or _CLOCK.fullmatch(b)):
@@ -136,15 +193,15 @@ def identifier_candidates(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def retracted_ids(text: str) -> set[str]:
+def retracted_ids(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
     """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
     before the last correction, when another id follows it)."""
     marks = list(_CORRECTION.finditer(text))
     if not marks:
         return set()
     before, after = text[: marks[-1].start()], text[marks[-1].end():]
-    later = set(id_candidates(after))
-    return set(id_candidates(before)) - later if later else set()
+    later = set(id_candidates(after, words))
+    return set(id_candidates(before, words)) - later if later else set()
 
 
 def span_words(text: str) -> list[str]:
@@ -197,46 +254,30 @@ def _content_runs(text: str, leave_out: frozenset[str] = frozenset()) -> list[li
 
 
 def value_pattern(text: str, max_words: int = 6, address: bool = False,
-                  leave_out: frozenset[str] = frozenset()) -> str | None:
+                  leave_out: frozenset[str] = frozenset(), words: ModuleType = DEFAULT_WORDS) -> str | None:
     """A regex for the words a value may be copied from: spans of `text` without the request's own words ("I want
     to ... my") nor the words in `leave_out` (the caller's own name); for an `address`, only spans that start on a
-    house number ("12 High Street", "flat 2, ...")."""
+    house number ("12 High Street", "flat 2, ..."), in the words of the pack `words`."""
+    said = spoken(words)
+
     def starts_address(word: str) -> bool:  # on its house number: "Pizza" or "Just one" is no address
         w = word.strip(",").lower()
-        return bool(re.match(r"\d", w)) or w in UNITS or w in TENS or w in en.ADDRESS_STARTS
+        return bool(re.match(r"\d", w)) or w in said.units or w in said.tens or w in said.address_starts
 
-    if address and (streets := _street_runs(text)):  # a whole one, when the caller said its street
+    if address and (streets := _street_runs(text, said.address)):  # a whole one, when the caller said its street
         return "^(" + "|".join(streets) + ")$"
     alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None,
                          min_words=2 if address else 1)  # a house number and its street
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
-_DAYS = frozenset({*WEEKDAYS, *MONTHS, "today", "tomorrow", "tonight", "weekend"})
-_DIGIT_OF = {w: str(n) for w, n in [*UNITS.items(), *TENS.items()] if n}
-
-
-_NUMBER_WORD = "|".join(sorted([*_UNIT_WORDS[1:], *_TEN_WORDS, "hundred", "and"], key=len, reverse=True))
-_HOUSE_NUMBER = rf"(?:\d+[a-z]?|(?:(?:{_NUMBER_WORD})[\s-]+)*(?:{_NUMBER_WORD}))"
-_STREET = "|".join(en.STREET_TYPES)
-
-
-def _address_re() -> re.Pattern[str]:
-    not_names = "|".join(sorted(_JOINERS | REQUEST_WORDS, key=len, reverse=True))
-    name_word = rf"(?!(?:{not_names})\b)[A-Za-z][\w'-]*"
-    flat = r"(?:(?:{})\.?\s+\w+,?\s+)?".format("|".join(en.ADDRESS_STARTS))
-    return re.compile(rf"\b{flat}{_HOUSE_NUMBER}\s+(?:{name_word}\s+){{0,3}}(?:{_STREET})s?\b", re.IGNORECASE)
-
-
-_ADDRESS = _address_re()
-
-
-def _street_runs(text: str, max_words: int = 10) -> list[str]:
+def _street_runs(text: str, streets: re.Pattern[str], max_words: int = 10) -> list[str]:
     """Regex alternatives for each street address in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane": a
-    house number, up to three words of its street's name, a word that closes a street's name, `en.STREET_TYPES`),
-    whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a request word ("please")."""
+    house number, up to three words of its street's name, a word that closes a street's name, the pack's
+    STREET_TYPES: `streets`), whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a
+    request word ("please")."""
     alts = []
-    for m in _ADDRESS.finditer(text):
+    for m in streets.finditer(text):
         sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
         words = list(itertools.takewhile(lambda w: w.strip(",").lower() not in REQUEST_WORDS, span_words(sentence)))
         while words and words[-1].strip(",").lower() in _JOINERS:
@@ -246,57 +287,58 @@ def _street_runs(text: str, max_words: int = 10) -> list[str]:
     return alts
 
 
-def street_addresses(text: str) -> list[str]:
+def street_addresses(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """Each street address in `text` as said: a house number, its street's name and type ("16 Birch Avenue")."""
-    return [" ".join(m.group(0).split()).strip(" ,") for m in _ADDRESS.finditer(text)]
+    return [" ".join(m.group(0).split()).strip(" ,") for m in spoken(words).address.finditer(text)]
 
 
-def without_addresses(text: str) -> str:
+def without_addresses(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """`text` with its street addresses blanked out: their numbers are no count."""
-    return _ADDRESS.sub(lambda m: " " * len(m.group(0)), text)
+    return spoken(words).address.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def _says_when(word: str) -> bool:
+def _says_when(word: str, said: Spoken) -> bool:
     """A word that says when on its own ("Tuesday", "10", "noon"), unlike "p.m." or "past"."""
     w = word.lower().strip(",.")
-    return w in _WHEN_CORE or bool(re.match(r"\d", w))
+    return w in said.when_core or bool(re.match(r"\d", w))
 
 
-def _says_time(word: str) -> bool:
+def _says_time(word: str, said: Spoken) -> bool:
     w = word.lower().strip(",.")
-    named = w in UNITS or w in TENS or w in ("noon", "midday", "midnight")
+    named = w in said.units or w in said.tens or w in said.clock_words
     return named or bool(re.match(r"\d{1,2}(?::\d\d)?(?:am|pm)?$", w))
 
 
-def _says_date(word: str) -> bool:
+def _says_date(word: str, said: Spoken) -> bool:
     w = word.lower().strip(",.")
-    return w in _DAYS or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
+    return w in said.days or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
 
 
-def _time_word(word: str) -> bool:
+def _time_word(word: str, said: Spoken) -> bool:
     w = word.lower().strip(",.")
-    return w in _TIME_WORDS or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
+    return w in said.time_words or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
 
 
-def time_spans(text: str, when: str = "") -> list[str]:
+def time_spans(text: str, when: str = "", words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """Runs of words that say when ("Tuesday", "10 a.m.", "half past three", "the 12th of June" -> "12th of June"),
     with every shorter run inside them: what a time or date argument may be filled with. `when="time"`: only runs
     with a number in them (an hour); `when="date"`: only runs with a day in them (a weekday, a month, "tomorrow",
-    an ordinal)."""
+    an ordinal). Words of the pack `words`."""
+    said = spoken(words)
+    says = functools.partial(_says_time if when == "time" else _says_date if when == "date" else _says_when, said=said)
     spans: list[str] = []
     for sentence in re.split(r"[!?\n,;]+|\.(?=\s|$)", text):
-        words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
+        said_words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
         run: list[str] = []
-        for i, word in enumerate([*words, ""]):
-            joins = word.lower() == "of" and run and i + 1 < len(words) and _time_word(words[i + 1])
-            if word and (_time_word(word) or joins):
+        for i, word in enumerate([*said_words, ""]):
+            joins = word.lower() == "of" and run and i + 1 < len(said_words) and _time_word(said_words[i + 1], said)
+            if word and (_time_word(word, said) or joins):
                 run.append(word.rstrip(".") if not word.lower().startswith(("a.m", "p.m")) else word)
                 continue
             for a in range(len(run)):
                 for b in range(len(run), a, -1):
-                    says = _says_time if when == "time" else _says_date if when == "date" else _says_when
                     if run[a].lower() != "of" and run[b - 1].lower() != "of" and any(map(says, run[a:b])):
                         spans.append(" ".join(run[a:b]))
-                        spans.append(" ".join(_DIGIT_OF.get(w.lower(), w) for w in run[a:b]))  # "eleven" -> "11"
+                        spans.append(" ".join(said.digit_of.get(w.lower(), w) for w in run[a:b]))  # "eleven" -> "11"
             run = []
     return list(dict.fromkeys(spans))

@@ -4,15 +4,22 @@ argument's own noun ("three passengers", "2 seats"). Split out of `loop.groundin
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, name_words
-from loop.locale import DEFAULT_WORDS, en, plain, stemmer, unaccented, without_enclitic
+from loop.locale import DEFAULT_WORDS, plain, stemmer, unaccented, without_enclitic
 
-_NUMBER = rf"(?:\d+|(?:{'|'.join(en.TENS[2:])})(?:[- ](?:{'|'.join(en.ONES[1:10])}))?|{'|'.join(en.ONES[1:])})"
+
+@functools.cache
+def _number(words: ModuleType) -> str:
+    """A number before a count's noun, in digits or said in the pack's words from 1 to 99 ("forty two", "forty-two",
+    "cuarenta y dos": its `said_number`)."""
+    said = sorted((words.said_number(n) for n in range(1, 100)), key=lambda w: (-len(w), w))
+    return rf"(?:\d+|{'|'.join(re.escape(w).replace(chr(92) + ' ', '[- ]') for w in said)})"
 
 
 def _count_nouns(name: str, schema: dict[str, Any], described: str) -> list[str]:
@@ -36,14 +43,15 @@ def _noun_pattern(word: str) -> str:
                                    key=len, reverse=True)) + ")s?"
 
 
-def counted_spans(props: dict[str, Any], text: str, described: str = "") -> dict[str, list[str]]:
+def counted_spans(props: dict[str, Any], text: str, described: str = "", words: ModuleType = DEFAULT_WORDS
+                  ) -> dict[str, list[str]]:
     """Per count argument, the numbers said with its own noun ("three passengers" for `passengers`, "2 seats" for
-    `seat_count`): those words are that argument's, not another's."""
+    `seat_count`), in digits or the pack's number words: those words are that argument's, not another's."""
     found: dict[str, list[str]] = {}
     for name, schema in props.items():
         if not (noun := "|".join(_count_nouns(name, schema, described))):
             continue
-        if spans := [m.group(0) for m in re.finditer(rf"\b{_NUMBER}\s+(?:{noun})\b", text, re.IGNORECASE)]:
+        if spans := [m.group(0) for m in re.finditer(rf"\b{_number(words)}\s+(?:{noun})\b", text, re.IGNORECASE)]:
             found[name] = spans
     return found
 
@@ -68,7 +76,7 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
         code = value.lower()
         if not (re.fullmatch(r"[a-z0-9]{2,6}", code) and re.search(r"\d", code) and re.search("[a-z]", code)):
             return False
-        chars = [f"(?:{c}|{'|'.join(w for w, d in en.DIGIT_WORDS.items() if d == c)})" if c.isdigit() else c
+        chars = [f"(?:{c}|{'|'.join(w for w, d in words.DIGIT_WORDS.items() if d == c)})" if c.isdigit() else c
                  for c in code]
         return re.search(r"(?<![\w])" + r"[\s-]*".join(chars) + r"(?![\w])", low) is not None
 

@@ -64,7 +64,7 @@ from loop.grounding._names import (
     proper_names,
 )
 from loop.grounding.speakable import join_digit_words
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 from loop.types import Message, ToolCall
 
 
@@ -89,7 +89,7 @@ class Evidence:
     own_name: frozenset[str] = frozenset()  # the words of the caller's own name: never an item or an address
     named_as: dict[str, list[str]] = field(default_factory=dict)  # name argument -> names said right after its words
     context: str = ""  # the agent's instructions: what they say of an identifier's shape ("two letters, four digits")
-    words: ModuleType = en  # the conversation's language (`loop.locale`): how a name is introduced, say
+    words: ModuleType = DEFAULT_WORDS  # the conversation's language (`loop.locale`): how a name is introduced, say
 
     def one_counted(self, props: dict[str, Any], described: str, words: ModuleType) -> Evidence:
         """This evidence with "a"/"an" before a count argument's own noun written as 1 ("a box of ibuprofen" for
@@ -117,13 +117,14 @@ class Evidence:
         return replace(self, said=blank(self.said), heard=blank(self.heard), fresh=blank(self.fresh))
 
     @classmethod
-    def of(cls, messages: Sequence[Message], words: ModuleType = en) -> Evidence:
+    def of(cls, messages: Sequence[Message], words: ModuleType = DEFAULT_WORDS) -> Evidence:
         agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
         return cls(said="\n".join(m.content for m in messages if m.role == "user"),
                    heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
-                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), "")),
+                   retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), ""),
+                                           words),
                    asked_name=_asks_name(agent), own_name=_own_name(messages, words), words=words,
                    context=next((m.content for m in messages if m.role == "system"), ""))
 
@@ -132,7 +133,7 @@ def _asks_name(agent_said: str) -> bool:
     return bool(re.search(r"\bname\b[^.!]*\?\s*$", agent_said, re.IGNORECASE))
 
 
-def _own_name(messages: Sequence[Message], language: ModuleType = en) -> frozenset[str]:
+def _own_name(messages: Sequence[Message], language: ModuleType = DEFAULT_WORDS) -> frozenset[str]:
     """The caller's own name, as they introduced themselves or answered a question for their name."""
     words: set[str] = set()
     for before, m in zip([None, *messages], messages, strict=False):
@@ -183,7 +184,7 @@ def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
 def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None) -> list[Any]:
     """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA"),
     and that the caller did not name as something else ("postcode 3058" for an account number)."""
-    heard = [i for i in identifier_candidates(ev.heard) if i not in ev.retracted
+    heard = [i for i in identifier_candidates(ev.heard, ev.words) if i not in ev.retracted
              and not _introduced_as_other(i, own or set(), ev)]
     if pattern:
         try:
@@ -206,7 +207,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         return schema
     k = kind.kind
     if k in ("number", "integer"):
-        values = [int(v) if v.is_integer() else v for v in counts_said(ev.said)]
+        values = [int(v) if v.is_integer() else v for v in counts_said(ev.said, ev.words)]
         values = [v for v in values if k == "number" or isinstance(v, int)]
         return {"enum": values} if values else None
     if k == "id":
@@ -226,25 +227,26 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
         found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
     elif k == "when":
-        found = list(dict.fromkeys(time_spans(without_addresses(ev.fresh), kind.when)  # "8 Mill Street": no time
-                                   + time_spans(without_addresses(ev.said), kind.when)))
+        found = list(dict.fromkeys(  # "8 Mill Street": no time
+            time_spans(without_addresses(ev.fresh, ev.words), kind.when, ev.words)
+            + time_spans(without_addresses(ev.said, ev.words), kind.when, ev.words)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
-        found = list(dict.fromkeys(_named(values, ev.heard, ev.words) + times_named(values, ev.fresh)
-                                   + times_named(values, ev.said)))
+        found = list(dict.fromkeys(_named(values, ev.heard, ev.words) + times_named(values, ev.fresh, ev.words)
+                                   + times_named(values, ev.said, ev.words)))
     else:
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
-                                                                           leave_out=ev.own_name)
+                                                                           leave_out=ev.own_name, words=ev.words)
         return {"type": "string", "pattern": pattern} if pattern else None
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None
 
 
-def counts_said(text: str) -> list[float]:
+def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     """The numbers in the caller's words that may be an amount or a count: not a time of day ("five o'clock"),
-    not a house number ("twenty two Baker Street")."""
-    return number_candidates(without_times(without_addresses(text)))
+    not a house number ("twenty two Baker Street"); number words of the pack `words`."""
+    return number_candidates(without_times(without_addresses(text, words), words), words)
 
 
 def _fn(tool: dict[str, Any]) -> dict[str, Any]:
@@ -339,7 +341,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         ev = whole.one_counted(props, described_among(tool, tools), words)  # "a box of ..." is 1 of `boxes`
         ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools))
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
-        counted = counted_spans(props, ev.said, described_among(tool, tools))
+        counted = counted_spans(props, ev.said, described_among(tool, tools), words)
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address

@@ -29,6 +29,12 @@ DIGIT_ORDINAL = r"st|nd|rd|th"  # what follows an ordinal written in digits ("31
 NUMBER_SCALE_WORDS = (HUNDRED, THOUSAND, "point")  # words inside a number said ("two hundred", "four point five")
 
 
+def said_number(n: int) -> str:
+    """A whole number from 0 to 99 as it is said: 7 -> "seven", 42 -> "forty two" (readers also take "forty-two");
+    what the grounding's readers of number words invert (labelled: tests/data/said_numbers.tsv)."""
+    return ONES[n] if n < 20 else TENS[n // 10] + (f" {ONES[n % 10]}" if n % 10 else "")
+
+
 def numbers_in_digits(text: str) -> str:
     """Number words as digits, for readers that take digits only. English number words are read where they are
     used (`loop.grounding.arguments`), so nothing changes here; a language whose words those readers do not know
@@ -206,6 +212,8 @@ APPROVE_FRAME = ("the", "a", "an", "it", "that", "this", "them", "those", "these
 # The caller's words for the agent's ("cancel your card" -> "yes, cancel my card"); the unit a "$" is said in.
 OWN_WORDS = {"your": ("my",), "yours": ("mine",), "you": ("me", "i"), "youre": ("im",)}
 MONEY_WORDS = ("dollars", "dollar", "bucks", "cents", "money")
+# other units a number said before them is an amount in, not a time ("7.30 pounds"); labelled: clock_times.tsv
+AMOUNT_UNITS = ("pounds", "pound", "euros", "euro", "percent", "pence")
 # Written short forms and the words said for them: a yes may say either of what the question wrote
 ABBREVIATIONS = {"mg": ("milligram", "milligrams"), "ml": ("millilitre", "milliliter", "millilitres"),
                  "apt": ("apartment",), "ave": ("avenue",), "st": ("street",), "rd": ("road",), "dr": ("drive",),
@@ -306,6 +314,39 @@ FAREWELLS = frozenset({"bye", "goodbye", "bye-bye", "cheerio", "goodnight", "lat
 YES_CUES = frozenset({"yes", "yeah", "yep", "yup", "correct"})
 YES_WORDS = YES_CUES | frozenset({"please", "that's", "thats", "right", "oh", "um", "uh", "it", "is", "sure", "great",
                                   "ok", "okay"})
+
+# short forms in an argument's name said in full when it is asked for (`booking_ref` -> "booking reference");
+# labelled: tests/data/labels.tsv
+NAME_ABBREVIATIONS = {"id": "number", "no": "number", "num": "number", "nr": "number", "ref": "reference",
+                      "acct": "account", "reg": "registration", "dob": "date of birth"}
+# words of a name that say what it is already: no "number", "number of" or "date" is added to it
+_says = {"id": {"number", "code", "reference", "postcode", "zip", "zipcode", "pin", "digits", "id", "registration",
+                "plate", "iban"},
+         "integer": {"number", "count", "quantity", "amount", "total", "size", "age", "price", "cost", "year",
+                     "month", "day", "hour", "minute"},
+         "when": {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}}
+
+
+def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, int] = (0, 0)) -> str:
+    """How a question asks for a tool's argument, from its name's words and what the grounding read of it
+    (`loop.grounding._arg_kinds.label`): its `kind`, an identifier's `digits` and its `shape` (letters, digits):
+    ["order", "id"] -> "order number", ["account"] (an id of 8 digits) -> "eight-digit account number", ["seats"]
+    (a count) -> "number of seats". Labelled: tests/data/labels.tsv."""
+    words = [NAME_ABBREVIATIONS.get(w, w) for w in name]
+    if kind == "id" and not set(words) & _says["id"] and not words[-1].endswith("code"):
+        words.append("digits" if set(words) & set(ONES) else "number")  # `last_four`: "the last four digits"
+    letters, shaped = shape
+    if 0 < letters < len(ONES) and 1 < shaped < len(ONES):  # "the file reference, three letters and five digits"
+        return f"{' '.join(dict.fromkeys(words))}, {ONES[letters]} letters{AND}{ONES[shaped]} digits"
+    if 1 < digits < len(ONES) and not set(words) & set(ONES):  # "the eight-digit card number": the caller knows
+        # what to say, and the call how long to wait for it
+        words = LABEL_DIGITS.format(n=ONES[digits], what=" ".join(words)).split()
+    if kind == "integer" and not set(words) & _says["integer"]:
+        words = LABEL_COUNT.format(what=" ".join(words)).split()  # `seats` -> "the number of seats"
+    if kind == "when" and not set(words) & _says["when"]:
+        words.append("date")
+    return " ".join(dict.fromkeys(words))
+
 
 def the(name: str) -> str:
     """One thing asked for, with its article: "order number" -> "the order number"."""

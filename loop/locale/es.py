@@ -140,6 +140,7 @@ APPROVE_FRAME = ("el", "la", "los", "las", "lo", "le", "un", "una", "unos", "una
     "su", "numero", "horas", "hora", "quiero", "quisiera", "necesito")
 OWN_WORDS = {"su": ("mi",), "sus": ("mis",), "usted": ("yo",), "tu": ("mi",), "tus": ("mis",)}
 MONEY_WORDS = ("dolares", "dolar", "euros", "euro", "pesos", "peso", "soles", "centimos", "centavos", "plata")
+AMOUNT_UNITS = ("libras", "libra")  # "7.30 libras" is no time (tests/data/clock_times.tsv)
 ABBREVIATIONS = {"mg": ("miligramos", "miligramo"), "ml": ("mililitros",), "av": ("avenida",),
                  "depto": ("departamento",), "c": ("calle",), "kg": ("kilos", "kilogramos"),
                  "dr": ("doctor",), "dra": ("doctora",)}
@@ -219,6 +220,16 @@ NOBODY_ANSWERED = "Lo siento, ahora mismo nadie puede atenderle. Por favor, llam
 _UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {"veinte": 20}
 _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+
+
+def said_number(n: int) -> str:
+    """A whole number from 0 to 99 as it is said: 7 -> "siete", 21 -> "veintiuno", 42 -> "cuarenta y dos" (labelled:
+    tests/data/said_numbers.tsv)."""
+    if n <= 20:
+        return ONES[n] if n < 20 else TENS[2]
+    if n < 30:
+        return TWENTIES[n - 21]
+    return TENS[n // 10] + (f" y {ONES[n % 10]}" if n % 10 else "")
 
 
 def numbers_in_digits(text: str) -> str:
@@ -304,6 +315,21 @@ def as_asked(phrase: str) -> str:
     """A tool's description as a question asks it: as it is ("Reserva cajas de un medicamento" reads the same in a
     confirmation's question, `CONFIRM`)."""
     return phrase
+
+
+NAME_ABBREVIATIONS: dict[str, str] = {}  # an argument's name is said as its author wrote it (tests/data/labels.tsv)
+
+
+def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, int] = (0, 0)) -> str:
+    """How a question asks for a tool's argument: its name's words as its author wrote them (`numero_reserva` ->
+    "numero reserva"), said by `LABEL_COUNT` for a count and `LABEL_DIGITS` for an identifier of known length
+    (`shape`, its letters and digits, is not said). Labelled: tests/data/labels.tsv."""
+    what = " ".join(NAME_ABBREVIATIONS.get(w, w) for w in name)
+    if kind == "integer":
+        return LABEL_COUNT.format(what=what)
+    if 1 < digits < len(ONES):
+        return LABEL_DIGITS.format(what=what, n=ONES[digits])
+    return what
 
 
 def the(name: str) -> str:

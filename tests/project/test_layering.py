@@ -142,11 +142,6 @@ def test_no_module_imports_another_packages_private_module() -> None:
 # Modules that still read English's words by name, each with what is left to move (issue 38). The list may only
 # shrink: a module not on it that names a language fails, and so does one on it that no longer does.
 STILL_ENGLISH = {
-    "loop.grounding._arg_kinds": "the argument-name word sets (_ID_NAME, _PERSON, ...) and English labels",
-    "loop.grounding._clock": "clock cues and money words of the time reader",
-    "loop.grounding._heard": "number words, street types, months and weekdays of the value readers",
-    "loop.grounding.arguments": "number words of the count and id readers",
-    "loop.grounding._listed": "number words before a count's noun, digit words of a spelt code (out of arguments)",
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
     "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from pydantic import Field
 
-from loop import ScriptedModel, Tool
+from loop import ScriptedModel, Tool, locale
 from loop.grounding._arg_kinds import arg_kind, id_shape, is_id_pattern, label
 from loop.grounding._facts import FactCheck
 from loop.grounding._names import labelled_names
@@ -501,11 +501,13 @@ def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier
 
 
 
-@pytest.mark.parametrize(("said", "times"), labelled("clock_times.tsv"))
-def test_times_of_day_are_read_however_they_are_said(said: str, times: str) -> None:
+@pytest.mark.parametrize(("language", "said", "times"), [(row[0], *row[1].split("\t")) for row in labelled(
+    "clock_times.tsv")])
+def test_times_of_day_are_read_however_they_are_said(language: str, said: str, times: str) -> None:
     from loop.grounding._clock import clock_times
 
-    assert {f"{h}:{m:02d}{half}" for h, m, half in clock_times(said)} == set(times.split())
+    found = clock_times(said, locale.get(language))
+    assert {f"{h}:{m:02d}{half}" for h, m, half in found} == set(times.split())
 
 
 def test_an_enum_of_times_is_filled_by_the_time_the_caller_said_in_any_form() -> None:

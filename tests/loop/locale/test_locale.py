@@ -19,7 +19,8 @@ from tests.voice.call.test_call_core import Harness, run_started
 from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
-FUNCTIONS = ("numbers_in_digits", "the", "as_asked")  # what a language pack does besides its words
+# what a language pack does besides its words
+FUNCTIONS = ("numbers_in_digits", "said_number", "label", "the", "as_asked")
 
 
 def test_english_number_words_are_defined_once() -> None:
@@ -199,6 +200,34 @@ def test_bench_brain_reads_a_spanish_agents_cases_as_its_calls_would() -> None:
 
 
 # ---- labelled sets read by every pack ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("language", "name", "kind", "described", "asked"), [
+    (row[0], *row[1].split("\t")) for row in labelled("labels.tsv")])
+def test_an_argument_is_asked_for_in_its_languages_words(language: str, name: str, kind: str, described: str,
+                                                         asked: str) -> None:
+    """tests/data/labels.tsv: "booking reference" for `booking_ref`, "el número de cajas" for `cajas`."""
+    from loop.grounding._arg_kinds import label
+
+    assert label(name, {"type": kind}, described, "", locale.get(language)) == asked
+
+
+@pytest.mark.parametrize(("language", "number", "said"), [(row[0], *row[1].split("\t")) for row in labelled(
+    "said_numbers.tsv")])
+def test_a_number_is_said_as_its_language_composes_it(language: str, number: str, said: str) -> None:
+    """tests/data/said_numbers.tsv: "forty two", "cuarenta y dos", "veintiuno"; what the readers of number words
+    read back (a count said before its noun, a time said in words)."""
+    from loop.grounding._clock import clock_times
+    from loop.grounding._listed import counted_spans
+
+    words = locale.get(language)
+    assert words.said_number(int(number)) == said
+    assert words.numbers_in_digits(said) in (said, number)  # English reads its words where they are used
+    if int(number) > 0:
+        spans = counted_spans({"boxes": {"type": "integer"}}, f"{said} boxes", words=words)
+        assert spans == {"boxes": [f"{said} boxes"]}
+    if 10 <= int(number) < 60:
+        assert clock_times(f"{words.said_number(7)} {said}", words) == [(7, int(number), "")]
 
 
 @pytest.mark.parametrize(("language", "said", "asks_something"), [
