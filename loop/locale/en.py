@@ -38,6 +38,11 @@ def numbers_in_digits(text: str) -> str:
 
 # A digit said alone, as a caller dictates an id ("four oh two one")
 DIGIT_WORDS = {**{w: str(i) for i, w in enumerate(ONES[:10])}, "oh": "0"}
+# One number word as a transcript writes it, a regular expression: "seven", "sevens", "seventh", "oh", "first",
+# "twentieth" (a dictated id's words, `voice/speech/_dictated_digits.py`; labelled: tests/data/number_words.tsv)
+NUMBER_WORD = "(?:" + "|".join([ONES[0], *(w for w in DIGIT_WORDS if w not in ONES), *ONES[1:], *TENS[2:], HUNDRED,
+                                THOUSAND, *IRREGULAR_ORDINALS.values(),
+                                "(?:" + "|".join(t[:-1] for t in TENS[2:]) + ")ieth"]) + ")(?:th|s)?"
 # Words Whisper writes in capitals that are no letters of a reference ("my ID 4821", "at 10 AM 2")
 CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF", "NO", "US", "UK", "USA", "ATM",
                            "VIN", "DOB", "ASAP", "IT", "HR", "MR", "MRS", "MS", "DR", "ST", "RD"})

@@ -32,6 +32,11 @@ ORDINAL_WORDS = {**{o: c for c, o in IRREGULAR_ORDINALS.items()}, "primer": "uno
 DIGIT_ORDINAL = r"º|ª|o|a"  # "1º", "3ª"
 NUMBER_SCALE_WORDS = (*HUNDREDS, THOUSAND, "millon", "millones")
 DIGIT_WORDS = {w: str(i) for i, w in enumerate(ONES[:10])}
+# One number word as a transcript writes it, with its accent or without: "dieciséis", "veintitrés", "séptimo",
+# "primera", "doscientos" (a regular expression; labelled: tests/data/number_words.tsv)
+_ACCENTED = {"a": "[aá]", "e": "[eé]", "i": "[ií]", "o": "[oó]", "u": "[uú]"}
+NUMBER_WORD = "(?:" + "|".join(sorted({re.sub("[aeiou]", lambda m: _ACCENTED[m[0]], w) for w in (
+    *ONES, *TENS[2:], *TWENTIES, *HUNDREDS, THOUSAND, *ORDINAL_WORDS)}, key=len, reverse=True)) + ")"
 CAPITAL_WORDS = frozenset({"DNI", "NIE", "NIF", "CP", "OK", "ID", "PIN", "IBAN", "RUT", "CURP", "RFC", "AM", "PM"})
 DIGIT_HOMOPHONES: dict[str, str] = {}  # Whisper writes Spanish digits as digits or their words
 REPEATED_DIGIT = {"doble": 2, "triple": 3}

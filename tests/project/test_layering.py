@@ -149,8 +149,6 @@ STILL_ENGLISH = {
     "loop.grounding._listed": "number words before a count's noun, digit words of a spelt code (out of arguments)",
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
-    "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",
-    "voice.speech.caller_digits": "English digit words and homophones of the digit joiner",
     "voice.speech.spoken_en_words": "English's spoken form (a per-language module by design)",
     "voice.testing.scripted_call": "English number words of a call script's checks",
 }

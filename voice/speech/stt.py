@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from loop import locale
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
 from voice.speech._id_length import LengthFitter, needs_fitting
@@ -139,9 +140,11 @@ class WhisperSTT:
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
         self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
-        # read a dictated id again island by island (voice/speech/_dictated_digits.py): its digit words are English
+        # read a dictated id again island by island (voice/speech/_dictated_digits.py), in the callers' words: measured
+        # on English only, and off for the others until it is measured there
         self.read_digits = read_digits and language == "en"
-        self._digits = DigitReader(self._model, self._tokenizer, self._features)
+        self.words = locale.get(language)
+        self._digits = DigitReader(self._model, self._tokenizer, self._features, self.words)
         self._lengths = LengthFitter(self._model, self._tokenizer, self._prompt)  # any language: digits are digits
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
@@ -282,7 +285,8 @@ class WhisperSTT:
             return read if self.read_digits else text
         # a late number said in one go: its part heard again (lock held; no VAD probs: no island re-reading)
         part_text = lambda part: self._generate(self._padded_s(part), [part], [probs[:0]], list(prompt))[0]  # noqa: E731
-        return hear_number_again(text, lambda: self._digits.words(encoded, tokens, len(window)), window, part_text)
+        return hear_number_again(text, lambda: self._digits.words(encoded, tokens, len(window)), window, part_text,
+                                 self.words)
 
     def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
         """One window's tokens decoded without a vocabulary prompt, from its encoder output."""
