@@ -150,7 +150,6 @@ STILL_ENGLISH = {
     "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
     "voice.bench.wer": "English number words for word error rates (an English bench)",
     "voice.speech.spoken_en_words": "English's spoken form (a per-language module by design)",
-    "voice.testing.scripted_call": "English number words of a call script's checks",
 }
 
 
