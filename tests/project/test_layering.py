@@ -147,9 +147,6 @@ STILL_ENGLISH = {
     "loop.grounding._heard": "number words, street types, months and weekdays of the value readers",
     "loop.grounding.arguments": "number words of the count and id readers",
     "loop.grounding._listed": "number words before a count's noun, digit words of a spelt code (out of arguments)",
-    "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
-    "voice.bench.wer": "English number words for word error rates (an English bench)",
-    "voice.speech.spoken_en_words": "English's spoken form (a per-language module by design)",
 }
 
 
