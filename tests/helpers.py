@@ -89,7 +89,7 @@ def assert_heard(text: str, *wanted: str | Sequence[str]) -> None:
     tuple's alternatives; case, punctuation and digits against number words do not count ("twenty" is "20",
     "four five six seven" is "4567"), and the last word may be the start of a longer one ("refund", "refunded").
     Use it for real-model text only: text the code itself builds is compared exactly."""
-    from voice.testing.scripted_call import mentions
+    from voice.testing.heard import mentions
 
     missing = [w for w in wanted if not mentions(text, w)]
     assert not missing, f"{text!r} lacks " + ", ".join(

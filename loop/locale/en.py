@@ -42,8 +42,41 @@ def numbers_in_digits(text: str) -> str:
     return text
 
 
+def cardinal(n: int) -> str:
+    """A whole number (0 or more) in words, US style, as written for the ear and for word error rates: 1250 -> "one
+    thousand two hundred fifty", 27 -> "twenty-seven" (no "and"). Labelled: tests/data/numbers_spelt.tsv."""
+    if n < 20:
+        return ONES[n]
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return TENS[tens] + (f"-{ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return f"{ONES[hundreds]} {HUNDRED}" + (f" {cardinal(rest)}" if rest else "")
+    scale, name = next((scale, name) for scale, name in SCALES if n >= scale)
+    head, rest = divmod(n, scale)
+    return f"{cardinal(head)} {name}" + (f" {cardinal(rest)}" if rest else "")
+
+
+def ordinal(n: int) -> str:
+    """1 -> "first", 22 -> "twenty-second", 100 -> "one hundredth": the last word of `cardinal` made an ordinal."""
+    said = cardinal(n)
+    cut = max(said.rfind(" "), said.rfind("-")) + 1
+    head, last = said[:cut], said[cut:]
+    if last in IRREGULAR_ORDINALS:
+        return head + IRREGULAR_ORDINALS[last]
+    if last.endswith("y"):
+        return head + last[:-1] + "ieth"
+    return head + last + "th"
+
+
 # A digit said alone, as a caller dictates an id ("four oh two one")
 DIGIT_WORDS = {**{w: str(i) for i, w in enumerate(ONES[:10])}, "oh": "0"}
+# One number word as a transcript writes it, a regular expression: "seven", "sevens", "seventh", "oh", "first",
+# "twentieth" (a dictated id's words, `voice/speech/_dictated_digits.py`; labelled: tests/data/number_words.tsv)
+NUMBER_WORD = "(?:" + "|".join([ONES[0], *(w for w in DIGIT_WORDS if w not in ONES), *ONES[1:], *TENS[2:], HUNDRED,
+                                THOUSAND, *IRREGULAR_ORDINALS.values(),
+                                "(?:" + "|".join(t[:-1] for t in TENS[2:]) + ")ieth"]) + ")(?:th|s)?"
 # Words Whisper writes in capitals that are no letters of a reference ("my ID 4821", "at 10 AM 2")
 CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF", "NO", "US", "UK", "USA", "ATM",
                            "VIN", "DOB", "ASAP", "IT", "HR", "MR", "MRS", "MS", "DR", "ST", "RD"})

@@ -32,6 +32,11 @@ ORDINAL_WORDS = {**{o: c for c, o in IRREGULAR_ORDINALS.items()}, "primer": "uno
 DIGIT_ORDINAL = r"º|ª|o|a"  # "1º", "3ª"
 NUMBER_SCALE_WORDS = (*HUNDREDS, THOUSAND, "millon", "millones")
 DIGIT_WORDS = {w: str(i) for i, w in enumerate(ONES[:10])}
+# One number word as a transcript writes it, with its accent or without: "dieciséis", "veintitrés", "séptimo",
+# "primera", "doscientos" (a regular expression; labelled: tests/data/number_words.tsv)
+_ACCENTED = {"a": "[aá]", "e": "[eé]", "i": "[ií]", "o": "[oó]", "u": "[uú]"}
+NUMBER_WORD = "(?:" + "|".join(sorted({re.sub("[aeiou]", lambda m: _ACCENTED[m[0]], w) for w in (
+    *ONES, *TENS[2:], *TWENTIES, *HUNDREDS, THOUSAND, *ORDINAL_WORDS)}, key=len, reverse=True)) + ")"
 CAPITAL_WORDS = frozenset({"DNI", "NIE", "NIF", "CP", "OK", "ID", "PIN", "IBAN", "RUT", "CURP", "RFC", "AM", "PM"})
 DIGIT_HOMOPHONES: dict[str, str] = {}  # Whisper writes Spanish digits as digits or their words
 REPEATED_DIGIT = {"doble": 2, "triple": 3}
@@ -291,6 +296,45 @@ def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
     if last == "and":
         n -= 1
     return (total + current, n) if n else (0, 0)
+
+
+# ---- numbers written in words (the spoken form, word error rates; labelled: tests/data/numbers_spelt.tsv) --------
+_WRITTEN = {"dieciseis": "dieciséis", "veintidos": "veintidós", "veintitres": "veintitrés", "veintiseis": "veintiséis",
+            "septimo": "séptimo", "decimo": "décimo"}  # the number words written with their accents
+_HUNDREDS_OF = {value: word for word, value in HUNDREDS.items() if word != "cien"}  # 100 -> "ciento"
+_ONE_BEFORE = {"uno": "un", "veintiuno": "veintiún"}  # "uno" before a noun or scale: "veintiún mil", "un millón"
+
+
+def cardinal(n: int) -> str:
+    """A whole number (0 or more) in words, with its accents: 27 -> "veintisiete", 385 -> "trescientos ochenta y
+    cinco", 21000 -> "veintiún mil", 2000000 -> "dos millones"."""
+    if n < 30:
+        said = ONES[n] if n < 20 else "veinte" if n == 20 else TWENTIES[n - 21]
+        return _WRITTEN.get(said, said)
+    if n < 100:
+        tens, ones = divmod(n, 10)
+        return TENS[tens] + (f" y {ONES[ones]}" if ones else "")
+    if n < 1000:
+        hundreds, rest = divmod(n, 100)
+        return "cien" if n == 100 else _HUNDREDS_OF[hundreds * 100] + (f" {cardinal(rest)}" if rest else "")
+    scale, name = next((scale, name) for scale, name in SCALES if n >= scale)
+    head, rest = divmod(n, scale)
+    if name == THOUSAND:
+        said = THOUSAND if head == 1 else f"{_before_a_noun(cardinal(head))} {THOUSAND}"
+    else:
+        said = f"un {name[:-4]}ón" if head == 1 else f"{_before_a_noun(cardinal(head))} {name}"  # millón, billón
+    return said + (f" {cardinal(rest)}" if rest else "")
+
+
+def _before_a_noun(said: str) -> str:
+    *head, last = said.split(" ")
+    return " ".join([*head, _ONE_BEFORE.get(last, last)])
+
+
+def ordinal(n: int) -> str:
+    """1 -> "primero", 7 -> "séptimo"; past ten a Spanish speaker says the cardinal ("el veintiuno")."""
+    said = IRREGULAR_ORDINALS.get(cardinal(n), cardinal(n)) if n <= 10 else cardinal(n)
+    return _WRITTEN.get(said, said)
 
 
 # ---- remarks that ask for nothing (loop/grounding/remarks.py; labelled: tests/data/remarks_es.tsv) ----------

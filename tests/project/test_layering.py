@@ -142,12 +142,6 @@ def test_no_module_imports_another_packages_private_module() -> None:
 # Modules that still read English's words by name, each with what is left to move (issue 38). The list may only
 # shrink: a module not on it that names a language fails, and so does one on it that no longer does.
 STILL_ENGLISH = {
-    "voice.bench.reply_eval": "the fixed sentences a reply check recognises (an English bench)",
-    "voice.bench.wer": "English number words for word error rates (an English bench)",
-    "voice.speech._dictated_digits": "reading a dictated id again (English's digit words; off for others)",
-    "voice.speech.caller_digits": "English digit words and homophones of the digit joiner",
-    "voice.speech.spoken_en_words": "English's spoken form (a per-language module by design)",
-    "voice.testing.scripted_call": "English number words of a call script's checks",
 }
 
 

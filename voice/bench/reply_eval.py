@@ -24,21 +24,19 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import yaml
 
 import voice.demo
-from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall
+from loop import Agent, Budget, LoopConfig, Message, RunOutcome, TextDelta, ToolCall, locale
 from loop.bench.stats import percentile
 from loop.grounding.speakable import check_reply
-from loop.locale import en
 from loop.types import Model, ModelEvent, ModelRequest, ModelResponse
 from voice.demo.order_desk import OrderDesk, demo_config, order_policy
 
 EVAL_SET = Path(voice.demo.__file__).resolve().with_name("reply_eval.yaml")  # the demo's cases, package data
-HANDOVER = en.HAND_OVER  # what the session says on ESCALATED
-COULD_NOT = en.COULD_NOT_FINISH  # ... and on any other outcome but COMPLETED
 # the voice profile, with time enough that a busy machine shows up in the timings, not as failed calls
 EVAL_CONFIG = LoopConfig.profile("voice", model_timeout_s=30.0, budget=Budget.of(
     turns=4, tokens=16_000, wall_clock_s=120, cost_usd=0.10, tool_calls=8))
@@ -95,11 +93,12 @@ def _ran(spec: str, calls: list[ToolCall]) -> bool:
                for c in calls)
 
 
-def spoken_reply(outcome: RunOutcome, answer: str) -> str:
-    """What the caller hears from one run (as voice.runtime.session says it)."""
+def spoken_reply(outcome: RunOutcome, answer: str, words: ModuleType = locale.DEFAULT_WORDS) -> str:
+    """What the caller hears from one run (as voice.runtime.session says it, in the agent's language `words`): the
+    answer, the hand-over on ESCALATED, and that it could not finish on any other outcome."""
     if outcome is RunOutcome.COMPLETED:
         return answer
-    return HANDOVER if outcome is RunOutcome.ESCALATED else COULD_NOT
+    return words.HAND_OVER if outcome is RunOutcome.ESCALATED else words.COULD_NOT_FINISH
 
 
 async def run_case(model: Timed, case: dict[str, Any], system: str, tool_names: list[str]) -> dict[str, Any]:
@@ -122,7 +121,7 @@ async def run_case(model: Timed, case: dict[str, Any], system: str, tool_names: 
             result = await agent.run(turn["say"], history=history)
             took = time.perf_counter() - model.turn_started
             history = result.messages
-            said = spoken_reply(result.outcome, result.answer)
+            said = spoken_reply(result.outcome, result.answer, locale.get(agent.language))
             ran = [o.call for o in result.trajectory]
             problems = []
             want_outcome = turn.get("outcome", "COMPLETED")

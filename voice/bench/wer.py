@@ -2,62 +2,51 @@
 
 Normalisation is deliberately light: lowercase, curly apostrophes made straight, hyphens and dashes
 turned into spaces, other punctuation dropped, apostrophes inside words kept ("I'm", "'em").
-Whole numbers and ordinals below a million are spelled out ("10" -> "ten", "20th" -> "twentieth"):
+Whole numbers and ordinals below a million are spelled out in the language's words (`words`: its pack, `loop.locale`;
+"10" -> "ten", "20th" -> "twentieth"):
 Whisper writes digits, which a voice agent wants ("order 4567"), while references spell them.
 Contractions and abbreviations are not expanded, so "I'm" against "I am" still counts as errors.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
+from types import ModuleType
 
-from loop.locale import en
+from loop.locale import DEFAULT_WORDS
 
 _DASHES = re.compile(r"[-\u2010-\u2015\u2212]")
 _NOT_WORD = re.compile(r"[^\w\s']")
 _LONE_APOSTROPHES = re.compile(r"(?<!\w)'+(?!\w)")
 _THOUSANDS_SEPARATOR = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_NUMBER = re.compile(r"\b(\d{1,6})(st|nd|rd|th)?\b")
-_ONES, _TENS, _IRREGULAR_ORDINALS = en.ONES, en.TENS, en.IRREGULAR_ORDINALS  # `loop.locale`
 
 
-def spell_number(number: int) -> str:
-    """0 <= number < 1,000,000 in words, without "and" or hyphens: 4567 -> "four thousand five hundred sixty seven"."""
-    if number < 20:
-        return _ONES[number]
-    if number < 100:
-        return _TENS[number // 10] + ("" if number % 10 == 0 else " " + _ONES[number % 10])
-    if number < 1000:
-        rest = number % 100
-        return _ONES[number // 100] + " hundred" + (" " + spell_number(rest) if rest else "")
-    rest = number % 1000
-    return spell_number(number // 1000) + " thousand" + (" " + spell_number(rest) if rest else "")
+@functools.cache
+def _number(words: ModuleType) -> re.Pattern[str]:
+    """A whole number below a million, and the language's ending of an ordinal written in digits ("20th")."""
+    return re.compile(rf"\b(\d{{1,6}})({words.DIGIT_ORDINAL})?\b")
 
 
-def _ordinal(words: str) -> str:
-    head, _, last = words.rpartition(" ")
-    if last in _IRREGULAR_ORDINALS:
-        last = _IRREGULAR_ORDINALS[last]
-    elif last.endswith("y"):
-        last = last[:-1] + "ieth"
-    else:
-        last += "th"
-    return f"{head} {last}".strip()
+def spell_number(number: int, words: ModuleType = DEFAULT_WORDS) -> str:
+    """0 <= number < 1,000,000 in words, without "and" or hyphens: 4567 -> "four thousand five hundred sixty seven"
+    (`words`: the language's pack, whose `cardinal` says it)."""
+    return words.cardinal(number).replace("-", " ")
 
 
-def _spell_match(match: re.Match[str]) -> str:
-    words = spell_number(int(match.group(1)))
-    return _ordinal(words) if match.group(2) else words
+def _spell_match(match: re.Match[str], words: ModuleType) -> str:
+    said = words.ordinal if match.group(2) else words.cardinal
+    return said(int(match.group(1))).replace("-", " ")
 
 
-def normalize_words(text: str, spell_numbers: bool = True) -> list[str]:
-    """Text -> the list of words that WER compares."""
+def normalize_words(text: str, spell_numbers: bool = True, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """Text -> the list of words that WER compares (`words`: the language's pack, its numbers spelt out)."""
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'").replace("\u2018", "'")
     if spell_numbers:
-        text = _NUMBER.sub(_spell_match, _THOUSANDS_SEPARATOR.sub("", text))
+        text = _number(words).sub(lambda m: _spell_match(m, words), _THOUSANDS_SEPARATOR.sub("", text))
     text = _DASHES.sub(" ", text)
     text = _NOT_WORD.sub(" ", text).replace("_", " ")
     text = _LONE_APOSTROPHES.sub(" ", text)
@@ -93,9 +82,9 @@ class WordErrors:
         )
 
 
-def word_errors(reference: str, hypothesis: str) -> WordErrors:
-    """Minimum-edit alignment of the normalised words (Levenshtein over words)."""
-    ref, hyp = normalize_words(reference), normalize_words(hypothesis)
+def word_errors(reference: str, hypothesis: str, words: ModuleType = DEFAULT_WORDS) -> WordErrors:
+    """Minimum-edit alignment of the normalised words (Levenshtein over words; `words`: the language's pack)."""
+    ref, hyp = normalize_words(reference, words=words), normalize_words(hypothesis, words=words)
     # Each cell holds (total edits, substitutions, deletions, insertions) for ref[:i] vs hyp[:j].
     previous = [(j, 0, 0, j) for j in range(len(hyp) + 1)]
     for i in range(1, len(ref) + 1):

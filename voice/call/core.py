@@ -79,7 +79,7 @@ class CallCore(AgentSide, GoingOn):
             case ce.TranscriptReady():
                 if self.cfg.join_digits:  # "4 5 6 7" -> "4567" for everything that reads the words ("dos" -> "2"
                     heard = self.words.numbers_in_digits(event.text)  # where the language's readers need digits)
-                    event = replace(event, text=join_spoken_digits(heard, self.awaiting_digits))
+                    event = replace(event, text=join_spoken_digits(heard, self.awaiting_digits, self.words))
                 self._on_transcript(event)
             case ce.TurnEndScored():
                 self._on_turn_scored(event)

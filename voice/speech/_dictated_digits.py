@@ -16,12 +16,12 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
-from loop.locale import en
-from loop.locale.en import DIGIT_WORDS
+from loop.locale import DEFAULT_WORDS
 from voice.audio import SAMPLE_RATE
 from voice.speech.caller_digits import join_spoken_digits
 
@@ -35,16 +35,31 @@ ISLAND_MARGIN = SAMPLE_RATE // 10  # audio kept either side of an island
 READ_CACHE = 512  # islands whose reading is kept (a dictated id has a handful; calls share the reader)
 SAME_WORD_S = 0.5  # a word both decodes heard within this of each other is one they agree on
 MIN_DIGIT_LOGPROB = -1.6  # below this the island's best digit is a guess (measured: words score -1.1 to -2 on ",")
-_ZERO_WORDS = (" oh", " Oh", " O", "O", "oh", "Oh")
-_NUMERISH = re.compile(r"\d|\b(?:" + "|".join(DIGIT_WORDS) + r")\b", re.IGNORECASE)
 _SEPARATOR = re.compile(r"[,.-]")
 _AN_ID = re.compile(r"\d{3,}")  # an id, once dictated pieces are joined (not "20th", "2 pizzas", "12 Oak Lane")
-# every number word of the language (`loop.locale`), "oh" and the ordinals ("twentieth") with them
-_NUMBER_WORDS = "(?:" + "|".join([en.ONES[0], *(w for w in en.DIGIT_WORDS if w not in en.ONES), *en.ONES[1:],
-                                  *en.TENS[2:], en.HUNDRED, en.THOUSAND, *en.IRREGULAR_ORDINALS.values(),
-                                  "(?:" + "|".join(t[:-1] for t in en.TENS[2:]) + ")ieth"]) + ")(?:th|s)?"
-# a word that may stand for part of a number: digits, a number word, a lone letter ("L" for "oh", "A" for "eight")
-_DIGITLIKE = re.compile(rf"[\d,.-]*(?:st|nd|rd|th)?[,.]?|[a-z][,.]?|(?:{_NUMBER_WORDS}[-,.]?)+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class NumberWords:
+    """What stands for a digit in one language's transcript (`numberish`) and a word that may stand for part of a
+    number (`digitlike`: digits, a number word, a lone letter, "L" for "oh", "A" for "eight"), from its pack."""
+
+    numberish: re.Pattern[str]
+    digitlike: re.Pattern[str]
+    zero_words: tuple[str, ...]  # what Whisper writes for a zero said as a word ("oh", "O"), as tokens
+
+
+@functools.cache
+def number_words(words: ModuleType) -> NumberWords:
+    """The pack's number words as the readers of dictated digits match them (cached per pack): every number word
+    (`NUMBER_WORD`: "oh" and the ordinals, "twentieth", with them)."""
+    zeros = tuple(w for w, digit in words.DIGIT_WORDS.items() if digit == "0" and w != words.ONES[0])
+    numberish = re.compile(r"\d|\b(?:" + "|".join(words.DIGIT_WORDS) + r")\b", re.IGNORECASE)
+    digitlike = re.compile(rf"[\d,.-]*(?:{words.DIGIT_ORDINAL})?[,.]?|[a-z][,.]?|(?:{words.NUMBER_WORD}[-,.]?)+",
+                           re.IGNORECASE)
+    zero_words = tuple(f for z in zeros for f in (f" {z}", f" {z.title()}", f" {z[0].upper()}", z[0].upper(), z,
+                                                   z.title()))
+    return NumberWords(numberish, digitlike, zero_words)
 
 
 def speech_islands(probs: np.ndarray) -> list[tuple[int, int]]:
@@ -79,9 +94,9 @@ def short_islands(probs: np.ndarray) -> list[tuple[int, int]]:
     return [span for run in runs if len(run) >= MIN_RUN for span in run]
 
 
-def _ids(text: str) -> list[str]:
-    """The ids in `text` once dictated pieces are joined."""
-    return _AN_ID.findall(join_spoken_digits(text))
+def _ids(text: str, language: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """The ids in `text` once dictated pieces are joined (`language`: the call's pack)."""
+    return _AN_ID.findall(join_spoken_digits(text, words=language))
 
 
 @dataclass(frozen=True)
@@ -95,12 +110,16 @@ class Word:
         return (self.start_s + self.end_s) / 2
 
 
-def splice(words: list[Word], runs: list[tuple[tuple[float, float, float], list[str]]]) -> str:
+def splice(words: list[Word], runs: list[tuple[tuple[float, float, float], list[str]]],
+           language: ModuleType = DEFAULT_WORDS) -> str:
     """The words, with those the first pass put in a run's time (by their middle) replaced by its digits. A run is
     (start, end, next speech), in seconds: digit-like words between its end and the next speech are dropped too
-    (Whisper repeats the last digits into the silence after them: "2 L 2 L 2 L" for "two oh two oh")."""
+    (Whisper repeats the last digits into the silence after them: "2 L 2 L 2 L" for "two oh two oh").
+    `language`: the call's pack."""
+    digitlike = number_words(language).digitlike
+
     def replaced(w: Word) -> bool:
-        return any(a <= w.middle_s <= b or (b < w.middle_s < after and _DIGITLIKE.fullmatch(w.text.strip()))
+        return any(a <= w.middle_s <= b or (b < w.middle_s < after and digitlike.fullmatch(w.text.strip()))
                    for (a, b, after), _ in runs)
 
     kept = [(w.middle_s, w.text) for w in words if not replaced(w)]
@@ -115,15 +134,17 @@ def join_words(words: list[Word]) -> str:
     return "".join(w.text for w in words).strip()
 
 
-def _number_runs(words: list[Word]) -> list[list[Word]]:
-    """Runs of number words ("4", "five", "oh", with "," "-" "." between), each starting and ending on one."""
+def _number_runs(words: list[Word], language: ModuleType = DEFAULT_WORDS) -> list[list[Word]]:
+    """Runs of number words ("4", "five", "oh", with "," "-" "." between), each starting and ending on one
+    (`language`: the call's pack)."""
+    numberish = number_words(language).numberish
     runs: list[list[Word]] = []
     current: list[Word] = []
     for word in [*words, Word("|", 1e9, 1e9)]:
-        if _NUMERISH.search(word.text) or (current and _SEPARATOR.fullmatch(word.text.strip())):
+        if numberish.search(word.text) or (current and _SEPARATOR.fullmatch(word.text.strip())):
             current.append(word)
             continue
-        while current and not _NUMERISH.search(current[-1].text):
+        while current and not numberish.search(current[-1].text):
             current.pop()
         if current:
             runs.append(current)
@@ -131,21 +152,22 @@ def _number_runs(words: list[Word]) -> list[list[Word]]:
     return runs
 
 
-def merge_numbers(prompted: list[Word], plain: list[Word], terms: frozenset[str] = frozenset()) -> list[Word]:
+def merge_numbers(prompted: list[Word], plain: list[Word], terms: frozenset[str] = frozenset(),
+                  language: ModuleType = DEFAULT_WORDS) -> list[Word]:
     """The prompted decode's words with its numbers taken from the plain decode: digit-like words of the prompted
     one in the time of a number of the plain one give way to it (names and other words stay the prompted ones).
     In the time of an id the plain decode heard, every other prompted word gives way too, but the vocabulary's
     (`terms`, its words lower-cased) and those the plain decode also heard there ("BT" of "BT 1186"): a prompt
     holds words, not digits, so what it alone put where the plain decode heard an id is its sway ("six double oh
-    eight eight" heard "6 AA date" under a prompt of a shop's words, "6.088" without)."""
-    runs = _number_runs(plain)
+    eight eight" heard "6 AA date" under a prompt of a shop's words, "6.088" without). `language`: the call's pack."""
+    runs, digitlike = _number_runs(plain, language), number_words(language).digitlike
     spans = [(run[0].start_s, run[-1].end_s, _AN_ID.search(re.sub(r"\D", "", join_words(run))) is not None)
              for run in runs]
     plain_near = [(_said_word(w.text), w.middle_s) for w in plain]
 
     def gives_way(w: Word) -> bool:
         inside = [an_id for a, b, an_id in spans if a <= w.middle_s <= b]
-        if not inside or _DIGITLIKE.fullmatch(w.text.strip()):
+        if not inside or digitlike.fullmatch(w.text.strip()):
             return bool(inside)
         said = _said_word(w.text)
         also_plain = any(p == said and abs(m - w.middle_s) <= SAME_WORD_S for p, m in plain_near)
@@ -181,10 +203,10 @@ def digit_runs(islands: list[tuple[int, int]], read: list[tuple[str, float]]) ->
     return runs
 
 
-def _a_word_there(heard: list[Word], span: tuple[int, int]) -> bool:
+def _a_word_there(heard: list[Word], span: tuple[int, int], said: NumberWords) -> bool:
     """The first pass put a word in this island's time, and no digit or anything that may stand for one."""
     there = [w.text.strip() for w in heard if span[0] / SAMPLE_RATE <= w.middle_s <= span[1] / SAMPLE_RATE]
-    return bool(there) and not any(_NUMERISH.search(t) or _DIGITLIKE.fullmatch(t) for t in there)
+    return bool(there) and not any(said.numberish.search(t) or said.digitlike.fullmatch(t) for t in there)
 
 
 @functools.cache
@@ -209,12 +231,13 @@ def suppressed_but(model: Any, tokenizer: Any, allowed: set[int]) -> list[int]:
 class DigitReader:
     """Decodes islands of audio as one digit token each, on a CTranslate2 Whisper and its tokenizer."""
 
-    def __init__(self, model: Any, tokenizer: Any, features: Any) -> None:
+    def __init__(self, model: Any, tokenizer: Any, features: Any, words: ModuleType = DEFAULT_WORDS) -> None:
         self.model, self.tokenizer, self.features = model, tokenizer, features
+        self.language, self.said = words, number_words(words)  # the callers' pack and its number words
         allowed = {tokenizer.eot, *tokenizer.encode(","), *tokenizer.encode("."), *tokenizer.encode(" ,"),
                    *digit_tokens(tokenizer)}
         # "oh" for zero: Whisper writes the letter or the word for it more readily than "0"
-        self.zeros = {t[0] for word in _ZERO_WORDS if len(t := tokenizer.encode(word)) == 1}
+        self.zeros = {t[0] for word in self.said.zero_words if len(t := tokenizer.encode(word)) == 1}
         allowed |= self.zeros
         self.suppress = suppressed_but(model, tokenizer, allowed)
         self.prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
@@ -269,22 +292,24 @@ class DigitReader:
         the window decoded without the vocabulary prompt of `terms`, when either holds an id (a prompt of names
         makes Whisper write "33000" for "three three zero zero", or "6 AA date" for "six double oh eight eight")."""
         words: Callable[[], list[Word]] = lambda: self.words(encoded, tokens, len(window))  # noqa: E731
-        if plain is not None and ((ids := _ids(text)) or _ids(self.tokenizer.decode(plain())) not in ([], ids)):
+        if plain is not None and ((ids := _ids(text, self.language)) or
+                                   _ids(self.tokenizer.decode(plain()), self.language) not in ([], ids)):
             said = frozenset(word for term in terms for word in re.findall(r"[\w']+", term.lower()))
-            merged = merge_numbers(words(), self.words(encoded, plain(), len(window)), said)
+            merged = merge_numbers(words(), self.words(encoded, plain(), len(window)), said, self.language)
             return join_words(merged), lambda: merged
         return text, words
 
     def by_islands(self, window: np.ndarray, probs: np.ndarray, text: str, words: Callable[[], list[Word]]) -> str:
         """`text` with a run of digits dictated with pauses replaced by the digits its islands read as alone."""
-        islands = short_islands(probs) if _NUMERISH.search(text) else []
+        islands = short_islands(probs) if self.said.numberish.search(text) else []
         if not islands:
             return text
         read = self.read([window[max(0, a - ISLAND_MARGIN): b + ISLAND_MARGIN] for a, b in islands])
         heard = words()
         # an island the first pass heard as a plain word is no digit, however the digit-only decoding reads it
         # ("How is it going?" after "three three nine zero" read as a fifth digit, "0" for "how")
-        read = [("", -99.0) if _a_word_there(heard, span) else r for span, r in zip(islands, read, strict=True)]
+        read = [("", -99.0) if _a_word_there(heard, span, self.said) else r
+                for span, r in zip(islands, read, strict=True)]
         runs = digit_runs(islands, read)
         if not runs:
             return text
@@ -293,5 +318,5 @@ class DigitReader:
                   digits) for (a, b), digits in runs]
         # only where the first pass heard a digit: a run of short words it heard as words stays words
         spans = [(span, digits) for span, digits in spans
-                 if any(span[0] <= w.middle_s <= span[1] and _NUMERISH.search(w.text) for w in heard)]
-        return splice(heard, spans) if spans else text
+                 if any(span[0] <= w.middle_s <= span[1] and self.said.numberish.search(w.text) for w in heard)]
+        return splice(heard, spans, self.language) if spans else text

@@ -14,9 +14,11 @@ import os
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
+from types import ModuleType
 
 import numpy as np
 
+from loop.locale import DEFAULT_WORDS
 from voice.audio import SAMPLE_RATE
 from voice.speech._dictated_digits import Word, _number_runs, splice
 from voice.speech.caller_digits import join_spoken_digits
@@ -30,8 +32,8 @@ HEARING_AGAIN: ContextVar[bool] = ContextVar("voiceloop_number_heard_again", def
 ENABLED = os.environ.get("VOICELOOP_NUMBER_AGAIN", "1") == "1"  # for measuring without it
 
 
-def _digits(words: list[Word]) -> str:
-    return "".join(re.findall(r"\d", join_spoken_digits(" ".join(w.text for w in words))))
+def _digits(words: list[Word], language: ModuleType) -> str:
+    return "".join(re.findall(r"\d", join_spoken_digits(" ".join(w.text for w in words), words=language)))
 
 
 def _put_back(old: str, new: str) -> bool:
@@ -43,21 +45,22 @@ def _put_back(old: str, new: str) -> bool:
 
 
 def hear_number_again(text: str, words: Callable[[], list[Word]], window: np.ndarray,
-                      decode: Callable[[np.ndarray], str]) -> str:
+                      decode: Callable[[np.ndarray], str], language: ModuleType = DEFAULT_WORDS) -> str:
     """`text` (a window's, with its `words` and their times) with a late number's dropped digits put back by
-    decoding the audio from shortly before it (`decode`: the window's engine on that part alone)."""
-    if not ENABLED or HEARING_AGAIN.get() or not _AN_ID.search(join_spoken_digits(text)):
+    decoding the audio from shortly before it (`decode`: the window's engine on that part alone; `language`: the
+    callers' pack)."""
+    if not ENABLED or HEARING_AGAIN.get() or not _AN_ID.search(join_spoken_digits(text, words=language)):
         return text
     heard = words()
-    runs = [run for run in _number_runs(heard) if len(_digits(run)) >= MIN_DIGITS]
+    runs = [run for run in _number_runs(heard, language) if len(_digits(run, language)) >= MIN_DIGITS]
     if not runs or runs[-1][0].start_s < LATE_S:
         return text
     run = runs[-1]
-    old = _digits(run)
+    old = _digits(run, language)
     start = max(0, int((run[0].start_s - LEAD_S) * SAMPLE_RATE))
     token = HEARING_AGAIN.set(True)
     try:
-        again = _AN_ID.findall(join_spoken_digits(decode(window[start:])))
+        again = _AN_ID.findall(join_spoken_digits(decode(window[start:]), words=language))
     finally:
         HEARING_AGAIN.reset(token)
     better = next((n for n in reversed(again) if _put_back(old, n)), None)
@@ -68,4 +71,4 @@ def hear_number_again(text: str, words: Callable[[], list[Word]], window: np.nda
     follows = next((w.text.strip() for w in heard if w.start_s >= run[-1].end_s), "")
     end = follows if follows in _STOPS else run[-1].text.strip()[-1:]
     digits = [*better[:-1], better[-1] + (end if end in _STOPS else "")]
-    return splice(heard, [((run[0].start_s, run[-1].end_s, later), digits)])
+    return splice(heard, [((run[0].start_s, run[-1].end_s, later), digits)], language)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from voice.speech.spoken_en_words import MONTHS, cardinal, clock, digits, ordinal, year
+from voice.speech.spoken_en_words import LOCALE, MONTHS, cardinal, clock, digits, ordinal, year
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)"  # 1,250 or 1250
 _NOT_AFTER = r"(?<![\w.,])"  # a number starts here, not inside a word or another number
@@ -359,7 +359,7 @@ _RULES = [
 class EnglishUS:
     """American English, as Piper's en_US voices (through espeak-ng en-us) should hear it."""
 
-    locale = "en-US"
+    locale = LOCALE
 
     def speak(self, text: str) -> str:
         present = set(text)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from loop import locale
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
 from voice.speech._id_length import LengthFitter, needs_fitting
@@ -139,9 +140,9 @@ class WhisperSTT:
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
         self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
-        # read a dictated id again island by island (voice/speech/_dictated_digits.py): its digit words are English
+        # read a dictated id again island by island (voice/speech/_dictated_digits.py): measured on English only
         self.read_digits = read_digits and language == "en"
-        self._digits = DigitReader(self._model, self._tokenizer, self._features)
+        self._digits = DigitReader(self._model, self._tokenizer, self._features, locale.get(language))
         self._lengths = LengthFitter(self._model, self._tokenizer, self._prompt)  # any language: digits are digits
         self._lock = threading.Lock()
         self.work = {"batches": 0, "windows": 0, "busy_s": 0.0}  # what it has done, for `voiceloop serve`'s log
@@ -285,7 +286,7 @@ class WhisperSTT:
             return read
         # a late number said in one go: its part heard again (lock held; no VAD probs: no island re-reading)
         part_text = lambda part: self._generate(self._padded_s(part), [part], [probs[:0]], list(prompt))[0]  # noqa: E731
-        return hear_number_again(text, words, window, part_text)
+        return hear_number_again(text, words, window, part_text, self._digits.language)
 
     def _plain_tokens(self, encoded: Any, cap: int, beam_size: int) -> list[int]:
         """One window's tokens decoded without a vocabulary prompt, from its encoder output."""

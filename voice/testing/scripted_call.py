@@ -10,23 +10,21 @@ import os
 import re
 import shutil
 import tempfile
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 import yaml
 
-from loop import ScriptedModel, ScriptedTurn, TenantBudget, ToolCall
-from loop.grounding.arguments import words_to_number
-from loop.locale import en
+from loop import ScriptedModel, ScriptedTurn, TenantBudget, ToolCall, locale
 from voice.agents.source import AgentSource, load_agent
 from voice.audio import SAMPLE_RATE, load_audio, write_wav
 from voice.call.turns import TurnConfig
 from voice.observe.timeline_html import write_timeline
 from voice.runtime.session import CallSession, SessionConfig, TurnRecord
-from voice.speech.caller_digits import join_spoken_digits
+from voice.testing.heard import mentions
 from voice.testing.pacer import PacedSink, drive_realtime
 from voice.testing.reply_checks import REPLY_KEYS, TURN_REPLY_KEYS, check_call
 
@@ -134,6 +132,7 @@ class CallResult:
     failures: list[str] = field(default_factory=list)  # every unmet expectation (a scripted call's replies included)
     reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
     instructions: tuple[str, ...] = ()  # the agent's prompt and policy text: never to be read aloud
+    words: ModuleType = locale.DEFAULT_WORDS  # the call's language pack: what its `user_text` checks read
 
     @property
     def desk(self) -> Any:  # the order desk's name for its state
@@ -200,6 +199,7 @@ def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
     result = CallResult(session.turns, session.trace, audio, state)
     result.instructions = (session.agent.assembler.system, session.agent.policy.text)
+    result.words = locale.get(session.agent.language)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
     result.failures = check_expectations(expect, result)
@@ -224,7 +224,7 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
 
     `user_text: [turn 0, turn 1, ...]`: what Whisper wrote for each turn must hold each key word of that turn's
     entry (a word, a list of words, and in such a list a list of alternatives: `["refund", ["20", "dollars"]]`),
-    compared as `mentions` does: never Whisper's exact words, which differ between CPUs."""
+    compared as `mentions` does, in the call's language: never Whisper's exact words, which differ between CPUs."""
     fails: list[str] = []
     turns = result.turns
     if "turns" in expect and len(turns) != expect["turns"]:
@@ -232,7 +232,7 @@ def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:
     for i, frags in enumerate(expect.get("user_text", [])):
         got = turns[i].user_text if i < len(turns) else ""
         for frag in [frags] if isinstance(frags, str) else frags:
-            if not mentions(got, frag):
+            if not mentions(got, frag, result.words):
                 fails.append(f"turn {i}: user text should contain {_either(frag)}, got {got!r}")
     executed = [[c["name"] for c in t.tool_calls if c["executed"]] for t in turns]
     if "executed_tools" in expect and executed != expect["executed_tools"]:
@@ -274,65 +274,6 @@ def _check_calls(expect: dict[str, Any], executed: list[dict[str, Any]]) -> list
 def _plain(value: Any) -> str:
     text = str(value).strip().lower()
     return re.sub(r"\s+", " ", text[:-2] if text.endswith(".0") else text)
-
-
-_UNIT_WORDS, _TEEN_WORDS, _TEN_WORDS = en.ONES[:10], en.ONES[10:], en.TENS[2:]  # `loop.locale`
-_SCALE_WORDS = (en.HUNDRED, en.THOUSAND)
-_NUMBER_WORDS = frozenset(_UNIT_WORDS + _TEEN_WORDS + _TEN_WORDS + _SCALE_WORDS)
-
-
-def heard_words(text: str) -> list[str]:
-    """A transcript as comparable words: lowercase, no punctuation, every number in digits whether Whisper wrote
-    it in words or digits, whole or in pieces ("twenty" -> "20", "four five six seven", "4 5 6 7" and "45-67"
-    -> "4567", "$20.00" -> "20")."""
-    text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'").replace("\u2018", "'")
-    words = re.findall(r"[a-z']+|\d+(?:[.,]\d+)*|[,-]", text.replace("$", " "))
-    joined = join_spoken_digits(" ".join(_digits_for_number_words(words)).replace(" ,", ",").replace(" - ", "-"))
-    joined = re.sub(r"(?<=\d),(?=\d{3}\b)|(?<=\d)\.0+\b", "", joined)  # "1,000" -> "1000", "20.00" -> "20"
-    return re.findall(r"[a-z']+|\d+(?:\.\d+)?", joined)
-
-
-def _digits_for_number_words(words: list[str]) -> list[str]:
-    """Each spoken number as digits: "twenty five" -> "25", "four thousand five hundred" -> "4500", and
-    "twenty twenty" or "four five" as two numbers each ("20", "20"; "4", "5"), for `join_spoken_digits` to join."""
-    out: list[str] = []
-    run: list[str] = []
-    for word in [*words, ""]:
-        if word in _NUMBER_WORDS and (not run or _extends(run[-1], word)):
-            run.append(word)
-            continue
-        if run:
-            out.append(str(int(words_to_number(" ".join(run)) or 0)))
-            run = [word] if word in _NUMBER_WORDS else []
-        if word and word not in _NUMBER_WORDS:
-            out.append(word)
-    return out
-
-
-def _extends(previous: str, word: str) -> bool:
-    """Whether `word` continues the spoken number that `previous` ends ("twenty" "five", "five" "hundred")."""
-    if word in _SCALE_WORDS:
-        return previous not in _SCALE_WORDS or (previous, word) == ("hundred", "thousand")
-    if word in _UNIT_WORDS[1:]:
-        return previous in _TEN_WORDS or previous in _SCALE_WORDS
-    return previous in _SCALE_WORDS and word != "zero"
-
-
-def mentions(text: str, wanted: str | list[str] | tuple[str, ...]) -> bool:
-    """Whether `text` (a transcript) holds the key word or phrase `wanted`, or one of several alternatives: the
-    words of `heard_words` in a row, numbers equal, the last word also as the start of a longer one ("refund" in
-    "refunded", "deliver" in "delivered")."""
-    if not isinstance(wanted, str):
-        return any(mentions(text, option) for option in wanted)
-    got, want = heard_words(text), heard_words(wanted)
-    if not want:
-        return False
-    *head, last = want
-    for start in range(len(got) - len(want) + 1):
-        word = got[start + len(head)]
-        if got[start:start + len(head)] == head and (word == last or (last[0].isalpha() and word.startswith(last))):
-            return True
-    return False
 
 
 def _either(wanted: str | list[str] | tuple[str, ...]) -> str:

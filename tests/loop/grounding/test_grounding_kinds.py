@@ -4,7 +4,6 @@ for, and a spoken clause states no fact nobody gave and never the caller's own w
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -13,30 +12,16 @@ import pytest
 import yaml
 from pydantic import Field
 
-from loop import ScriptedModel, Tool, locale
-from loop.grounding._arg_kinds import arg_kind, id_shape, is_id_pattern, label
+from loop import ScriptedModel, Tool
+from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
 from loop.grounding._facts import FactCheck
-from loop.grounding._names import labelled_names
 from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
-from loop.grounding.arguments import (
-    counts_said,
-    ground,
-    identifier_candidates,
-    proper_names,
-    time_spans,
-    value_pattern,
-)
+from loop.grounding.arguments import ground, identifier_candidates, proper_names, time_spans, value_pattern
 from loop.grounding.speakable import ReplyGuard
-from loop.grounding.tool_choice import (
-    ask_for,
-    uncued,
-)
-from loop.kinds import address, item, person_name
-from loop.locale import en
+from loop.grounding.tool_choice import ask_for, uncued
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
-from tests.helpers import labelled
 from voice.demo.order_desk import order_desk_brain
 
 REPLY_EVAL = "voice/demo/reply_eval.yaml"
@@ -285,45 +270,6 @@ def test_a_write_is_named_by_its_own_verb_not_by_a_noun_a_read_shares() -> None:
     assert named("My power's off. Can you report it?") == ["report_outage"] and named("My power is off") == []
 
 
-# ---- which identifier is which ------------------------------------------------------------------------------------
-
-
-def test_an_identifier_named_as_another_or_with_another_length_is_not_offered() -> None:
-    def outage_by_postcode(postcode: str) -> dict:
-        """Power cuts in an area, by its four-digit postcode"""
-
-    def outage_for_account(account_number: str) -> dict:
-        """Whether the power is off at a home, by the five-digit account number"""
-
-    def outage_at(postcode: str) -> dict: ...
-
-    def outage_of(account_number: str) -> dict: ...
-
-    def offered(say: str, *fns: Any) -> list[str]:
-        return [tool_name(t) for t in ground([Tool(f).openai_schema() for f in fns], [Message("user", say)])[0]]
-
-    assert offered("Is there a power cut in postcode 3102?", outage_at, outage_of) == ["outage_at"]
-    assert offered("Account 51877, why is my power off?", outage_at, outage_of) == ["outage_of"]
-    assert offered("Is the power off at 3102?", outage_at, outage_of) == ["outage_at", "outage_of"]  # who knows
-    by_length = (outage_by_postcode, outage_for_account)
-    assert offered("I live in 3102. Is the power off there?", *by_length) == ["outage_by_postcode"]
-    assert offered("It's 51877, is the power off?", *by_length) == ["outage_for_account"]
-
-
-def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_it() -> None:
-    from loop.grounding.tool_choice import unnamed_id_writes
-
-    tools = [t.openai_schema() for t in pa.hotel(ScriptedModel(["ok"])).tools.values()]
-    writes = frozenset({"book_room", "cancel_booking"})
-
-    def offered(say: str) -> set[str]:
-        return {tool_name(t) for t in unnamed_id_writes(tools, [Message("user", say)], writes)}
-
-    assert "cancel_booking" not in offered("Can you check my booking? The reference is HB-3091.")  # no cancel
-    assert "cancel_booking" in offered("Please cancel booking HB-3091.")
-    assert "book_room" in offered("Can you check my booking?")  # it takes more than an identifier
-
-
 # ---- what the prompt itself says ------------------------------------------------------------------------------------
 
 _GARAGE_PROMPT = """You answer the phone for a garage. One or two short sentences.
@@ -397,254 +343,6 @@ def test_a_leak_ends_the_reply_as_soon_as_its_words_are_whole_not_at_the_clause_
     guard = ReplyGuard(["book_room"], "", "FALLBACK")
     assert guard.feed("I can book") == "" and guard.feed(" a room for you.") == ""
     assert guard.finish() == "I can book a room for you." and guard.fired is None
-
-
-@pytest.mark.parametrize(("answer", "name"), [
-    # answers to "What's the pet's name?" / "What name is it under?", as Whisper may case them
-    ("it's biscuit", "Biscuit"), ("um, sam lee.", "Sam Lee"), ("The name's Okafor.", "Okafor"),
-    ("yes, it's under priya shah", "Priya Shah"), ("it's for max", "Max"), ("Biscuit", "Biscuit"),
-    # no name in them
-    ("yes", None), ("no idea", None), ("I don't know", None), ("hang on", None), ("sorry", None),
-    ("pardon", None), ("twenty", None), ("my order number is 4567", None),
-    ("I want to book a table for four people", None),
-])
-def test_a_name_asked_for_is_taken_however_it_is_cased(answer: str, name: str | None) -> None:
-    from loop.grounding._names import answered_name
-
-    assert answered_name(answer) == ([name] if name else [])
-
-
-def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
-    from loop.grounding.arguments import ground
-
-    tool = {"type": "function", "function": {"name": "book_groom", "parameters": {
-        "type": "object", "properties": {"pet_name": {"type": "string"}}, "required": ["pet_name"]}}}
-    messages = [Message("user", "I'd like to book a groom."), Message("assistant", "What's your dog's name?"),
-                Message("user", "it's biscuit")]
-    (grounded,), missing = ground([tool], messages)
-    assert grounded["function"]["parameters"]["properties"]["pet_name"] == {"enum": ["Biscuit"]} and not missing
-
-
-
-@pytest.mark.parametrize(("line", "words"), labelled("own_name.tsv"))
-def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
-    from loop.grounding._names import own_name_words
-
-    assert own_name_words(line) == set(words.split())
-
-
-def test_an_item_or_an_address_is_never_filled_with_the_callers_own_name() -> None:
-    def hold_book(title: Annotated[str, item()], patron: Annotated[str, person_name()]) -> str:
-        """Put a book on hold for a patron."""
-        return "held"
-
-    def deliver(street: Annotated[str, address()], dish: Annotated[str, item()]) -> str:
-        """Deliver a dish to an address."""
-        return "sent"
-
-    def values(tool: Any, *said: str) -> dict[str, Any]:
-        messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(said)]
-        (grounded,), _ = ground([{"type": "function", "function": {"name": Tool(tool).name,
-                                                                   "parameters": Tool(tool).schema}}], messages)
-        return grounded["function"]["parameters"]["properties"]
-
-    def admits(prop: dict[str, Any], text: str) -> bool:
-        return "pattern" in prop and re.fullmatch(prop["pattern"], text) is not None
-
-    props = values(hold_book, "Hi, this is Marita.", "How can I help?", "Can you put Circe on hold for Marita?")
-    assert admits(props["title"], "Circe") and not admits(props["title"], "Marita")
-    assert "Marita" in props["patron"]["enum"]
-    answered = [Message("user", "I'd like to put a book on hold."), Message("assistant", "What name is it under?"),
-                Message("user", "marita")]
-    grounded, missing = ground([{"type": "function", "function": {"name": "hold_book",
-                                                                  "parameters": Tool(hold_book).schema}}], answered)
-    assert not grounded and missing == {"hold_book": ["title"]}  # the title is asked for, not filled with her name
-    props = values(deliver, "my name is Tom Reed, a margherita to 12 High Street please")
-    assert admits(props["street"], "12 High Street") and not admits(props["street"], "Tom Reed")
-    assert not admits(props["dish"], "Tom") and admits(props["dish"], "margherita")
-
-
-@pytest.mark.parametrize(("described", "digits"), [
-    ("The status of an order, by its five-digit ticket number", 5), ("Look up a ticket by its ticket number", 0),
-    ("Find the order for a ticket code", 0), ("Check a 6-digit ticket", 6)])
-def test_a_plain_string_argument_the_tools_description_calls_a_number_is_an_identifier(described: str,
-                                                                                      digits: int) -> None:
-    """`ticket: str` says nothing; the tool's own words do: then only an identifier the caller said fills it (not
-    "owe" or "curtains"), with the digits the description gives, and it is asked for as a number."""
-    schema = {"type": "string"}
-    kind = arg_kind("ticket", schema, described)
-    assert kind is not None and kind.kind == "id" and kind.digits == digits
-    assert arg_kind("ticket", schema, "Book a delivery of a ticket's items").kind == "text"  # not named so
-    tool = {"type": "function", "function": {"name": "order_status", "description": described, "parameters": {
-        "type": "object", "properties": {"ticket": schema}, "required": ["ticket"]}}}
-    ticket = "60088" + "1" * (max(digits, 5) - 5)
-    said = [Message("user", f"How much do I owe on my curtains? The ticket's {ticket}.")]
-    (grounded,), _ = ground([tool], said)
-    assert grounded["function"]["parameters"]["properties"]["ticket"] == {"enum": [ticket]}  # never "owe"
-    counted = f"{('', '', '', '', '', 'five', 'six')[digits]}-digit " if digits else ""
-    assert ask_for(["ticket"], tool).endswith(f"the {counted}ticket number?")  # "the five-digit ticket number?"
-
-
-def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier() -> None:
-    """`last_four: str` on a tool "by the last four digits": an identifier of four digits, never free text
-    ("damaged", "wallet") nor a spoken "three"."""
-    described = "Freeze a card so nobody can pay with it, by the last four digits, because it is lost or damaged"
-    kind = arg_kind("last_four", {"type": "string"}, described)
-    assert kind is not None and kind.kind == "id" and kind.digits == 4
-    tool = {"type": "function", "function": {"name": "freeze_card", "description": described, "parameters": {
-        "type": "object", "properties": {"last_four": {"type": "string"}}, "required": ["last_four"]}}}
-    said = [Message("user", "I need to freeze my card. It ends in 0077."),
-            Message("assistant", "Could you tell me the reason?"),
-            Message("user", "It's damaged, it snapped in half in my wallet, three days ago.")]
-    (grounded,), _ = ground([tool], said)
-    assert grounded["function"]["parameters"]["properties"]["last_four"] == {"enum": ["0077"]}
-
-
-
-@pytest.mark.parametrize(("language", "said", "times"), [(row[0], *row[1].split("\t")) for row in labelled(
-    "clock_times.tsv")])
-def test_times_of_day_are_read_however_they_are_said(language: str, said: str, times: str) -> None:
-    from loop.grounding._clock import clock_times
-
-    found = clock_times(said, locale.get(language))
-    assert {f"{h}:{m:02d}{half}" for h, m, half in found} == set(times.split())
-
-
-def test_an_enum_of_times_is_filled_by_the_time_the_caller_said_in_any_form() -> None:
-    from loop.grounding._clock import times_named
-
-    shows = ["5 p.m.", "5:30 p.m.", "7 p.m.", "7:30 p.m.", "8:45 p.m.", "9:15 p.m."]
-    assert times_named(shows, "Five o'clock, I think.") == ["5 p.m."]
-    assert times_named(shows, "for Starfall at seven thirty") == ["7:30 p.m."]
-    assert times_named(shows, "quarter to nine") == ["8:45 p.m."]
-    assert times_named(shows, "four seats please") == []
-    assert times_named(["small", "large"], "at seven") == []  # not an enum of times
-    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
-        "showtime": {"type": "string", "enum": shows}}, "required": ["showtime"]}}}
-    said = [Message("user", "Two for Maggie's Garden please."), Message("assistant", "Which showtime?"),
-            Message("user", "Five o'clock, I think.")]
-    (grounded,), _ = ground([tool], said)
-    assert grounded["function"]["parameters"]["properties"]["showtime"] == {"enum": ["5 p.m."]}
-
-
-def test_a_count_is_never_the_hour_of_a_time_the_caller_said() -> None:
-    """"Five o'clock" gave 5 seats: a count or an amount is not read from a time of day."""
-    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
-        "seats": {"type": "integer"}, "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
-        "required": ["seats", "showtime"]}}}
-    said = [Message("user", "Tickets for Maggie's Garden please."), Message("assistant", "Which showtime?"),
-            Message("user", "Five o'clock, I think.")]
-    grounded, missing = ground([tool], said)
-    assert not grounded and missing == {"book": ["seats"]}
-    said[-1] = Message("user", "Two at seven thirty, and it was $7.30 last time.")
-    (grounded,), _ = ground([tool], said)
-    props = grounded["function"]["parameters"]["properties"]
-    assert props["seats"] == {"enum": [2]} and props["showtime"] == {"enum": ["7:30 p.m."]}
-
-
-def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_without_a_model() -> None:
-    """The agent asked for the showtime and the seats; "Five o'clock, I think." gives the first: the number of
-    seats is asked for in the words a first ask uses (the small model's own question was "What is the name of
-    the Alice?"). A question of the caller's instead is left to the model."""
-    from loop.grounding.phase import said_without_generating
-
-    tool = {"type": "function", "function": {"name": "book_seats", "description": "Book seats for a film",
-                                             "parameters": {"type": "object", "properties": {
-                                                 "seats": {"type": "integer"},
-                                                 "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
-                                                 "required": ["seats", "showtime"]}}}
-    first = [Message("system", "You book cinema seats."), Message("user", "I want to book seats for tonight.")]
-    _, missing = ground([tool], first)
-    asked = ask_for(missing["book_seats"], tool)
-    assert asked.endswith("the number of seats and the showtime?")
-    answered = [*first, Message("assistant", asked), Message("user", "Five o'clock, I think.")]
-    request = ModelRequest(answered, [tool], 96, writes=frozenset({"book_seats"}))
-    assert said_without_generating(request).endswith("Could you tell me the number of seats?")
-    request = replace(request, messages=[*answered[:-1], Message("user", "What's on at five?")])
-    assert said_without_generating(request) == ""
-
-
-
-@pytest.mark.parametrize(("said", "address"), labelled("addresses.tsv"))
-def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
-    pattern = value_pattern(said, address=True)
-    if address:
-        assert pattern is not None and re.fullmatch(pattern, address), pattern
-    else:
-        assert pattern is None, pattern
-
-
-@pytest.mark.parametrize(("said", "counts"), labelled("counts.tsv"))
-def test_a_count_is_never_a_house_number_or_a_time(said: str, counts: str) -> None:
-    assert [int(v) for v in counts_said(said)] == [int(c) for c in counts.split(",") if c]
-
-
-def test_only_the_first_question_for_what_a_tool_lacks_opens_with_a_courtesy() -> None:
-    first = ask_for(["order_id"], None, en, [Message("user", "Where is my order?")])
-    other = ask_for(["amount"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
-                                           Message("user", "It's 4567. I want a refund.")])
-    assert first.startswith(en.ASK_OPENER) and other == "Could you tell me the amount?"
-
-
-def test_the_same_question_right_after_its_answer_says_it_was_not_caught() -> None:
-    first = ask_for(["order_id"], None, en, [Message("user", "Where is my order?")])
-    again = ask_for(["order_id"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
-                                             Message("user", "Hmm.")])
-    assert again == f"{en.NOT_CAUGHT} Could you tell me the order number?"
-
-
-@pytest.mark.parametrize(("said", "argument", "name"), [
-    (said, *label.split("\t")) for said, label in labelled("labelled_names.tsv")])
-def test_a_name_said_after_an_arguments_own_words_is_that_arguments(said: str, argument: str, name: str) -> None:
-    labels = [w for w in argument.split("_") if w != "name"]
-    assert labelled_names(said, labels) == ([name] if name else [])
-
-
-def test_two_names_of_one_call_are_not_the_same_name() -> None:
-    def vaccinations_due(pet_name: str, owner_surname: str) -> str: ...
-
-    said = "Hi, I'm checking whether Biscuit's jabs are due. The surname's Hughes."
-    tools, _ = ground([Tool(vaccinations_due).openai_schema()], [Message("user", said)])
-    assert tools[0]["function"]["parameters"]["properties"] == {"pet_name": {"enum": ["Biscuit"]},
-                                                                "owner_surname": {"enum": ["Hughes"]}}
-
-
-@pytest.mark.parametrize(("described", "shape", "asked"), [
-    ("Where a bag is, by its file reference (3 letters, 5 digits)", (3, 5),
-     "file reference, three letters and five digits"),
-    ("A booking by its booking reference: two letters then four digits", (2, 4),
-     "booking reference, two letters and four digits"),
-    ("A booking by its reference", (0, 0), "reference"),
-    ("Three letters and five digits are on the tag; look up the order by its order number", (0, 0), "order number"),
-])
-def test_an_identifiers_shape_is_read_from_its_description(described: str, shape: tuple[int, int],
-                                                           asked: str) -> None:
-    name = "file_reference" if "file" in described else "order_number" if "order" in described else \
-        "booking_reference" if "booking reference" in described else "reference"
-    assert id_shape(name, described) == shape
-    assert label(name, {"type": "string"}, described) == asked
-    if shape[1]:  # a reference with fewer digits than it has is not one: "JFK334" when it has five
-        tool = {"type": "function", "function": {"name": "look", "description": described, "parameters": {
-            "type": "object", "properties": {name: {"type": "string"}}, "required": [name]}}}
-        assert ground([tool], [Message("user", "It's JFK334.")])[1] == {"look": [name]}
-
-
-def test_an_identifiers_shape_in_the_agents_instructions_is_asked_for_and_answered() -> None:
-    """"A reference is two letters and four digits" in the prompt: the question says so, and the answer to it
-    completes the call (the question is recognised with the shape in it)."""
-    from loop.grounding.tool_choice import answered_ask
-
-    tool = {"type": "function", "function": {"name": "booking_details", "description": "A booking by its reference",
-                                             "parameters": {"type": "object", "properties": {
-                                                 "reference": {"type": "string"}}, "required": ["reference"]}}}
-    system = Message("system", "A reference is two letters and four digits, like KX4729.")
-    asked = ask_for(["reference"], tool, en, [system, Message("user", "Where do I pick up my car?")])
-    assert asked.endswith("Could you tell me the reference, two letters and four digits?")
-    messages = [system, Message("user", "Where do I pick up my car?"), Message("assistant", asked),
-                Message("user", "It's BT1186.")]
-    grounded, _ = ground([tool], messages)
-    assert [t["function"]["name"] for t in answered_ask([tool], messages, grounded)] == ["booking_details"]
-    assert ground([tool], [*messages[:3], Message("user", "It's 1186.")])[0] == []  # no letters: not one
 
 
 @pytest.mark.parametrize(("said", "amends"), [

@@ -20,7 +20,7 @@ from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
 # what a language pack does besides its words
-FUNCTIONS = ("numbers_in_digits", "said_number", "label", "the", "as_asked")
+FUNCTIONS = ("numbers_in_digits", "said_number", "label", "the", "as_asked", "cardinal", "ordinal")
 
 
 def test_english_number_words_are_defined_once() -> None:
@@ -286,3 +286,11 @@ def test_an_agent_declares_its_own_words_for_the_same_thing() -> None:
     assert asked() and not asked(related=[("power", "outage", "light")])
     with pytest.raises(TypeError, match="list of word groups"):
         Agent(ScriptedModel(["ok"]), related="power light")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("language", "number", "cardinal", "ordinal"), [
+    (row[0], *row[1].split("\t")) for row in labelled("numbers_spelt.tsv")])
+def test_a_pack_writes_a_number_in_its_words(language: str, number: str, cardinal: str, ordinal: str) -> None:
+    """tests/data/numbers_spelt.tsv: the pack's `cardinal` and `ordinal` (the spoken form, word error rates)."""
+    words = locale.get(language)
+    assert (words.cardinal(int(number)), words.ordinal(int(number))) == (cardinal, ordinal)

@@ -88,3 +88,14 @@ def test_corpus_wer_pools_words_not_rates() -> None:
     pairs.append(("yes", "no"))
     assert corpus_wer(pairs) == pytest.approx(1 / 11)
     assert (word_errors("a b", "a") + word_errors("c", "d")).wer == pytest.approx(2 / 3)
+
+
+def test_a_spanish_bench_spells_numbers_in_spanish() -> None:
+    """`words`: the language's pack writes the numbers out, and its ordinal endings ("1º") mark an ordinal."""
+    from loop import locale
+
+    es = locale.get("es")
+    spelt = ["pedido", "trescientos", "ochenta", "y", "cinco", "el", "primero"]
+    assert normalize_words("Pedido 385, el 1º", words=es) == spelt
+    assert word_errors("veintitrés euros", "23 euros", es) == WordErrors(0, 0, 0, 2)
+    assert spell_number(23, es) == "veintitrés" and spell_number(23) == "twenty three"

@@ -95,3 +95,35 @@ def test_an_id_said_in_pairs_of_number_words_or_with_pauses_is_joined(said: str,
 @pytest.mark.parametrize(("said", "written"), labelled("house_numbers.tsv"))
 def test_a_house_number_said_in_words_is_written_in_digits(said: str, written: str) -> None:
     assert join_spoken_digits(said) == written
+
+
+# ---- the call's language (its pack: loop.locale) ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("heard", "joined"), [
+    ("Mi pedido es cuatro cinco seis siete.", "Mi pedido es 4567."),  # Spanish digit words
+    ("El localizador es 4 doble 7 1.", "El localizador es 4771."),  # "doble siete": two sevens
+    ("Mi DNI 4 5 6 7", "Mi DNI 4567"),  # "DNI" is a word Whisper writes in capitals, no letters of an id
+    ("Son 2 to 0 to 0", "Son 2 to 0 to 0"),  # English's homophones of a digit are no Spanish digits
+    ("para 4 5 6 7", "para 4567"),  # nor is "para" "for"
+])
+def test_a_spanish_call_joins_its_own_digit_words(heard: str, joined: str) -> None:
+    from loop import locale
+
+    assert join_spoken_digits(heard, words=locale.get("es")) == joined
+
+
+def test_english_reads_a_spanish_capital_word_as_letters_of_an_id() -> None:
+    """What the language changes: English's CAPITAL_WORDS lack "DNI", its DIGIT_HOMOPHONES read "to" as 2."""
+    assert join_spoken_digits("Mi DNI 4 5 6 7") == "Mi DNI4567"
+    assert join_spoken_digits("order to 0 to 0") == "order 2020"
+
+
+@pytest.mark.parametrize(("language", "word", "number"), [
+    (row[0], *row[1].split("\t")) for row in labelled("number_words.tsv")])
+def test_a_number_word_of_a_dictated_id_is_the_packs(language: str, word: str, number: str) -> None:
+    """tests/data/number_words.tsv: the pack's NUMBER_WORD, as the reader of dictated digits matches it."""
+    from loop import locale
+    from voice.speech._dictated_digits import number_words
+
+    assert bool(number_words(locale.get(language)).digitlike.fullmatch(word)) is (number == "yes")

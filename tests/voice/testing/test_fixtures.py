@@ -9,17 +9,11 @@ import numpy as np
 import pytest
 import yaml
 
+from loop import locale
 from voice.runtime.session import TurnRecord
 from voice.speech.stack import SpeechStack, load_stack
-from voice.testing.scripted_call import (
-    FIXTURES,
-    CallResult,
-    Fixture,
-    check_expectations,
-    heard_words,
-    mentions,
-    run_call,
-)
+from voice.testing.heard import heard_words, mentions
+from voice.testing.scripted_call import FIXTURES, CallResult, Fixture, check_expectations, run_call
 
 # the conversation scripts run in tests/voice/testing/test_conversations.py, with their reply checks
 CALLS = [p for p in sorted(FIXTURES.glob("*.yaml"))
@@ -40,6 +34,25 @@ CALLS = [p for p in sorted(FIXTURES.glob("*.yaml"))
 ])
 def test_heard_words_puts_every_number_in_digits(written: str, words: str) -> None:
     assert heard_words(written) == words.split()
+
+
+@pytest.mark.parametrize(("written", "words"), [
+    ("Quería veinte euros del pedido cuatro cinco seis siete.", "queria 20 euros del pedido 4567"),
+    ("Son trescientos ochenta y cinco pesos, ¿no?", "son 385 pesos no"),
+    ("El número es 4 5 6 7", "el numero es 4567"),
+    ("Para el año dos mil veintiséis", "para el año 2026"),
+])
+def test_a_spanish_calls_words_are_read_in_spanish(written: str, words: str) -> None:
+    """The call's pack writes its number words in digits; accents are folded, "ñ" is a letter."""
+    assert heard_words(written, locale.get("es")) == words.split()
+
+
+def test_a_spanish_calls_user_text_is_checked_in_spanish() -> None:
+    result = CallResult([TurnRecord("Sí, el pedido es cuatro cinco seis siete, veinte euros.", 0.5)], [],
+                        np.zeros(0, np.int16), None, words=locale.get("es"))
+    assert check_expectations({"user_text": [["si", "4567", "20 euros", "número"]]}, result) == [
+        "turn 0: user text should contain 'número', got 'Sí, el pedido es cuatro cinco seis siete, veinte euros.'"]
+    assert check_expectations({"user_text": [["pedido es 4567", "veinte"]]}, result) == []
 
 
 def test_mentions_finds_key_words_not_whispers_exact_words() -> None:

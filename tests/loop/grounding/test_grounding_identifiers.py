@@ -1,0 +1,130 @@
+"""Which identifier an argument holds: one the schema or the tool's description names (its length, its shape),
+never one named as another, and a write that takes only an identifier offered when the caller names it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from loop import ScriptedModel, Tool
+from loop.grounding._arg_kinds import arg_kind, id_shape, label
+from loop.grounding.arguments import ground
+from loop.grounding.tool_choice import ask_for
+from loop.locale import en
+from loop.models.llama.qwen_format import tool_name
+from loop.types import Message
+from tests import plain_agents as pa
+
+# ---- which identifier is which ------------------------------------------------------------------------------------
+
+
+def test_an_identifier_named_as_another_or_with_another_length_is_not_offered() -> None:
+    def outage_by_postcode(postcode: str) -> dict:
+        """Power cuts in an area, by its four-digit postcode"""
+
+    def outage_for_account(account_number: str) -> dict:
+        """Whether the power is off at a home, by the five-digit account number"""
+
+    def outage_at(postcode: str) -> dict: ...
+
+    def outage_of(account_number: str) -> dict: ...
+
+    def offered(say: str, *fns: Any) -> list[str]:
+        return [tool_name(t) for t in ground([Tool(f).openai_schema() for f in fns], [Message("user", say)])[0]]
+
+    assert offered("Is there a power cut in postcode 3102?", outage_at, outage_of) == ["outage_at"]
+    assert offered("Account 51877, why is my power off?", outage_at, outage_of) == ["outage_of"]
+    assert offered("Is the power off at 3102?", outage_at, outage_of) == ["outage_at", "outage_of"]  # who knows
+    by_length = (outage_by_postcode, outage_for_account)
+    assert offered("I live in 3102. Is the power off there?", *by_length) == ["outage_by_postcode"]
+    assert offered("It's 51877, is the power off?", *by_length) == ["outage_for_account"]
+
+
+def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_it() -> None:
+    from loop.grounding.tool_choice import unnamed_id_writes
+
+    tools = [t.openai_schema() for t in pa.hotel(ScriptedModel(["ok"])).tools.values()]
+    writes = frozenset({"book_room", "cancel_booking"})
+
+    def offered(say: str) -> set[str]:
+        return {tool_name(t) for t in unnamed_id_writes(tools, [Message("user", say)], writes)}
+
+    assert "cancel_booking" not in offered("Can you check my booking? The reference is HB-3091.")  # no cancel
+    assert "cancel_booking" in offered("Please cancel booking HB-3091.")
+    assert "book_room" in offered("Can you check my booking?")  # it takes more than an identifier
+
+
+@pytest.mark.parametrize(("described", "digits"), [
+    ("The status of an order, by its five-digit ticket number", 5), ("Look up a ticket by its ticket number", 0),
+    ("Find the order for a ticket code", 0), ("Check a 6-digit ticket", 6)])
+def test_a_plain_string_argument_the_tools_description_calls_a_number_is_an_identifier(described: str,
+                                                                                      digits: int) -> None:
+    """`ticket: str` says nothing; the tool's own words do: then only an identifier the caller said fills it (not
+    "owe" or "curtains"), with the digits the description gives, and it is asked for as a number."""
+    schema = {"type": "string"}
+    kind = arg_kind("ticket", schema, described)
+    assert kind is not None and kind.kind == "id" and kind.digits == digits
+    assert arg_kind("ticket", schema, "Book a delivery of a ticket's items").kind == "text"  # not named so
+    tool = {"type": "function", "function": {"name": "order_status", "description": described, "parameters": {
+        "type": "object", "properties": {"ticket": schema}, "required": ["ticket"]}}}
+    ticket = "60088" + "1" * (max(digits, 5) - 5)
+    said = [Message("user", f"How much do I owe on my curtains? The ticket's {ticket}.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["ticket"] == {"enum": [ticket]}  # never "owe"
+    counted = f"{('', '', '', '', '', 'five', 'six')[digits]}-digit " if digits else ""
+    assert ask_for(["ticket"], tool).endswith(f"the {counted}ticket number?")  # "the five-digit ticket number?"
+
+
+def test_an_argument_named_by_the_words_that_count_its_digits_is_that_identifier() -> None:
+    """`last_four: str` on a tool "by the last four digits": an identifier of four digits, never free text
+    ("damaged", "wallet") nor a spoken "three"."""
+    described = "Freeze a card so nobody can pay with it, by the last four digits, because it is lost or damaged"
+    kind = arg_kind("last_four", {"type": "string"}, described)
+    assert kind is not None and kind.kind == "id" and kind.digits == 4
+    tool = {"type": "function", "function": {"name": "freeze_card", "description": described, "parameters": {
+        "type": "object", "properties": {"last_four": {"type": "string"}}, "required": ["last_four"]}}}
+    said = [Message("user", "I need to freeze my card. It ends in 0077."),
+            Message("assistant", "Could you tell me the reason?"),
+            Message("user", "It's damaged, it snapped in half in my wallet, three days ago.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["last_four"] == {"enum": ["0077"]}
+
+
+
+@pytest.mark.parametrize(("described", "shape", "asked"), [
+    ("Where a bag is, by its file reference (3 letters, 5 digits)", (3, 5),
+     "file reference, three letters and five digits"),
+    ("A booking by its booking reference: two letters then four digits", (2, 4),
+     "booking reference, two letters and four digits"),
+    ("A booking by its reference", (0, 0), "reference"),
+    ("Three letters and five digits are on the tag; look up the order by its order number", (0, 0), "order number"),
+])
+def test_an_identifiers_shape_is_read_from_its_description(described: str, shape: tuple[int, int],
+                                                           asked: str) -> None:
+    name = "file_reference" if "file" in described else "order_number" if "order" in described else \
+        "booking_reference" if "booking reference" in described else "reference"
+    assert id_shape(name, described) == shape
+    assert label(name, {"type": "string"}, described) == asked
+    if shape[1]:  # a reference with fewer digits than it has is not one: "JFK334" when it has five
+        tool = {"type": "function", "function": {"name": "look", "description": described, "parameters": {
+            "type": "object", "properties": {name: {"type": "string"}}, "required": [name]}}}
+        assert ground([tool], [Message("user", "It's JFK334.")])[1] == {"look": [name]}
+
+
+def test_an_identifiers_shape_in_the_agents_instructions_is_asked_for_and_answered() -> None:
+    """"A reference is two letters and four digits" in the prompt: the question says so, and the answer to it
+    completes the call (the question is recognised with the shape in it)."""
+    from loop.grounding.tool_choice import answered_ask
+
+    tool = {"type": "function", "function": {"name": "booking_details", "description": "A booking by its reference",
+                                             "parameters": {"type": "object", "properties": {
+                                                 "reference": {"type": "string"}}, "required": ["reference"]}}}
+    system = Message("system", "A reference is two letters and four digits, like KX4729.")
+    asked = ask_for(["reference"], tool, en, [system, Message("user", "Where do I pick up my car?")])
+    assert asked.endswith("Could you tell me the reference, two letters and four digits?")
+    messages = [system, Message("user", "Where do I pick up my car?"), Message("assistant", asked),
+                Message("user", "It's BT1186.")]
+    grounded, _ = ground([tool], messages)
+    assert [t["function"]["name"] for t in answered_ask([tool], messages, grounded)] == ["booking_details"]
+    assert ground([tool], [*messages[:3], Message("user", "It's 1186.")])[0] == []  # no letters: not one

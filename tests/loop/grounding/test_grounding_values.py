@@ -1,0 +1,193 @@
+"""Values read from what the caller said, no model needed: names however they are cased or introduced, times of
+day however said, addresses from their house number, counts that are never a time or a house number, and what a
+tool still lacks asked for without a model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Annotated, Any
+
+import pytest
+
+from loop import Tool, locale
+from loop.grounding._names import labelled_names
+from loop.grounding.arguments import counts_said, ground, value_pattern
+from loop.grounding.tool_choice import ask_for
+from loop.kinds import address, item, person_name
+from loop.locale import en
+from loop.types import Message, ModelRequest
+from tests.helpers import labelled
+
+
+@pytest.mark.parametrize(("answer", "name"), [
+    # answers to "What's the pet's name?" / "What name is it under?", as Whisper may case them
+    ("it's biscuit", "Biscuit"), ("um, sam lee.", "Sam Lee"), ("The name's Okafor.", "Okafor"),
+    ("yes, it's under priya shah", "Priya Shah"), ("it's for max", "Max"), ("Biscuit", "Biscuit"),
+    # no name in them
+    ("yes", None), ("no idea", None), ("I don't know", None), ("hang on", None), ("sorry", None),
+    ("pardon", None), ("twenty", None), ("my order number is 4567", None),
+    ("I want to book a table for four people", None),
+])
+def test_a_name_asked_for_is_taken_however_it_is_cased(answer: str, name: str | None) -> None:
+    from loop.grounding._names import answered_name
+
+    assert answered_name(answer) == ([name] if name else [])
+
+
+def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
+    from loop.grounding.arguments import ground
+
+    tool = {"type": "function", "function": {"name": "book_groom", "parameters": {
+        "type": "object", "properties": {"pet_name": {"type": "string"}}, "required": ["pet_name"]}}}
+    messages = [Message("user", "I'd like to book a groom."), Message("assistant", "What's your dog's name?"),
+                Message("user", "it's biscuit")]
+    (grounded,), missing = ground([tool], messages)
+    assert grounded["function"]["parameters"]["properties"]["pet_name"] == {"enum": ["Biscuit"]} and not missing
+
+
+
+@pytest.mark.parametrize(("line", "words"), labelled("own_name.tsv"))
+def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
+    from loop.grounding._names import own_name_words
+
+    assert own_name_words(line) == set(words.split())
+
+
+def test_an_item_or_an_address_is_never_filled_with_the_callers_own_name() -> None:
+    def hold_book(title: Annotated[str, item()], patron: Annotated[str, person_name()]) -> str:
+        """Put a book on hold for a patron."""
+        return "held"
+
+    def deliver(street: Annotated[str, address()], dish: Annotated[str, item()]) -> str:
+        """Deliver a dish to an address."""
+        return "sent"
+
+    def values(tool: Any, *said: str) -> dict[str, Any]:
+        messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(said)]
+        (grounded,), _ = ground([{"type": "function", "function": {"name": Tool(tool).name,
+                                                                   "parameters": Tool(tool).schema}}], messages)
+        return grounded["function"]["parameters"]["properties"]
+
+    def admits(prop: dict[str, Any], text: str) -> bool:
+        return "pattern" in prop and re.fullmatch(prop["pattern"], text) is not None
+
+    props = values(hold_book, "Hi, this is Marita.", "How can I help?", "Can you put Circe on hold for Marita?")
+    assert admits(props["title"], "Circe") and not admits(props["title"], "Marita")
+    assert "Marita" in props["patron"]["enum"]
+    answered = [Message("user", "I'd like to put a book on hold."), Message("assistant", "What name is it under?"),
+                Message("user", "marita")]
+    grounded, missing = ground([{"type": "function", "function": {"name": "hold_book",
+                                                                  "parameters": Tool(hold_book).schema}}], answered)
+    assert not grounded and missing == {"hold_book": ["title"]}  # the title is asked for, not filled with her name
+    props = values(deliver, "my name is Tom Reed, a margherita to 12 High Street please")
+    assert admits(props["street"], "12 High Street") and not admits(props["street"], "Tom Reed")
+    assert not admits(props["dish"], "Tom") and admits(props["dish"], "margherita")
+
+
+@pytest.mark.parametrize(("language", "said", "times"), [(row[0], *row[1].split("\t")) for row in labelled(
+    "clock_times.tsv")])
+def test_times_of_day_are_read_however_they_are_said(language: str, said: str, times: str) -> None:
+    from loop.grounding._clock import clock_times
+
+    found = clock_times(said, locale.get(language))
+    assert {f"{h}:{m:02d}{half}" for h, m, half in found} == set(times.split())
+
+
+def test_an_enum_of_times_is_filled_by_the_time_the_caller_said_in_any_form() -> None:
+    from loop.grounding._clock import times_named
+
+    shows = ["5 p.m.", "5:30 p.m.", "7 p.m.", "7:30 p.m.", "8:45 p.m.", "9:15 p.m."]
+    assert times_named(shows, "Five o'clock, I think.") == ["5 p.m."]
+    assert times_named(shows, "for Starfall at seven thirty") == ["7:30 p.m."]
+    assert times_named(shows, "quarter to nine") == ["8:45 p.m."]
+    assert times_named(shows, "four seats please") == []
+    assert times_named(["small", "large"], "at seven") == []  # not an enum of times
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "showtime": {"type": "string", "enum": shows}}, "required": ["showtime"]}}}
+    said = [Message("user", "Two for Maggie's Garden please."), Message("assistant", "Which showtime?"),
+            Message("user", "Five o'clock, I think.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["showtime"] == {"enum": ["5 p.m."]}
+
+
+def test_a_count_is_never_the_hour_of_a_time_the_caller_said() -> None:
+    """"Five o'clock" gave 5 seats: a count or an amount is not read from a time of day."""
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "seats": {"type": "integer"}, "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
+        "required": ["seats", "showtime"]}}}
+    said = [Message("user", "Tickets for Maggie's Garden please."), Message("assistant", "Which showtime?"),
+            Message("user", "Five o'clock, I think.")]
+    grounded, missing = ground([tool], said)
+    assert not grounded and missing == {"book": ["seats"]}
+    said[-1] = Message("user", "Two at seven thirty, and it was $7.30 last time.")
+    (grounded,), _ = ground([tool], said)
+    props = grounded["function"]["parameters"]["properties"]
+    assert props["seats"] == {"enum": [2]} and props["showtime"] == {"enum": ["7:30 p.m."]}
+
+
+def test_after_the_callers_answer_what_the_asked_for_call_still_lacks_is_asked_without_a_model() -> None:
+    """The agent asked for the showtime and the seats; "Five o'clock, I think." gives the first: the number of
+    seats is asked for in the words a first ask uses (the small model's own question was "What is the name of
+    the Alice?"). A question of the caller's instead is left to the model."""
+    from loop.grounding.phase import said_without_generating
+
+    tool = {"type": "function", "function": {"name": "book_seats", "description": "Book seats for a film",
+                                             "parameters": {"type": "object", "properties": {
+                                                 "seats": {"type": "integer"},
+                                                 "showtime": {"type": "string", "enum": ["5 p.m.", "7:30 p.m."]}},
+                                                 "required": ["seats", "showtime"]}}}
+    first = [Message("system", "You book cinema seats."), Message("user", "I want to book seats for tonight.")]
+    _, missing = ground([tool], first)
+    asked = ask_for(missing["book_seats"], tool)
+    assert asked.endswith("the number of seats and the showtime?")
+    answered = [*first, Message("assistant", asked), Message("user", "Five o'clock, I think.")]
+    request = ModelRequest(answered, [tool], 96, writes=frozenset({"book_seats"}))
+    assert said_without_generating(request).endswith("Could you tell me the number of seats?")
+    request = replace(request, messages=[*answered[:-1], Message("user", "What's on at five?")])
+    assert said_without_generating(request) == ""
+
+
+
+@pytest.mark.parametrize(("said", "address"), labelled("addresses.tsv"))
+def test_an_address_starts_on_its_house_number(said: str, address: str) -> None:
+    pattern = value_pattern(said, address=True)
+    if address:
+        assert pattern is not None and re.fullmatch(pattern, address), pattern
+    else:
+        assert pattern is None, pattern
+
+
+@pytest.mark.parametrize(("said", "counts"), labelled("counts.tsv"))
+def test_a_count_is_never_a_house_number_or_a_time(said: str, counts: str) -> None:
+    assert [int(v) for v in counts_said(said)] == [int(c) for c in counts.split(",") if c]
+
+
+def test_only_the_first_question_for_what_a_tool_lacks_opens_with_a_courtesy() -> None:
+    first = ask_for(["order_id"], None, en, [Message("user", "Where is my order?")])
+    other = ask_for(["amount"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
+                                           Message("user", "It's 4567. I want a refund.")])
+    assert first.startswith(en.ASK_OPENER) and other == "Could you tell me the amount?"
+
+
+def test_the_same_question_right_after_its_answer_says_it_was_not_caught() -> None:
+    first = ask_for(["order_id"], None, en, [Message("user", "Where is my order?")])
+    again = ask_for(["order_id"], None, en, [Message("user", "Where is my order?"), Message("assistant", first),
+                                             Message("user", "Hmm.")])
+    assert again == f"{en.NOT_CAUGHT} Could you tell me the order number?"
+
+
+@pytest.mark.parametrize(("said", "argument", "name"), [
+    (said, *label.split("\t")) for said, label in labelled("labelled_names.tsv")])
+def test_a_name_said_after_an_arguments_own_words_is_that_arguments(said: str, argument: str, name: str) -> None:
+    labels = [w for w in argument.split("_") if w != "name"]
+    assert labelled_names(said, labels) == ([name] if name else [])
+
+
+def test_two_names_of_one_call_are_not_the_same_name() -> None:
+    def vaccinations_due(pet_name: str, owner_surname: str) -> str: ...
+
+    said = "Hi, I'm checking whether Biscuit's jabs are due. The surname's Hughes."
+    tools, _ = ground([Tool(vaccinations_due).openai_schema()], [Message("user", said)])
+    assert tools[0]["function"]["parameters"]["properties"] == {"pet_name": {"enum": ["Biscuit"]},
+                                                                "owner_surname": {"enum": ["Hughes"]}}
