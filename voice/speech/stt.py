@@ -140,8 +140,8 @@ class WhisperSTT:
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
         self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
-        # read a dictated id again island by island (voice/speech/_dictated_digits.py): measured on English only
-        self.read_digits = read_digits and language == "en"
+        # read a dictated id again island by island (voice/speech/_dictated_digits.py), in the call's language
+        self.read_digits = read_digits
         self._digits = DigitReader(self._model, self._tokenizer, self._features, locale.get(language))
         self._lengths = LengthFitter(self._model, self._tokenizer, self._prompt)  # any language: digits are digits
         self._lock = threading.Lock()
