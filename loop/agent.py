@@ -263,7 +263,7 @@ class Agent:
         """3. vet the whole batch, 4. act on what survived, 5. observe every call in proposal order."""
         cfg = self.config
         ctx = VetContext(user_text=" ".join(m.content for m in s.messages if m.role == "user"),
-                         observations=[m.content for m in s.messages if m.role == "tool"])
+                         observations=[m.content for m in s.messages if m.role == "tool"], language=self.language)
         vetted = await BatchVetter(self.tools, self.guardrails, self.policy, self.approver, log, tape,
                                    cfg.mutations_need_approval, self.clock).vet(calls, ctx)
         ledger.exclude_wait(vetted.waited_s)  # a human taking time to answer is not the run running long

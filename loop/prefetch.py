@@ -113,7 +113,7 @@ class Prefetcher:
         if not reads:
             return
         ctx = VetContext(user_text=" ".join(m.content for m in messages if m.role == "user"),
-                         observations=[m.content for m in messages if m.role == "tool"])
+                         observations=[m.content for m in messages if m.role == "tool"], language=agent.language)
         vetted = await BatchVetter(agent.tools, agent.guardrails, agent.policy, None, self.log, Tape(),
                                    agent.config.mutations_need_approval, agent.clock).vet(reads, ctx)
         if vetted.halt is not None or not vetted.approved:

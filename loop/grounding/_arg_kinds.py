@@ -18,12 +18,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from loop.locale import DEFAULT_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
 
 _ID_NAME = {"id", "number", "num", "no", "nr", "ref", "reference", "code", "postcode", "zip", "zipcode", "digits",
             "pin", "postal", "iban", "serial", "registration", "reg", "plate", "tracking", "phone", "mobile",
@@ -139,13 +140,13 @@ def declared_kind(schema: dict[str, Any]) -> Kind | None:
                 digits=int(schema.get("x-digits") or 0), letters=int(schema.get("x-letters") or 0))
 
 
-def arg_kind(name: str, schema: dict[str, Any], described: str = "") -> Kind | None:
+def arg_kind(name: str, schema: dict[str, Any], described: str = "", words: ModuleType = DEFAULT_WORDS) -> Kind | None:
     """The kind of value the argument `name` holds (see the module's docstring), or None to leave it as is. A kind
     the tool declares (`loop.kinds`) wins over what its name and schema suggest; `described`, the tool's
     description, may name a plain string argument as an identifier ("by its five-digit ticket number" for
     `ticket`)."""
-    kind = _schema_kind(name, schema)
-    if kind is not None and kind.kind == "text" and described and (digits := _named_as_id(name, described)):
+    kind = _schema_kind(name, schema, words)
+    if kind is not None and kind.kind == "text" and described and (digits := _named_as_id(name, described, words)):
         return Kind("id", digits=max(digits, 0))
     return kind
 
@@ -157,11 +158,11 @@ def name_part(name: str) -> int | None:
     return 0 if words & _GIVEN_NAME else -1 if words & _FAMILY_NAME else None
 
 
-def _named_as_id(name: str, described: str) -> int:
+def _named_as_id(name: str, described: str, words: ModuleType) -> int:
     """Does the tool's description call the argument a number, a code or a reference ("the ticket number", "a
     5-digit ticket")? Its digit count when it gives one, -1 when it gives none, 0 when it is not named so."""
     own = {w[:5] for w in name_words(name)}
-    if digits := digits_named(name, described):
+    if digits := digits_named(name, described, words):
         return digits
     for m in _CALLED_ID.finditer(described):
         if m.group(1).lower()[:5] in own:
@@ -172,7 +173,7 @@ def _named_as_id(name: str, described: str) -> int:
 _CALLED_ID = re.compile(r"\b([a-z]+)[ -](?:number|code|reference|ref|id)\b", re.IGNORECASE)
 
 
-def _schema_kind(name: str, schema: dict[str, Any]) -> Kind | None:
+def _schema_kind(name: str, schema: dict[str, Any], pack: ModuleType = DEFAULT_WORDS) -> Kind | None:
     schema = non_null(schema)
     if schema is not None and (declared := declared_kind(schema)) is not None:
         return declared
@@ -183,7 +184,7 @@ def _schema_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     words = name_words(name)
     if "pattern" in schema:
         return Kind("id", pattern=str(schema["pattern"])) if is_id_pattern(str(schema["pattern"])) else None
-    digits = _digit_count(str(schema.get("description", "")))
+    digits = _digit_count(str(schema.get("description", "")), pack)
     kind = schema.get("type")
     if kind in ("number", "integer"):
         # a house number is part of an address, said as a number ("at number 14"), not an identifier dictated
@@ -199,51 +200,69 @@ def _schema_kind(name: str, schema: dict[str, Any]) -> Kind | None:
     return Kind(kind, digits=digits if kind == "id" else 0)
 
 
-_COUNT_WORDS = {w: i for i, w in enumerate(("zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
-                                             "nine", "ten", "eleven", "twelve"))}
+@dataclass(frozen=True)
+class _Counted:
+    """How one language says an identifier's digits and letters, read from its pack once (`_counted`)."""
+
+    count_words: dict[str, int]  # the numbers a count of digits is said in: the pack's ONES to twelve
+    digits: re.Pattern[str]  # "8-digit", "four-digit", "cinco cifras", with up to three words after it
+    shape: re.Pattern[str]  # "3 letters, 5 digits", "tres letras y cinco cifras"
+    named: frozenset[str]  # words of an identifier's name that say it is one, not which (ID_NAMED)
 
 
-_N_DIGITS = re.compile(r"\b(\d{1,2}|" + "|".join(_COUNT_WORDS) + r")[- ]digits?\b((?:[ -]+[a-z]+){0,3})", re.IGNORECASE)
+@functools.cache
+def _counted(words: ModuleType) -> _Counted:
+    count_words = {w: i for i, w in enumerate(words.ONES[:13])}
+    count = r"(\d{1,2}|" + "|".join(count_words) + r")"
+
+    def noun(nouns: tuple[str, ...]) -> str:
+        return "(?:" + "|".join(sorted(nouns, key=len, reverse=True)) + ")"
+
+    digits, letters = noun(words.DIGIT_NOUNS), noun(words.LETTER_NOUNS)
+    return _Counted(count_words, re.compile(rf"\b{count}[- ]{digits}\b((?:[ -]+[a-z]+){{0,3}})", re.IGNORECASE),
+                    re.compile(rf"\b{count}[ -]{letters}\b[^.;)]{{0,12}}?\b{count}[ -]{digits}\b", re.IGNORECASE),
+                    frozenset(words.ID_NAMED))
 
 
-def _count(word: str) -> int:
-    return int(word) if word.isdigit() else _COUNT_WORDS[word.lower()]
+def _count(word: str, counted: _Counted) -> int:
+    return int(word) if word.isdigit() else counted.count_words[word.lower()]
 
 
-def _digit_count(described: str) -> int:
-    """"the 8-digit account number" / "its four-digit postcode" -> 8 / 4; 0 when the description does not say."""
-    m = _N_DIGITS.search(described)
-    return 0 if m is None else _count(m.group(1))
+def _digit_count(described: str, words: ModuleType = DEFAULT_WORDS) -> int:
+    """"the 8-digit account number" / "its four-digit postcode" / "de cinco cifras" -> 8 / 4 / 5; 0 when the
+    description does not say."""
+    counted = _counted(words)
+    m = counted.digits.search(unaccented(described))
+    return 0 if m is None else _count(m.group(1), counted)
 
 
-_COUNT = r"(\d{1,2}|" + "|".join(_COUNT_WORDS) + r")"
-_SHAPE = re.compile(rf"\b{_COUNT}[ -]letters?\b[^.;)]{{0,12}}?\b{_COUNT}[ -]digits?\b", re.IGNORECASE)
-
-
-def id_shape(name: str, text: str) -> tuple[int, int]:
+def id_shape(name: str, text: str, words: ModuleType = DEFAULT_WORDS) -> tuple[int, int]:
     """The letters and digits a tool's description gives the identifier `name` ("by its file reference (3
     letters, 5 digits)" for `file_reference` -> (3, 5)); (0, 0) when it gives no such shape."""
-    own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
-    for m in _SHAPE.finditer(text):
+    counted, text = _counted(words), unaccented(text)
+    own = {w[:5] for w in name_words(name) if w not in counted.named}
+    for m in counted.shape.finditer(text):
         before = {w[:5] for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())}
         if own and own <= before:
-            return _count(m.group(1)), _count(m.group(2))
+            return _count(m.group(1), counted), _count(m.group(2), counted)
     return 0, 0
 
 
-def digits_named(name: str, text: str) -> int:
+def digits_named(name: str, text: str, words: ModuleType = DEFAULT_WORDS) -> int:
     """How many digits a tool's description gives the argument `name` ("by their five-digit account number"
-    for `account_number`, "file reference (3 letters, 5 digits)"); 0 when it does not."""
-    if shape := id_shape(name, text)[1]:
+    for `account_number`, "file reference (3 letters, 5 digits)", "su número de reserva de cinco cifras" for
+    `numero_reserva`); 0 when it does not. Words of the pack `words` (accent-folded)."""
+    if shape := id_shape(name, text, words)[1]:
         return shape
-    own = {w[:5] for w in name_words(name) if w not in ("number", "id", "no", "num")}
-    for m in _N_DIGITS.finditer(text):
+    counted, text = _counted(words), unaccented(text)
+    own = {w[:5] for w in name_words(name) if w not in counted.named}
+    for m in counted.digits.finditer(text):
         if own & {w[:5] for w in re.findall(r"[a-z]+", m.group(2).lower())}:
-            return _count(m.group(1))
+            return _count(m.group(1), counted)
         # "by the last four digits" for `last_four`: the argument's name is the words that count the digits
         before = re.findall(r"[a-z]+", text[max(0, m.start() - 30): m.start()].lower())[-2:]
         if own and own <= {w[:5] for w in [*before, m.group(1).lower()]}:
-            return _count(m.group(1))
+            return _count(m.group(1), counted)
     return 0
 
 
@@ -253,10 +272,10 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "", 
     `account` (an identifier) -> "account number". `context`: the agent's instructions, read only for how many
     digits (and letters) an identifier has. `words_of`: the language asked in (`loop.locale`), whose `label` says
     the argument's name words with what is read here of it."""
-    kind = arg_kind(name, schema, described) if schema is not None else None
+    kind = arg_kind(name, schema, described, words_of) if schema is not None else None
     said_of = f"{described}\n{context}"
     is_id = kind is not None and kind.kind == "id"
-    digits = (kind.digits or digits_named(name, said_of)) if kind is not None and is_id else 0
-    shape = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of)) if (
+    digits = (kind.digits or digits_named(name, said_of, words_of)) if kind is not None and is_id else 0
+    shape = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of, words_of)) if (
         kind is not None and is_id) else (0, 0)
     return str(words_of.label(name_words(name), kind.kind if kind is not None else "", digits, shape))

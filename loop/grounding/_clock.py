@@ -13,8 +13,12 @@ from loop.locale import DEFAULT_WORDS, unaccented
 
 Clock = tuple[int, int, str]  # hour 1-12, minute, "am" / "pm" / "" (not said)
 
-_DIGITS = re.compile(r"(?<![$£€.,\d])\b(\d{1,2})(?:[:.](\d{2})|\s+(\d{2})(?!\d))?"
-                     r"\s*(a\.?\s?m\b\.?|p\.?\s?m\b\.?|o'?clock)?", re.IGNORECASE)
+@functools.cache
+def _digits(words: ModuleType) -> re.Pattern[str]:
+    """An hour in digits, its minutes, and what may follow it: a.m., p.m., the pack's OCLOCK ("o'clock")."""
+    oclock = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in words.OCLOCK)
+    return re.compile(r"(?<![$£€.,\d])\b(\d{1,2})(?:[:.](\d{2})|\s+(\d{2})(?!\d))?"
+                      rf"\s*(a\.?\s?m\b\.?|p\.?\s?m\b\.?|{oclock})?", re.IGNORECASE)
 
 
 @functools.cache
@@ -41,7 +45,7 @@ def _clock(hour: int | None, minute: int | None, meridiem: str = "") -> Clock | 
 
 
 def _meridiem(text: str | None) -> str:
-    low = (text or "").lower().replace(".", "").replace(" ", "")
+    low = (text or "").lower().replace(".", "").replace(" ", "")  # "a.m.", "p. m." (both languages write them)
     return low if low in ("am", "pm") else ""
 
 
@@ -54,9 +58,10 @@ def _tokens(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     return [w for w, _ in found], [span for _, span in found]
 
 
-def _spoken(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
-    """'seven thirty', 'nine fifteen p.m.', "five o'clock", 'nine oh five' (an hour word, then minutes; "oh": a
-    digit word for 0 that is no number word): each with the first and last word it spans."""
+def _spoken(words: list[str], said: Spoken, oclock: tuple[tuple[str, ...], ...]) -> list[tuple[Clock, int, int]]:
+    """'seven thirty', 'nine fifteen p.m.', "five o'clock" (`oclock`: the pack's OCLOCK as tokens), 'nine oh five'
+    (an hour word, then minutes; "oh": a digit word for 0 that is no number word): each with the first and last
+    word it spans."""
     units, tens = said.units, said.tens
     zero = {w for w, d in said.digits.items() if d == "0" and w not in units}
     found = []
@@ -65,9 +70,9 @@ def _spoken(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
         if hour is None:
             continue
         rest = words[i + 1: i + 4]
-        if rest[:1] in (["o'clock"], ["oclock"]):
-            half = _meridiem(rest[1] if len(rest) > 1 else "")
-            found.append(((hour, 0, half), i, i + 1 + bool(half)))
+        if whole := next((len(o) for o in oclock if tuple(rest[: len(o)]) == o), 0):
+            half = _meridiem(rest[whole] if len(rest) > whole else "")
+            found.append(((hour, 0, half), i, i + whole + bool(half)))
             continue
         minute_words = next((rest[:n] for n in (3, 2) if len(rest) >= n and " ".join(rest[:n]) in said.numbers),
                             rest[:1])
@@ -85,33 +90,47 @@ def _spoken(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
     return found
 
 
-def _past_or_to(words: list[str], said: Spoken) -> list[tuple[Clock, int, int]]:
+def _past_or_to(tokens: list[str], said: Spoken, words: ModuleType) -> list[tuple[Clock, int, int]]:
     """'half past eight', 'quarter to nine', 'twenty five past six' (minutes in words, a multiple of five; never
-    'from nine to five')."""
+    'from nine to five'); in a language that says the hour first ("las ocho y media", CLOCK_HOUR_FIRST), 'ocho y
+    media', 'nueve menos cuarto'. The pack's CLOCK_PAST, CLOCK_TO, CLOCK_PARTS and CLOCK_RANGE."""
     found = []
-    for i, word in enumerate(words[1:-1], 1):
-        if word not in ("past", "to"):
+    for i, word in enumerate(tokens[1:-1], 1):
+        if word not in words.CLOCK_PAST and word not in words.CLOCK_TO:
             continue
-        two = " ".join(words[max(0, i - 2): i]) if i >= 2 and words[i - 2] in said.tens else ""
-        amount = {"half": 30, "quarter": 15}.get(words[i - 1]) or (_number(two, said) if two else None) \
-            or (_number(words[i - 1], said) if not words[i - 1].isdigit() else None)
-        hour = _number(words[i + 1], said)
-        if amount is None or hour is None or amount % 5 or not 0 < amount < 60 or (word == "to" and amount > 30):
+        minutes = tokens[i + 1:] if words.CLOCK_HOUR_FIRST else tokens[max(0, i - 2): i]
+        amount, used = _minutes(minutes, said, words, last=not words.CLOCK_HOUR_FIRST)
+        hour = _number(tokens[i - 1] if words.CLOCK_HOUR_FIRST else tokens[i + 1], said)
+        past = word in words.CLOCK_PAST
+        if amount is None or hour is None or amount % 5 or not 0 < amount < 60 or (not past and amount > 30):
             continue
-        start = i - (2 if two else 1)
-        if start > 0 and words[start - 1] in ("from", "between"):
+        start, end = (i - 1, i + used) if words.CLOCK_HOUR_FIRST else (i - used, i + 1)
+        if start > 0 and tokens[start - 1] in words.CLOCK_RANGE:
             continue
-        clock = _clock(hour, amount) if word == "past" else _clock(hour - 1 if hour > 1 else 12, 60 - amount)
+        clock = _clock(hour, amount) if past else _clock(hour - 1 if hour > 1 else 12, 60 - amount)
         if clock:
-            found.append((clock, start, i + 1))
+            found.append((clock, start, end))
     return found
+
+
+def _minutes(tokens: list[str], said: Spoken, words: ModuleType, last: bool) -> tuple[int | None, int]:
+    """The minutes said in words at the end of `tokens` (`last`: "twenty five" of "... twenty five past", "half")
+    or at their start ("veinticinco", "media" after "y"), and how many words say them."""
+    if not tokens:
+        return None, 0
+    near = tokens[-1] if last else tokens[0]
+    wide = len(tokens) >= 2 and (tokens[-2] if last else tokens[0]) in said.tens
+    two = " ".join(tokens[-2:] if last else tokens[:2]) if wide else ""
+    pair = _number(two, said) if two else None
+    amount = words.CLOCK_PARTS.get(near) or pair or (_number(near, said) if not near.isdigit() else None)
+    return amount, 2 if wide and (last or pair is not None) else 1
 
 
 def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
     """Every time of day `text` says, in digits or words (of the pack `words`), with its place in the text."""
     cue, money, back = _cued(words)
     found: list[Span] = []
-    for m in _DIGITS.finditer(text):
+    for m in _digits(words).finditer(text):
         hour, minute = int(m.group(1)), m.group(2) or m.group(3)
         said = m.group(4) or ""
         cued = cue.search(unaccented(text[max(0, m.start() - back): m.start()].lower()))
@@ -121,7 +140,8 @@ def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
         if clock := _clock(hour, int(minute or 0), _meridiem(said)):
             found.append((clock, m.start(), m.end()))
     tokens, spans = _tokens(text)
-    for clock, first, last in [*_past_or_to(tokens, spoken(words)), *_spoken(tokens, spoken(words))]:
+    oclock = tuple(tuple(o.split()) for o in words.OCLOCK)
+    for clock, first, last in [*_past_or_to(tokens, spoken(words), words), *_spoken(tokens, spoken(words), oclock)]:
         found.append((clock, spans[first][0], spans[last][1]))
     return found
 

@@ -9,20 +9,20 @@ import re
 from types import ModuleType
 
 from loop import locale
-from loop.grounding._heard import TENS, UNITS, stem, words_to_number
-from loop.grounding._scope import _STATUS, _WHEN, _stems, _vocabulary, _without_names
+from loop.grounding._heard import spoken, stem, words_to_number
+from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _SOCIAL = {"hello", "hi", "hey", "bye", "goodbye", "thanks", "thank", "you", "good", "morning", "afternoon",
            "evening", "night", "cheers", "great", "day", "a", "have", "nice", "too", "and"}
-_WHEN_STEMS = {stem(w) for w in _WHEN}  # a day or a date is a value (checked as one), not a topic
 _FIRST_PERSON = {"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine", "myself"}
 
 
-def _numbers(text: str) -> set[float]:
-    """Every number in `text`, in digits or words ("$59.90", "10:30" -> 10, 30; "twenty five")."""
+def _numbers(text: str, words: ModuleType = DEFAULT_WORDS) -> set[float]:
+    """Every number in `text`, in digits or words of the pack `words` ("$59.90", "10:30" -> 10, 30; "twenty
+    five")."""
     found: set[float] = set()
     for token in _NUMBER.findall(text.replace(",", "")):
         for part in token.split(":"):
@@ -30,12 +30,12 @@ def _numbers(text: str) -> set[float]:
                 found.add(float(part))
             except ValueError:
                 continue
-    run: list[str] = []
+    said, run = spoken(words), []
     for word in [*re.findall(r"[a-z]+", text.lower().replace("-", " ")), "."]:
-        if word in UNITS or word in TENS or word in ("hundred", "thousand"):
+        if word in said.units or word in said.tens or word in (words.HUNDRED, words.THOUSAND):
             run.append(word)
             continue
-        if run and run != ["one"] and (value := words_to_number(" ".join(run))) is not None:
+        if run and run != [words.ONES[1]] and (value := words_to_number(" ".join(run), words)) is not None:
             found.add(value)
         run = []
     return found
@@ -78,8 +78,9 @@ class FactCheck:
         results = " ".join(m.content for m in request.messages if m.role == "tool")
         caller = [m.content for m in request.messages if m.role == "user"]
         everything = " ".join([system, results, *caller, request.scope])
-        self.numbers = _numbers(everything)
-        self.dates = set(_words(everything)) & _WHEN
+        self.pack = pack = locale.get(request.language)
+        self.numbers = _numbers(everything, pack)
+        self.dates = set(_words(everything)) & when_words(pack)
         self.statuses = {stem(w) for w in _words(" ".join([system, results]))}
         self.results = " ".join(_words(results))
         self.latest = _words(caller[-1]) if caller else []
@@ -89,22 +90,24 @@ class FactCheck:
         # several good restaurants near the Regent Cinema.")
         last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
         tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
-        self.asked = last_user >= 0 and asks(request.messages[last_user].content, locale.get(request.language))
+        self.asked = last_user >= 0 and asks(request.messages[last_user].content, pack)
+        when = {stem(w) for w in when_words(pack)}  # a day or a date is a value (checked as one), not a topic
         self.uncovered = set() if tool_ran or last_user < 0 else \
-            _stems(_without_names(request.messages[last_user].content)) - _vocabulary(request) - _WHEN_STEMS
+            _stems(_without_names(request.messages[last_user].content, pack), pack) - _vocabulary(request) - when
         self.answered_uncovered = False
 
     def unknown(self, clause: str) -> str | None:
-        for value in _numbers(clause):
+        for value in _numbers(clause, self.pack):
             if value not in self.numbers:
                 return f"fact: a number nobody said ({value:g})"
         words = _words(clause)
         for word in words:
-            if word in _WHEN and word not in self.dates:
+            if word in when_words(self.pack) and word not in self.dates:
                 return f"fact: a date nobody said ({word!r})"
             if word in _STATUS and stem(word) not in self.statuses:
                 return f"fact: a status no tool gave ({word!r})"
-        if self.uncovered and not clause.rstrip().endswith("?") and (about := _stems(clause) & self.uncovered):
+        about = _stems(clause, self.pack) & self.uncovered
+        if about and not clause.rstrip().endswith("?"):
             self.answered_uncovered = True  # a question back to the caller is no answer; a statement is
             return f"fact: an answer about {sorted(about)[0]!r}, which nothing here covers"
         return self._echo(words)

@@ -13,48 +13,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
-from loop.locale import DEFAULT_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
 
-_MONEY_UNITS = frozenset({"dollars", "dollar", "bucks", "cents", "cent"})  # what words_to_number adds up
-_NUM_RE = re.compile(r"(\$)?(?<![\w.])(\d+(?:,\d{3})*(\.\d+)?)(?!\w)( ?(?:dollars?|bucks|euros?|pounds?|%|percent))?",
-                     re.IGNORECASE)
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
 _CLOCK = re.compile(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d|\d+(?:st|nd|rd|th)", re.IGNORECASE)  # 7pm, 10:30, 12th
 MAX_SPAN_WORDS = 8
-_CORRECTION = re.compile(r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b",
-                         re.IGNORECASE)
 _PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
 _VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
 
-# Words that make up a request, not a value: "I want to check on my repair" holds no address, no item
-REQUEST_WORDS = frozenset({
-    "i", "i'm", "im", "i'd", "id", "i've", "i'll", "me", "my", "mine", "myself", "you", "your", "you're", "we",
-    "our", "us", "want", "wanted", "wanna", "need", "needs", "like", "would", "could", "can", "please", "check",
-    "checking", "help", "tell", "know", "hi", "hello", "hey", "thanks", "thank", "is", "are", "am", "was", "were",
-    "do", "does", "did", "have", "has", "had", "get", "got", "just", "what", "what's", "whats", "when", "where",
-    "which", "who", "why", "how", "there", "it's", "that's", "okay", "ok", "yes", "no", "yeah", "um", "uh",
-    "calling", "call", "wondering", "looking", "see", "find", "out", "let", "it", "this", "that", "if", "so",
-    "be", "will", "should", "sure", "well", "also", "again", "oh", "right", "hmm", "mm",
-})
-# A span does not start or end on these ("to", "on my"): they only join words
-_JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an", "and", "or", "with", "about", "from",
-                      "by", "some", "any", "up", "as", "into", "than"})
-_DAYS_SAID = frozenset({"today", "tomorrow", "tonight", "weekend"})
 
-
-def _address_re(number_words: Iterable[str], street_types: Iterable[str], starts: Iterable[str]) -> re.Pattern[str]:
+def _address_re(number_words: Iterable[str], words: ModuleType) -> re.Pattern[str]:
     """A street address: a house number (in digits or number words), up to three words of its street's name and a
     word that closes a street's name (the pack's STREET_TYPES), maybe after a flat ("flat 2, ...": ADDRESS_STARTS)."""
     number_word = "|".join(number_words)
+    street_types, starts = words.STREET_TYPES, words.ADDRESS_STARTS
     house_number = rf"(?:\d+[a-z]?|(?:(?:{number_word})[\s-]+)*(?:{number_word}))"
-    not_names = "|".join(sorted(_JOINERS | REQUEST_WORDS, key=len, reverse=True))
+    not_names = "|".join(sorted(words.SPAN_JOINERS | words.REQUEST_WORDS, key=len, reverse=True))
     name_word = rf"(?!(?:{not_names})\b)[A-Za-z][\w'-]*"
     flat = r"(?:(?:{})\.?\s+\w+,?\s+)?".format("|".join(starts))
     return re.compile(rf"\b{flat}{house_number}\s+(?:{name_word}\s+){{0,3}}(?:{'|'.join(street_types)})s?\b",
                       re.IGNORECASE)
-
-
-_CLOCK_SAID = frozenset({"am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter"})
 
 
 @dataclass(frozen=True)
@@ -74,6 +52,13 @@ class Spoken:
     address_starts: tuple[str, ...]
     address: re.Pattern[str]  # a street address: a house number, its street's name and a street type
     digit_of: dict[str, str]  # a number word written in digits ("eleven" -> "11")
+    request: frozenset[str]  # the words of a request, not a value (REQUEST_WORDS)
+    joiners: frozenset[str]  # what a value's span does not start or end on (SPAN_JOINERS)
+    not_names: frozenset[str]  # the words of a request and of a day, none a name
+    correction: re.Pattern[str]  # a speaker taking back what they said (CORRECTION)
+    amount: re.Pattern[str]  # an amount in digits: "$15", "35.50", "600 dollars" (AMOUNT_AFTER)
+    currency: frozenset[str]  # what an amount in words is counted in (CURRENCY)
+    cents: frozenset[str]  # and its hundredths (CURRENCY_CENTS)
 
 
 @functools.cache
@@ -86,26 +71,28 @@ def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
     joins = (words.AND.strip(), words.ONE_ARTICLES[0]) if words.ONE_ARTICLES else (words.AND.strip(),)
     clock_words = frozenset(words.CLOCK_WORDS)
     when_core = frozenset({*words.WEEKDAYS, *words.MONTHS, *(w for w, n in single.items() if n),
-                           *clock_words, *(w for w in words.TIME_WORDS if " " not in w)})
+                           *clock_words, *(w for w in words.TIME_WORDS if " " not in w), *words.DAYS_SAID})
     number_words = sorted({*(w for s, n in numbers.items() if n for w in s.split()), words.HUNDRED,
                            words.AND.strip()}, key=lambda w: (-len(w), w))
+    days = frozenset({*words.WEEKDAYS, *words.MONTHS, *words.DAYS_SAID})
+    money = frozenset({*words.CURRENCY, *words.CURRENCY_CENTS})
+    amount = re.compile(rf"(\$)?(?<![\w.])(\d+(?:,\d{{3}})*(\.\d+)?)(?!\w)( ?(?:{words.AMOUNT_AFTER}))?", re.IGNORECASE)
     return Spoken(units, tens, numbers, dict(words.DIGIT_WORDS), frozenset({words.HUNDRED, words.THOUSAND, *joins,
-                  *_MONEY_UNITS}), joins, when_core, when_core | _CLOCK_SAID,
-                  frozenset({*words.WEEKDAYS, *words.MONTHS, *_DAYS_SAID}), clock_words,
-                  tuple(words.ADDRESS_STARTS), _address_re(number_words, words.STREET_TYPES, words.ADDRESS_STARTS),
-                  {w: str(n) for w, n in single.items() if n})
+                  *money}), joins, when_core, when_core | frozenset(words.CLOCK_SAID), days, clock_words,
+                  tuple(words.ADDRESS_STARTS), _address_re(number_words, words),
+                  {w: str(n) for w, n in single.items() if n}, frozenset(words.REQUEST_WORDS),
+                  frozenset(words.SPAN_JOINERS), frozenset(words.REQUEST_WORDS) | days,
+                  re.compile(words.CORRECTION, re.IGNORECASE), amount, frozenset(words.CURRENCY),
+                  frozenset(words.CURRENCY_CENTS))
 
 
-UNITS, TENS = spoken().units, spoken().tens  # the default language's (`loop.locale.DEFAULT_WORDS`)
-WEEKDAYS, MONTHS = DEFAULT_WORDS.WEEKDAYS, DEFAULT_WORDS.MONTHS
-_NOT_NAMES = REQUEST_WORDS | set(WEEKDAYS) | set(MONTHS) | {"today", "tomorrow", "tonight"}
 
 
 def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | None:
     """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5; number
     words of the pack `words`."""
     said = spoken(words)
-    cleaned = text.lower().replace(",", "").replace("$", "").strip()
+    cleaned = unaccented(text.lower()).replace(",", "").replace("$", "").strip()  # "céntimos": as the pack writes it
     try:
         return float(cleaned)
     except ValueError:
@@ -120,9 +107,9 @@ def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | Non
             current = (current or 1) * 100
         elif word == words.THOUSAND:
             dollars, current = (dollars + (current or 1)) * 1000, 0
-        elif word in ("cents", "cent"):
+        elif word in said.cents:
             cents, current = current, 0
-        elif word in ("dollars", "dollar", "bucks"):
+        elif word in said.currency:
             dollars, current = dollars + current, 0
         else:
             continue
@@ -141,13 +128,13 @@ def stem(word: str) -> str:
 
 
 def lower_words(text: str) -> list[str]:
-    return re.findall(r"[a-z]+", text.lower().replace("-", " "))
+    return re.findall(r"[a-z]+", unaccented(text.lower()).replace("-", " "))
 
 
 def number_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
     # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
-    found = [float(m.group(2).replace(",", "")) for m in _NUM_RE.finditer(text)
+    found = [float(m.group(2).replace(",", "")) for m in spoken(words).amount.finditer(text)
              if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
     said = spoken(words)
     run: list[str] = []
@@ -196,7 +183,7 @@ def identifier_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[
 def retracted_ids(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
     """Identifiers the speaker took back: "order 1234, sorry, no, I mean 7788" retracts 1234 (an id said only
     before the last correction, when another id follows it)."""
-    marks = list(_CORRECTION.finditer(text))
+    marks = list(spoken(words).correction.finditer(text))
     if not marks:
         return set()
     before, after = text[: marks[-1].start()], text[marks[-1].end():]
@@ -235,20 +222,25 @@ def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
-def _content_runs(text: str, leave_out: frozenset[str] = frozenset()) -> list[list[str]]:
+def _bare(word: str) -> str:
+    """A word as the request's words are compared: lower case, accent-folded, without the comma after it."""
+    return unaccented(word.strip(",").lower())
+
+
+def _content_runs(text: str, said: Spoken, leave_out: frozenset[str] = frozenset()) -> list[list[str]]:
     """Runs of the words of `text` that are not the request around them, each trimmed of joining words at its
     ends: "I want to check on my repair" -> [["repair"]]; "do you have any red helmets?" -> [["red", "helmets"]]."""
     runs: list[list[str]] = []
     for sentence in re.split(r"[!?\n]+|\.(?=\s|$)", text):
         run: list[str] = []
-        for word in [*span_words(sentence), "I"]:
-            if word.strip(",").lower() in REQUEST_WORDS or word.strip(",").lower() in leave_out:
-                while run and run[-1].strip(",").lower() in _JOINERS:
+        for word in [*span_words(sentence), None]:  # None: the sentence's end
+            if word is None or _bare(word) in said.request or word.strip(",").lower() in leave_out:
+                while run and _bare(run[-1]) in said.joiners:
                     run.pop()
                 if run:
                     runs.append(run)
                 run = []
-            elif run or word.strip(",").lower() not in _JOINERS:
+            elif run or _bare(word) not in said.joiners:
                 run.append(word)
     return runs
 
@@ -264,23 +256,23 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
         w = word.strip(",").lower()
         return bool(re.match(r"\d", w)) or w in said.units or w in said.tens or w in said.address_starts
 
-    if address and (streets := _street_runs(text, said.address)):  # a whole one, when the caller said its street
+    if address and (streets := _street_runs(text, said)):  # a whole one, when the caller said its street
         return "^(" + "|".join(streets) + ")$"
-    alts = _alternatives(_content_runs(text, leave_out), max_words, starts_address if address else None,
+    alts = _alternatives(_content_runs(text, said, leave_out), max_words, starts_address if address else None,
                          min_words=2 if address else 1)  # a house number and its street
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
-def _street_runs(text: str, streets: re.Pattern[str], max_words: int = 10) -> list[str]:
+def _street_runs(text: str, said: Spoken, max_words: int = 10) -> list[str]:
     """Regex alternatives for each street address in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane": a
     house number, up to three words of its street's name, a word that closes a street's name, the pack's
-    STREET_TYPES: `streets`), whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a
+    STREET_TYPES: `said.address`), whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a
     request word ("please")."""
     alts = []
-    for m in streets.finditer(text):
+    for m in said.address.finditer(text):
         sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
-        words = list(itertools.takewhile(lambda w: w.strip(",").lower() not in REQUEST_WORDS, span_words(sentence)))
-        while words and words[-1].strip(",").lower() in _JOINERS:
+        words = list(itertools.takewhile(lambda w: _bare(w) not in said.request, span_words(sentence)))
+        while words and _bare(words[-1]) in said.joiners:
             words.pop()
         first = len(span_words(m.group(0)))
         alts += _alternatives([words], max(max_words, first), lambda w, head=words[0]: w is head, min_words=first)
@@ -299,23 +291,23 @@ def without_addresses(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
 
 def _says_when(word: str, said: Spoken) -> bool:
     """A word that says when on its own ("Tuesday", "10", "noon"), unlike "p.m." or "past"."""
-    w = word.lower().strip(",.")
+    w = unaccented(word.lower().strip(",."))
     return w in said.when_core or bool(re.match(r"\d", w))
 
 
 def _says_time(word: str, said: Spoken) -> bool:
-    w = word.lower().strip(",.")
+    w = unaccented(word.lower().strip(",."))
     named = w in said.units or w in said.tens or w in said.clock_words
     return named or bool(re.match(r"\d{1,2}(?::\d\d)?(?:am|pm)?$", w))
 
 
 def _says_date(word: str, said: Spoken) -> bool:
-    w = word.lower().strip(",.")
+    w = unaccented(word.lower().strip(",."))
     return w in said.days or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
 
 
 def _time_word(word: str, said: Spoken) -> bool:
-    w = word.lower().strip(",.")
+    w = unaccented(word.lower().strip(",."))
     return w in said.time_words or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from types import ModuleType
 
-from loop.grounding._heard import _JOINERS, _NOT_NAMES, _PRONOUNS, _VOCATIVE, REQUEST_WORDS
+from loop.grounding._heard import _PRONOUNS, _VOCATIVE, spoken
 from loop.locale import DEFAULT_WORDS, unaccented
 
 
@@ -45,7 +45,7 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
             # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
             opens = initial or introduced or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
             capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
-                       and word.lower() not in _NOT_NAMES)
+                       and word.lower() not in spoken(words).not_names)
             if capital:
                 run.append(word)
             if run and (not capital or raw.endswith(",") or _POSSESSIVE.search(word)):
@@ -59,24 +59,25 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s$")
 
 
-def labelled_names(text: str, labels: Sequence[str]) -> list[str]:
+def labelled_names(text: str, labels: Sequence[str], language: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The names `text` gives right after one of an argument's own words ("The surname's Hughes", "my surname is
     Patel", "pet's name is Luna", "last name Bennett" for `owner_surname`, `pet_name`, `last_name`): a value the
-    caller said is that argument's, whoever else could take a name."""
+    caller said is that argument's, whoever else could take a name. Words of the pack `language`."""
     if not labels:
         return []
     label = "|".join(re.escape(w) for w in labels)
     found = re.finditer(rf"\b(?:{label})(?P<s>['’]s)?(?P<named>\s+name)?(?P<is>['’]s\b|\s+is\b|\s+was\b|:)?[\s,]+"
                         rf"(?:(?:um|uh|er|erm)[\s,]+)?([A-Za-z][\w'’-]*(?:\s+[A-Z][\w'’-]*)?)", text, re.IGNORECASE)
-    names = []
+    said, names = spoken(language), []
     for m in found:
         words = [_POSSESSIVE.sub("", w) for w in m.group(m.lastindex or 0).split()]
-        if words[1:] and (words[1].lower() in _NOT_NAMES or not words[1][:1].isupper()):
+        if words[1:] and (words[1].lower() in said.not_names or not words[1][:1].isupper()):
             words = words[:1]
         low = words[0].lower()
         # "my pet's vaccinations": after a possessive, only a capitalised word is a name
         plain = bool(m["is"] or m["named"]) or not m["s"]
-        if (plain or words[0][:1].isupper()) and low not in REQUEST_WORDS | _NOT_A_NAME | _JOINERS | {"name"}:
+        not_one = said.request | _not_a_name(language) | said.joiners | {"name"}
+        if (plain or words[0][:1].isupper()) and low not in not_one:
             names.append(" ".join(w[:1].upper() + w[1:] for w in words))
     return list(dict.fromkeys(names))
 
@@ -94,9 +95,6 @@ def _not_a_name(words: ModuleType) -> frozenset[str]:
                                                      *words.ONES, *words.TENS, *words.WH, *words.NOT_A_NAME) if w)
 
 
-_NOT_A_NAME = _not_a_name(DEFAULT_WORDS)
-
-
 def answered_name(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The name in an answer to "What's the name?" however speech-to-text cased it ("it's biscuit" -> "Biscuit",
     "um, sam lee" -> "Sam Lee"): the answer's first sentence less the words that introduce a name, when one to
@@ -105,7 +103,7 @@ def answered_name(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     lead = _name_lead(words).match(unaccented(first))
     said = [re.sub(r"[^\w'-]", "", w) for w in first[lead.end() if lead else 0:].split()]
     said = [w for w in said if w]
-    if not 1 <= len(said) <= 3 or any(w.lower() in REQUEST_WORDS or unaccented(w.lower()) in _not_a_name(words)
+    if not 1 <= len(said) <= 3 or any(w.lower() in spoken(words).request or unaccented(w.lower()) in _not_a_name(words)
                                       or any(c.isdigit() for c in w) for w in said):
         return []
     return [" ".join(w[:1].upper() + w[1:] for w in said)]
@@ -121,8 +119,8 @@ def own_name_words(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
         for raw in text[m.end():].split()[:3]:
             word = re.sub(r"[^\w'-]", "", raw)
             low = word.lower()
-            if (not word or any(c.isdigit() for c in word) or low in REQUEST_WORDS
-                    or unaccented(low) in _not_a_name(words) or low in _JOINERS or (cased and not word[0].isupper())):
+            if (not word or any(c.isdigit() for c in word) or low in spoken(words).request or unaccented(low) in
+                    _not_a_name(words) or low in spoken(words).joiners or (cased and not word[0].isupper())):
                 break
             found.add(low)
             if raw[-1:] in ",.!?":

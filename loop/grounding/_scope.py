@@ -15,14 +15,15 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
+from types import ModuleType
 from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import name_words
-from loop.grounding._heard import MONTHS, REQUEST_WORDS, WEEKDAYS, identifier_candidates, stem
+from loop.grounding._heard import identifier_candidates, spoken, stem
 from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.grounding.speakable import quoted_lines
-from loop.locale import unaccented
+from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import Message, ModelRequest
 
 _VERBS = {"get", "check", "look", "lookup", "find", "search", "list", "show", "fetch", "read", "issue", "update",
@@ -38,7 +39,7 @@ _THE = {"menu", "weather", "news"}  # said with "the": "help with the menu"
 _UNCOUNTED = {"availability", "information", "weather", "balance", "menu", "news", "stock", "service", "parking",
               "pricing", "billing", "support", "mail", "hours", "insurance", "feedback", "status"}
 # Words that say nothing about a topic: a caller's words made of these only are not judged out of scope
-_FILLER = REQUEST_WORDS | {
+_FILLER = {
     "the", "and", "for", "about", "with", "from", "into", "than", "then", "them", "they", "their", "there", "here",
     "much", "many", "some", "any", "thing", "things", "something", "anything", "question", "ask", "asking", "talk",
     "talking", "speak", "speaking", "now", "good", "great", "nice", "lovely", "really", "very", "quite", "more",
@@ -60,7 +61,19 @@ _STATUS = {"shipped", "dispatched", "delivered", "delayed", "processing", "proce
            "cancelled", "canceled", "restored", "resolved", "sunny", "raining", "rainy", "rain", "cloudy", "snow",
            "snowing", "stormy", "windy", "forecast", "temperature", "degrees", "approved", "refunded", "paid",
            "overdue", "pending", "waiting", "vacant", "sold", "expired", "scheduled", "arrived", "outage", "outages"}
-_WHEN = {*WEEKDAYS, *MONTHS, "tomorrow", "tonight", "yesterday", "noon", "midnight", "weekend"}
+
+
+@functools.cache
+def _filler(words: ModuleType) -> frozenset[str]:
+    """The words that say nothing about a topic in the language `words`: its request's words (REQUEST_WORDS), and
+    `_FILLER`."""
+    return spoken(words).request | _FILLER
+
+
+@functools.cache
+def when_words(words: ModuleType) -> frozenset[str]:
+    """Words that name a day (the pack's WEEKDAYS, MONTHS, DAYS_NAMED): a value, not a topic or a name."""
+    return frozenset({*words.WEEKDAYS, *words.MONTHS, *words.DAYS_NAMED})
 
 
 def _plural(word: str) -> str:
@@ -104,9 +117,9 @@ def scope_sentence(request: ModelRequest) -> str:
     return said.SCOPE.format(things=listed)
 
 
-def _stems(text: str) -> set[str]:
+def _stems(text: str, language: ModuleType = DEFAULT_WORDS) -> set[str]:
     words = re.findall(r"[a-z][a-z']{2,}", _compounds(unaccented(text.lower()).replace("_", " ")))  # "cuánto" whole
-    return {stem(w) for w in words if w not in _FILLER}
+    return {stem(w) for w in words if w not in _filler(language)}
 
 
 Groups = tuple[frozenset[str], ...]  # stems of words said for the same thing
@@ -182,7 +195,7 @@ def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
     less what its tools and topics are about."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     listed = " ".join(_QUOTE.sub(" ", line) for line in system.splitlines() if _ELSE.search(line))
-    return _stems(listed) - vocabulary
+    return _stems(listed, locale.get(request.language)) - vocabulary
 
 
 def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
@@ -201,11 +214,11 @@ def _answers_the_agent(messages: Sequence[Message]) -> bool:
         at >= 0 and messages[at].role == "tool")
 
 
-def _without_names(text: str) -> str:
+def _without_names(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """The words but names and places ("Ana Silva.", "the capital of France"), which say nothing about a topic;
-    days and months stay ("on Saturday")."""
+    days and months stay ("on Saturday": `when_words`)."""
     def keep(m: re.Match[str]) -> str:
-        return m.group() if m.group().lower() in _WHEN else " "
+        return m.group() if m.group().lower() in when_words(words) else " "
 
     return re.sub(r"(?<=\w )[A-Z][\w']*|^[A-Z][\w']*(?= [A-Z])", keep, text)
 
@@ -238,7 +251,8 @@ def out_of_scope(request: ModelRequest) -> bool:
             or _amends(fresh, request):
         return False
     vocabulary = _vocabulary(request)
-    caller = _stems(_without_names(fresh)) | (_stems(fresh) & vocabulary)  # "Check-out" is no name at a hotel
+    pack = locale.get(request.language)  # "Check-out" is no name at a hotel:
+    caller = _stems(_without_names(fresh, pack), pack) | (_stems(fresh, pack) & vocabulary)
     if not caller:
         return False
     about = {w for w in caller if _related({w}, _groups(request)) & vocabulary}
@@ -316,7 +330,8 @@ def quoted_reply(request: ModelRequest) -> str:
     """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
     Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
     Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
-    return _best_quote(request, _related(_stems(_fresh(request.messages)[0]), _groups(request)))[1]
+    fresh = _fresh(request.messages)[0]
+    return _best_quote(request, _related(_stems(fresh, locale.get(request.language)), _groups(request)))[1]
 
 
 def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
@@ -325,7 +340,7 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
     for line, reply in quoted_lines(system):
-        if (score := _fit(caller, _stems(line), _groups(request))) > best:
+        if (score := _fit(caller, _stems(line, locale.get(request.language)), _groups(request))) > best:
             best, found = score, reply
     return best, found
 
@@ -344,10 +359,11 @@ def prompt_answer(request: ModelRequest) -> str:
     fresh, _ = _fresh(request.messages)
     if not fresh or identifier_candidates(fresh) or _answers_the_agent(request.messages):
         return ""
-    caller = _stems(fresh)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
+    pack = locale.get(request.language)
+    caller = _stems(fresh, pack)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
     best, found = _best_quote(request, caller)
     groups = _groups(request)
-    tools = max((_fit(caller, _stems(_name_and_description(t)), groups) for t in request.tools), default=0)
+    tools = max((_fit(caller, _stems(_name_and_description(t), pack), groups) for t in request.tools), default=0)
     return found if best > tools else ""
 
 
@@ -361,12 +377,13 @@ def closest_reads(reads: Sequence[dict[str, Any]], request: ModelRequest) -> lis
     whose name and description share most with the caller's words ("how much ..." -> the price, with the words
     for the same thing: `related_groups`); all of them when their words tell none apart."""
     said = _fresh(request.messages)[0].lower()
-    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", said) if w not in REQUEST_WORDS}
+    pack = locale.get(request.language)
+    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", said) if w not in spoken(pack).request}
     groups = _groups(request)
 
     def score(tool: dict[str, Any]) -> int:
         fn = tool.get("function") or tool
-        return _fit(caller, _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " ")), groups)
+        return _fit(caller, _stems(f"{fn.get('name', '')} {fn.get('description', '')}".replace("_", " "), pack), groups)
 
     best = max(map(score, reads), default=0)
     return [t for t in reads if score(t) == best] if best else list(reads)

@@ -43,8 +43,6 @@ from loop import locale
 from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_part, name_words, non_null
 from loop.grounding._clock import times_named, without_times
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
-    TENS,
-    UNITS,
     id_candidates,
     identifier_candidates,
     number_candidates,
@@ -64,7 +62,7 @@ from loop.grounding._names import (
     proper_names,
 )
 from loop.grounding.speakable import join_digit_words
-from loop.locale import DEFAULT_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import Message, ToolCall
 
 
@@ -125,12 +123,13 @@ class Evidence:
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), ""),
                                            words),
-                   asked_name=_asks_name(agent), own_name=_own_name(messages, words), words=words,
+                   asked_name=_asks_name(agent, words), own_name=_own_name(messages, words), words=words,
                    context=next((m.content for m in messages if m.role == "system"), ""))
 
 
-def _asks_name(agent_said: str) -> bool:
-    return bool(re.search(r"\bname\b[^.!]*\?\s*$", agent_said, re.IGNORECASE))
+def _asks_name(agent_said: str, words: ModuleType = DEFAULT_WORDS) -> bool:
+    """The agent's words end on a question for a name (the pack's NAME_ASKED: "What name is it under?")."""
+    return bool(re.search(rf"{words.NAME_ASKED}[^.!]*\?\s*$", unaccented(agent_said), re.IGNORECASE))
 
 
 def _own_name(messages: Sequence[Message], language: ModuleType = DEFAULT_WORDS) -> frozenset[str]:
@@ -139,19 +138,20 @@ def _own_name(messages: Sequence[Message], language: ModuleType = DEFAULT_WORDS)
     for before, m in zip([None, *messages], messages, strict=False):
         if m.role == "user":
             words |= own_name_words(m.content, language)
-            if before is not None and before.role == "assistant" and _asks_name(before.content):
+            if before is not None and before.role == "assistant" and _asks_name(before.content, language):
                 words |= {w.lower() for name in answered_name(m.content, language) for w in name.split()}
     return frozenset(words)
 
 
-def _names_by_label(props: dict[str, Any], said: str, described: str) -> dict[str, list[str]]:
+def _names_by_label(props: dict[str, Any], said: str, described: str, words: ModuleType = DEFAULT_WORDS
+                    ) -> dict[str, list[str]]:
     """For each name argument, the names the caller gave right after its own words ("The surname's Hughes" for
     `owner_surname`), when the tool takes more than one name."""
-    names = [n for n, s in props.items() if (k := arg_kind(n, s, described)) is not None and k.kind == "name"]
+    names = [n for n, s in props.items() if (k := arg_kind(n, s, described, words)) is not None and k.kind == "name"]
     if len(names) < 2:
         return {}
     labels = {n: [w for w in name_words(n) if w not in ("name", "the", "of")] for n in names}
-    return {n: found for n in names if (found := labelled_names(said, labels[n]))}
+    return {n: found for n in names if (found := labelled_names(said, labels[n], words))}
 
 
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
@@ -160,12 +160,10 @@ def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
         [x for x in (non_null(p) or {}).get("enum", []) if isinstance(x, str)], ev.heard, ev.words)]
 
 
-_GENERIC_ID_WORDS = {"number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your"}
-
-
-def id_words(name: str) -> set[str]:
-    """What sets an identifier argument apart from another: `account_number` -> {"accou"}, `postcode` -> {"postc"}."""
-    return {stem(w) for w in label(name).split() if w not in _GENERIC_ID_WORDS}
+def id_words(name: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
+    """What sets an identifier argument apart from another: `account_number` -> {"accou"}, `postcode` -> {"postc"}
+    (less the pack's ID_WORDS_GENERIC, said of any identifier)."""
+    return {stem(w) for w in label(name, words_of=words).split() if w not in words.ID_WORDS_GENERIC}
 
 
 def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
@@ -202,7 +200,7 @@ def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None
 def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = "") -> dict[str, Any] | None:
     """The property's schema narrowed to the conversation's values; None when there is none to copy. `described`:
     the tool's description, which may say how many digits an identifier has."""
-    kind = arg_kind(name, schema, described)
+    kind = arg_kind(name, schema, described, ev.words)
     if kind is None:
         return schema
     k = kind.kind
@@ -212,9 +210,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         return {"enum": values} if values else None
     if k == "id":
         said_of = f"{described}\n{ev.context}"  # the tools' words, then the agent's instructions
-        digits = kind.digits or digits_named(name, said_of) or ev.digits.get(name, 0)
-        letters = kind.letters or id_shape(name, said_of)[0]  # "(3 letters, 5 digits)": 70219 is not one
-        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name))
+        digits = kind.digits or digits_named(name, said_of, ev.words) or ev.digits.get(name, 0)
+        letters = kind.letters or id_shape(name, said_of, ev.words)[0]  # "(3 letters, 5 digits)": 70219 is not one
+        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name, ev.words))
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named
@@ -284,7 +282,8 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
 _PATTERN_DIGITS = re.compile(r"\\d\{(\d+)\}|\[0-9\]\{(\d+)\}")
 
 
-def id_digit_counts(tools: Sequence[dict[str, Any]], context: str = "") -> tuple[int, ...]:
+def id_digit_counts(tools: Sequence[dict[str, Any]], context: str = "", words: ModuleType = DEFAULT_WORDS
+                    ) -> tuple[int, ...]:
     """How many digits the tools' identifiers have, where the agent says (`identifier(digits=8)`, a `pattern` of
     `^\\d{6}$`, "by its four-digit order number" in a description or in `context`, the agent's instructions): what
     a caller's dictated identifier comes to, for speech-to-text to check its reading against."""
@@ -292,12 +291,12 @@ def id_digit_counts(tools: Sequence[dict[str, Any]], context: str = "") -> tuple
     for tool in tools:
         described = described_among(tool, tools)
         for name, schema in _properties(tool).items():
-            kind = arg_kind(name, schema, described)
+            kind = arg_kind(name, schema, described, words)
             if kind is None or kind.kind != "id":
                 continue
             in_pattern = [int(a or b) for a, b in _PATTERN_DIGITS.findall(kind.pattern)]
             digits = kind.digits or (in_pattern[0] if len(in_pattern) == 1 else 0) or digits_named(
-                name, f"{described}\n{context}")
+                name, f"{described}\n{context}", words)
             if digits > 0:
                 counts.add(digits)
     return tuple(sorted(counts))
@@ -326,10 +325,11 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     whole = Evidence.of(messages, words)
     ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
-           if (k := arg_kind(n, s, described_among(t, tools))) and k.kind == "id"]
-    whole.id_words = {w for n, _, _ in ids for w in id_words(n)}
+           if (k := arg_kind(n, s, described_among(t, tools), words)) and k.kind == "id"]
+    whole.id_words = {w for n, _, _ in ids for w in id_words(n, words)}
     # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
-    whole.digits = {n: d for n, k, t in ids if (d := k.digits or digits_named(n, str(_fn(t).get("description", ""))))}
+    whole.digits = {n: d for n, k, t in ids
+                    if (d := k.digits or digits_named(n, str(_fn(t).get("description", "")), words))}
     grounded, missing = [], {}
     for tool in tools:
         tool = copy.deepcopy(tool)
@@ -339,7 +339,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         required = set(params.get("required") or [])
         unfilled = []
         ev = whole.one_counted(props, described_among(tool, tools), words)  # "a box of ..." is 1 of `boxes`
-        ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools))
+        ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools), words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
         for name, schema in list(props.items()):

@@ -111,7 +111,7 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
     the postcode, not the account number)."""
     by_name = {tool_name(t): t for t in request.tools}
     lacking_reads = [t for t in request.tools if missing.get(tool_name(t)) and tool_name(t) not in request.writes]
-    about_reads = [t for t in lacking_reads if about_tool(t, request.messages)]
+    about_reads = [t for t in lacking_reads if about_tool(t, request.messages, (), locale.get(request.language))]
     closest = {tool_name(t) for t in closest_reads(about_reads, request)} if about_reads else set()
     # they answered part of the agent's question
     asked = asked_for(request.tools, request.messages, request.writes, request.language)
@@ -125,7 +125,7 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
         elif name not in asked and name in {tool_name(t) for t in about_reads} and name not in closest:
             read = next(t for t in about_reads if tool_name(t) in closest)
             asks[name] = _ask(request, missing[tool_name(read)], read)
-        elif name in asked or about_tool(by_name[name], request.messages):
+        elif name in asked or about_tool(by_name[name], request.messages, (), locale.get(request.language)):
             asks[name] = _ask(request, missing[name], by_name[name])
         elif spoken := _spoken_of(request, missing):  # "I'd like the four cheese": the order's, not a tracking's
             asks[name] = _ask(request, missing[tool_name(spoken)], spoken)
@@ -185,7 +185,7 @@ def _spoken_of(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str
     my pizza?": track_order's "where", not the menu's "pizza")."""
     for tool in request.tools:
         others = [t for t in request.tools if tool_name(t) != tool_name(tool)]
-        if missing.get(tool_name(tool)) and about_tool(tool, request.messages, others):
+        if missing.get(tool_name(tool)) and about_tool(tool, request.messages, others, locale.get(request.language)):
             return tool
     return None
 
@@ -203,7 +203,7 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
     _, missing = ground(request.tools, request.messages, request.language)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
-        if lacks and about_tool(tool, request.messages):
+        if lacks and about_tool(tool, request.messages, (), locale.get(request.language)):
             return _ask(request, lacks, tool)
     return otherwise or _question_again(request) or scope_sentence(request)
 
@@ -273,7 +273,8 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
         # by a word only it has: "the repair on job 5186" is about every tool of a garage, "collect" about one
         others = [t for t in request.tools if t is not tool]
-        if lacks and len(lacks) < len(required) and about_tool(tool, request.messages, besides=others):
+        about = about_tool(tool, request.messages, others, locale.get(request.language))
+        if lacks and len(lacks) < len(required) and about:
             found.add(tool_name(tool))
     by_name = {tool_name(t): t for t in request.tools}
     return {n for n in found

@@ -11,6 +11,7 @@ What each argument may hold is `loop.grounding.arguments`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from types import ModuleType
@@ -18,7 +19,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
-from loop.grounding._heard import TENS, UNITS, stem
+from loop.grounding._heard import spoken, stem
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS
 from loop.tools import tool_name
@@ -66,8 +67,9 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
 
     # a read that needs nothing is called only for words that set it apart: "my pizza is late" is no question
     # for the menu, though the menu lists pizzas (so does the order they wait for)
+    words = locale.get(language)
     return [t for t in ground(tools, fresh, language)[0] if tool_name(t) not in writes
-            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t))))]
+            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t), words)))]
 
 
 def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
@@ -89,7 +91,8 @@ def takes_id(tool: dict[str, Any]) -> bool:
 
 
 def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any]], reads: Sequence[dict[str, Any]],
-                  messages: Sequence[Message], writes: frozenset[str]) -> list[dict[str, Any]]:
+                  messages: Sequence[Message], writes: frozenset[str], words: ModuleType = DEFAULT_WORDS
+                  ) -> list[dict[str, Any]]:
     """Grounded writes that hold more of the caller's values than any read their words fill, and that their words
     speak of by a word no other tool has: "Can you bring parcel SB48207315 on Tuesday instead?" fills
     `track_parcel(code)` and `rearrange_delivery(code, day)`; only the write has a place for the Tuesday. (A write
@@ -99,7 +102,7 @@ def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, 
 
     most = max(map(held, reads), default=0)
     return [t for t in grounded if tool_name(t) in writes and held(t) > most
-            and about_tool(t, messages, [o for o in tools if tool_name(o) != tool_name(t)])]
+            and about_tool(t, messages, [o for o in tools if tool_name(o) != tool_name(t)], words)]
 
 
 def _no_arguments(tool: dict[str, Any]) -> bool:
@@ -153,7 +156,12 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
 
 
-_NUMBER_STEMS = {stem(w) for w in [*UNITS, *TENS, "hundred", "thousand", "digit", "digits"]}
+@functools.cache
+def _number_stems(words: ModuleType) -> frozenset[str]:
+    """The stems of a number's words in the language `words`: its number words and what counts digits
+    (DIGIT_NOUNS)."""
+    said = spoken(words)
+    return frozenset(stem(w) for w in [*said.units, *said.tens, words.HUNDRED, words.THOUSAND, *words.DIGIT_NOUNS])
 
 
 def _tool_stems(tool: dict[str, Any]) -> set[str]:
@@ -165,12 +173,13 @@ def _tool_stems(tool: dict[str, Any]) -> set[str]:
     return _stems(" ".join([str(fn.get("name", "")), str(fn.get("description", "")), *props, *listed]))
 
 
-def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = ()) -> bool:
+def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = (),
+               words: ModuleType = DEFAULT_WORDS) -> bool:
     """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
     "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
     `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
     fresh = " ".join(m.content for m in since_agent_spoke(messages))
-    shared = _stems(fresh) & _tool_stems(tool) - _NUMBER_STEMS  # "four cheese" is no "four-digit order number"
+    shared = _stems(fresh) & _tool_stems(tool) - _number_stems(words)  # "four cheese" is no "four-digit order number"
     for other in besides:
         shared -= _tool_stems(other)
     return bool(shared)

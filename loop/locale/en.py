@@ -142,6 +142,47 @@ NOT_A_NAME = ("sorry", "pardon", "hello", "hi", "thanks", "please", "bye", "hang
 NUMBER_NAMES = frozenset({"number", "reference", "ref", "postcode", "zip", "code", "id", "pin", "digit"})
 # how a question for a number says how many digits ("the eight-digit card number"): the count is group 1
 DIGITS_COUNTED = r"\b(\d{1,2}|[a-z]+)[- ]digits?\b"
+DIGIT_NOUNS = ("digit", "digits")  # what counts an identifier's digits ("the 8-digit account number")
+LETTER_NOUNS = ("letter", "letters")  # and its letters ("3 letters, 5 digits")
+# what makes the number before it an amount or a time, never a dictated id ("20 30 dollars", "3 30 pm"): a regular
+# expression (voice/speech/caller_digits.py)
+UNITS_AFTER = (r"dollars?|bucks|cents?|percent|%|pounds?|euros?|[ap]\.?m\b|o'clock|minutes?|hours?|days?"
+               r"|weeks?|months?|years?")
+NUMBER_SAID = r"number|no\.?"  # announces one number ("at number fourteen"): a regular expression
+NUMBER_IS = ("is",)  # between a number's name and the number ("my account number is")
+
+# ---- values read from a caller's words (loop/grounding/_heard.py, _clock.py; labelled: tests/data/values_said.tsv)
+# Words that make up a request, not a value: "I want to check on my repair" holds no address, no item
+REQUEST_WORDS = frozenset({
+    "i", "i'm", "im", "i'd", "id", "i've", "i'll", "me", "my", "mine", "myself", "you", "your", "you're", "we",
+    "our", "us", "want", "wanted", "wanna", "need", "needs", "like", "would", "could", "can", "please", "check",
+    "checking", "help", "tell", "know", "hi", "hello", "hey", "thanks", "thank", "is", "are", "am", "was", "were",
+    "do", "does", "did", "have", "has", "had", "get", "got", "just", "what", "what's", "whats", "when", "where",
+    "which", "who", "why", "how", "there", "it's", "that's", "okay", "ok", "yes", "no", "yeah", "um", "uh",
+    "calling", "call", "wondering", "looking", "see", "find", "out", "let", "it", "this", "that", "if", "so",
+    "be", "will", "should", "sure", "well", "also", "again", "oh", "right", "hmm", "mm",
+})
+# a value's span does not start or end on these ("to", "on my"): they only join words
+SPAN_JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an", "and", "or", "with", "about",
+                          "from", "by", "some", "any", "up", "as", "into", "than"})
+# a speaker taking back what they said ("order 1234, sorry, no, I mean 7788"): a regular expression
+CORRECTION = r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b"
+CURRENCY = ("dollars", "dollar", "bucks")  # what an amount in words is counted in ("twelve dollars")
+CURRENCY_CENTS = ("cents", "cent")  # and its hundredths ("twelve dollars and fifty cents": 12.5)
+AMOUNT_AFTER = r"dollars?|bucks|euros?|pounds?|%|percent"  # a unit after an amount in digits: a regular expression
+DAYS_SAID = ("today", "tomorrow", "tonight", "weekend")  # a day said besides weekdays and months
+# a day or a time of it named in a word, which a spoken reply's facts are checked for (loop/grounding/_facts.py)
+DAYS_NAMED = ("tomorrow", "tonight", "yesterday", "noon", "midnight", "weekend")
+# the words around a time said besides its numbers ("half past three", "10 p.m.", "next Tuesday")
+CLOCK_SAID = ("am", "pm", "a.m", "p.m", "a.m.", "p.m.", "o'clock", "next", "half", "past", "quarter")
+OCLOCK = ("o'clock", "oclock")  # a whole hour ("five o'clock")
+# minutes past or to an hour ("half past eight", "quarter to nine"); CLOCK_HOUR_FIRST: the hour is said before them
+CLOCK_PAST, CLOCK_TO, CLOCK_PARTS, CLOCK_HOUR_FIRST = ("past",), ("to",), {"half": 30, "quarter": 15}, False
+CLOCK_RANGE = ("from", "between")  # "from nine to five": two hours, no time
+NAME_ASKED = r"\bname\b"  # a question that asks for a name ("What name is the booking under?")
+# said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
+ID_WORDS_GENERIC = ("number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your")
+ID_NAMED = ("number", "id", "no", "num")  # of those, the ones that name the identifier itself
 
 # ---- answers to a confirmation question -----------------------------------------------------------------
 # A clear yes. Said after the whole question, each of these is an answer, not a backchannel.

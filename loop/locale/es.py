@@ -77,6 +77,41 @@ NOT_A_NAME = ("perdon", "disculpe", "hola", "gracias", "porfa", "adios", "espere
 NUMBER_NAMES = frozenset({"numero", "referencia", "codigo", "id", "pin", "localizador", "pedido", "poliza",
                           "cuenta", "tarjeta", "postal"})
 DIGITS_COUNTED = r"\bde (\d{1,2}|[a-z]+) cifras?\b"  # "el número de reserva, de cinco cifras"
+DIGIT_NOUNS = ("cifra", "cifras", "digito", "digitos")  # "de cinco cifras"
+LETTER_NOUNS = ("letra", "letras")  # "tres letras y cinco cifras"
+UNITS_AFTER = (r"euros?|d[oó]lares|d[oó]lar|pesos?|c[eé]ntimos?|centavos?|por ?ciento|%|libras?|[ap]\.?m\b|"
+               r"en punto|minutos?|horas?|d[ií]as?|semanas?|mes(?:es)?|a[nñ]os?")
+NUMBER_SAID = r"n[uú]mero|nº|nro\.?"  # "el número catorce"
+NUMBER_IS: tuple[str, ...] = ()  # no digit homophones (DIGIT_HOMOPHONES) for an announced number to allow
+
+# ---- values read from a caller's words (accent-folded; labelled: tests/data/values_said.tsv) ---------------
+REQUEST_WORDS = frozenset({
+    "yo", "me", "mi", "mis", "usted", "ustedes", "tu", "te", "nos", "nuestro", "nuestra", "quiero", "queria",
+    "quisiera", "necesito", "necesitaria", "puedo", "puede", "podria", "por", "favor", "hola", "buenas", "gracias",
+    "es", "son", "esta", "estoy", "tengo", "tiene", "tienen", "tienes", "hay", "que", "como", "cuando", "donde", "cual",
+    "quien",
+    "si", "no", "vale", "bueno", "pues", "eh", "ver", "saber", "llamo", "llamaba", "consultar", "preguntar",
+    "mirar", "comprobar", "ayuda", "ayudar", "decir", "solo", "tambien", "oiga", "mire", "ok", "claro", "ya",
+})
+SPAN_JOINERS = frozenset({"a", "al", "de", "del", "en", "con", "para", "por", "el", "la", "los", "las", "un", "una",
+                          "unos", "unas", "y", "o", "sobre", "desde", "hasta", "entre", "sin"})
+CORRECTION = r"\b(?:quiero decir|queria decir|digo|perdon,? no|no,? perdon|mejor dicho|en realidad|corrijo)\b"
+CURRENCY = ("euros", "euro", "dolares", "dolar", "pesos", "peso")
+CURRENCY_CENTS = ("centimos", "centimo", "centavos", "centavo")
+AMOUNT_AFTER = r"euros?|d[oó]lares|d[oó]lar|pesos?|libras?|%|por ?ciento"
+DAYS_SAID = ("hoy", "mañana", "noche", "finde", "semana")  # "esta noche", "el fin de semana" ("ñ" is kept)
+DAYS_NAMED = ("mañana", "anoche", "ayer", "mediodia", "medianoche", "finde")
+CLOCK_SAID = ("am", "pm", "a.m", "p.m", "a.m.", "p.m.", "en", "punto", "y", "media", "cuarto", "menos", "proximo",
+              "proxima")
+OCLOCK = ("en punto",)  # "las cinco en punto"
+# "las ocho y media", "las nueve menos cuarto", "las seis y veinticinco": the hour first, then its minutes
+CLOCK_PAST, CLOCK_TO, CLOCK_PARTS, CLOCK_HOUR_FIRST = ("y",), ("menos",), {"media": 30, "cuarto": 15}, True
+CLOCK_RANGE = ("entre",)  # "entre cinco y diez": two numbers, no time
+NAME_ASKED = r"\bnombre\b"  # "¿A nombre de quién?"
+# said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
+ID_WORDS_GENERIC = ("numero", "id", "no", "num", "nro", "codigo", "ref", "cifras", "digitos", "el", "la", "mi",
+                    "su", "de")
+ID_NAMED = ("numero", "id", "no", "num", "nro")
 
 # ---- answers to a confirmation question (regular expressions over accent-folded words) --------------------
 ANSWER_YES = (r"si", r"sip", r"claro", r"vale", r"okey", r"ok", r"de acuerdo", r"correcto", r"exacto",

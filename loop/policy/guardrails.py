@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from types import ModuleType
 
+from loop import locale
 from loop.grounding.arguments import id_candidates, number_candidates
+from loop.locale import DEFAULT_WORDS
 from loop.policy.rules import GuardrailHit, Severity, VetContext
 from loop.tools import Tool
 from loop.types import ToolCall
 
 
-def spoken_values(text: str) -> tuple[set[float], set[str]]:
+def spoken_values(text: str, words: ModuleType = DEFAULT_WORDS) -> tuple[set[float], set[str]]:
     """The numbers and identifiers someone actually said, however they said them ("4 5 6 7",
     "four five six seven", "$20", "twenty dollars"). The same evidence narrows the local model's grammar
-    (`loop.grounding.arguments`), so what the grammar admits, this guardrail admits too."""
-    ids = set(id_candidates(text))
-    numbers = set(number_candidates(text)) | {float(i) for i in ids if i.replace(".", "", 1).isdigit()}
+    (`loop.grounding.arguments`), so what the grammar admits, this guardrail admits too. Words of the pack
+    `words`."""
+    ids = set(id_candidates(text, words))
+    numbers = set(number_candidates(text, words)) | {float(i) for i in ids if i.replace(".", "", 1).isdigit()}
     return numbers, ids
 
 
@@ -32,7 +36,7 @@ class GroundedArguments:
         if not tool.mutates:
             return None
         said = " ".join([ctx.user_text, *ctx.observations])
-        numbers, ids = spoken_values(said)
+        numbers, ids = spoken_values(said, locale.get(ctx.language))
         missing = [f"{k}={_shown(v)}" for k, v in call.arguments.items()
                    if k in set(self.keys) and not _grounded(v, numbers, ids, said.lower())]
         if not missing:

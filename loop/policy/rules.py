@@ -45,6 +45,7 @@ class VetContext:
 
     user_text: str = ""
     observations: list[str] = field(default_factory=list)
+    language: str = "en"  # the conversation's (`loop.locale`): the words its values are said in
 
 
 class Guardrail(Protocol):

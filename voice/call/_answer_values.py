@@ -24,6 +24,7 @@ class AnswerValues:
     """The value readers of one language (`loop.locale.<lang>`)."""
 
     def __init__(self, words: ModuleType = DEFAULT_WORDS) -> None:
+        self.words = words
         ones, tens = list(words.ONES), [t for t in words.TENS if t]
         self.cardinal = {**words.ORDINAL_WORDS, **words.CLOCK_WORDS}
         self.in_digits = words.numbers_in_digits  # "veinte" -> "20" where the language's words need it
@@ -49,7 +50,8 @@ class AnswerValues:
     def values(self, text: str) -> set[str]:
         """Numbers, ids, days and times in `text`, normalised so "twenty dollars" and "$20" compare equal."""
         cleaned = self.cardinals(self.not_a_number.sub(" ", text.lower()))
-        found = {_number(n) for n in number_candidates(cleaned)} | {i.lower() for i in id_candidates(cleaned)}
+        found = {_number(n) for n in number_candidates(cleaned, self.words)}
+        found |= {i.lower() for i in id_candidates(cleaned, self.words)}
         found |= {_number(float(m)) for m in re.findall(r"\d+(?:\.\d+)?", cleaned)}
         found |= self.typed(cleaned)
         return found | {m.group() for m in self.time_words.finditer(cleaned)}
@@ -65,7 +67,7 @@ class AnswerValues:
         if all(re.fullmatch(r"\d+(?:[.:]\d+)?", t) for t in toks):
             return [{_number(float(t)) if ":" not in t else t for t in toks}, {"".join(toks)}]
         groups = self._groups(toks)
-        out = [{_number(n) for n in number_candidates(" ".join(toks))}]
+        out = [{_number(n) for n in number_candidates(" ".join(toks), self.words)}]
         for split in groups:
             parts = [str(g) for g in split]
             out += [set(parts), {"".join(parts)}, {"".join(p.zfill(2) if i else p for i, p in enumerate(parts))}]

@@ -23,8 +23,6 @@ from loop.locale import DEFAULT_WORDS
 
 _SEP = r"(?:,?\s+|\s*-\s*)"
 _GROUPS = re.compile(rf"(?<![$\d.,])\b\d{{1,3}}(?:{_SEP}\d{{1,3}})+\b(?![.,]?\d)")
-_UNIT = re.compile(r"\s*(?:dollars?|bucks|cents?|percent|%|pounds?|euros?|[ap]\.?m\b|o'clock|minutes?|hours?|days?"
-                   r"|weeks?|months?|years?)", re.IGNORECASE)
 # A number Whisper wrote with three or more decimals is no amount: a dictated id ("four one eight double oh five"
 # -> "418.005")
 _DECIMAL_ID = re.compile(r"(?<![$\d.,])(\d{2,})\.(\d{3,})(?![.,]?\d)")
@@ -36,6 +34,7 @@ class _Readers:
     """One language's patterns of dictated numbers, built from its pack once (`readers_for`)."""
 
     words: ModuleType
+    unit: re.Pattern[str]  # what makes the number before it an amount or a time, no id (the pack's UNITS_AFTER)
     dictated: re.Pattern[str]  # a run of digits and digit words, four or more
     lettered: re.Pattern[str]  # a reference spelt as capitals then digits
     repeated: re.Pattern[str]  # "double seven"
@@ -70,7 +69,7 @@ def readers_for(words: ModuleType) -> _Readers:
     # speaker paused after the letters; "KX for 729", where "for" can only be the digit it sounds like)
     lettered_digit = "|".join(p for p in (r"\d+", sounds_like) if p)
     return _Readers(
-        words=words,
+        words=words, unit=re.compile(rf"\s*(?:{words.UNITS_AFTER})", re.IGNORECASE),
         dictated=re.compile(rf"(?<![\w$.]){digitish}(?:[\s,-]+{digitish}){{3,}}(?![\w.]?\d)", re.IGNORECASE),
         lettered=re.compile(r"(?<![\w-])(?P<letters>[A-Z]{2,4}|[A-Z](?:[ -][A-Z]){1,3})(?P<sep>,\s*|[ -]+)"
                             rf"(?P<digits>(?:(?:{lettered_digit})[ -]+)*\d+)(?![\w.]?\d)"),
@@ -86,15 +85,15 @@ def readers_for(words: ModuleType) -> _Readers:
         house_in_words=re.compile(rf"\b(?i:({compound}|{unit_words}))(?=\s+(?:[A-Z][\w']*\s+){{1,3}}"
                                   rf"(?i:{_alternatives(words.STREET_TYPES)})\b)"),
         # "at number fourteen": one number announced by "number" is written in digits, as Whisper writes it
-        numbered=re.compile(rf"\b(?i:number|no\.?)\s+(?i:({compound}|{unit_words}))\b"
+        numbered=re.compile(rf"\b(?i:{words.NUMBER_SAID})\s+(?i:({compound}|{unit_words}))\b"
                             rf"(?![\s,-]+(?i:{pair_group})\b)"),
         sounds_like=dict(words.DIGIT_HOMOPHONES),
     )
 
 
-def _join_groups(m: re.Match[str]) -> str:
+def _join_groups(m: re.Match[str], r: _Readers) -> str:
     text = m.group(0)
-    if _UNIT.match(m.string, m.end()):
+    if r.unit.match(m.string, m.end()):
         return text  # an amount, not an id
     digits = re.sub(r"\D", "", text)
     return digits if 3 <= len(digits) <= 12 else text
@@ -108,7 +107,7 @@ def _sounds_like_digits(m: re.Match[str], r: _Readers) -> str:
     words = re.findall(r"[a-z]+|\d", m.group(0).lower())
     heard = [w for w in words if w not in sounds_like]
     if len(heard) == len(words):
-        return m.group(0) if _UNIT.match(m.string, m.end()) else "".join(digit_words.get(w, w) for w in words)
+        return m.group(0) if r.unit.match(m.string, m.end()) else "".join(digit_words.get(w, w) for w in words)
     # a digit said twice right after the number is named is one too ("the reference is for for one eight")
     twice = _announced(m.string[: m.start()], r.words)
     if not 2 <= len(heard) < 4 or words[-1] in sounds_like or any(
@@ -120,7 +119,7 @@ def _sounds_like_digits(m: re.Match[str], r: _Readers) -> str:
 def _announced(before: str, words: ModuleType) -> bool:
     """The words before a run name a number: "... the references", "... my account number is"."""
     last = re.findall(r"[a-z]+", before.lower())[-2:]
-    if last and last[-1] == "is":
+    if last and last[-1] in words.NUMBER_IS:
         last = last[:-1]
     return bool(last) and (last[-1] in words.NUMBER_NAMES or last[-1].removesuffix("s") in words.NUMBER_NAMES)
 
@@ -152,7 +151,7 @@ def _asked_run(m: re.Match[str], r: _Readers) -> str:
     words = re.findall(r"\d+|[a-z]+", m.group(0).lower())
     digits = "".join(r.sounds_like.get(w, w) for w in words)
     real = sum(len(w) for w in words if w.isdigit())  # "9 to 5" is a span of time, "48 to 1" a number
-    if _UNIT.match(m.string, m.end()) or not 4 <= len(digits) <= 12 or real < 3 or all(w.isdigit() for w in words):
+    if r.unit.match(m.string, m.end()) or not 4 <= len(digits) <= 12 or real < 3 or all(w.isdigit() for w in words):
         return m.group(0)
     return digits
 
@@ -197,6 +196,6 @@ def join_spoken_digits(text: str, asked_for_a_number: bool = False, words: Modul
     text = r.numbered.sub(lambda m: m.group(0)[: m.start(1) - m.start()] + _number_value(m.group(1), words), text)
     if asked_for_a_number:
         text = r.asked_run.sub(lambda m: _asked_run(m, r), join_digit_words(text, words))
-    joined = _GROUPS.sub(_join_groups, join_digit_words(
+    joined = _GROUPS.sub(lambda m: _join_groups(m, r), join_digit_words(
         r.dictated.sub(lambda m: _sounds_like_digits(m, r), text), words))
     return r.lettered.sub(lambda m: _lettered(m, r), _DECIMAL_ID.sub(r"\1\2", joined))

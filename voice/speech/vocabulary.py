@@ -55,10 +55,12 @@ def agent_id_digits(agent: Any) -> tuple[int, ...]:
     """How many digits the agent's identifiers have, where its tools or instructions say
     (`loop.grounding.arguments.id_digit_counts`): a dictated id heard a digit long or short is read again at
     that length (`voice/speech/_id_length.py`)."""
+    from loop import locale
     from loop.grounding.arguments import id_digit_counts
 
     tools = getattr(agent, "tools", {}) or {}
     tools = list(tools.values()) if isinstance(tools, dict) else list(tools)
     specs = [tool.openai_schema() for tool in tools if hasattr(tool, "openai_schema")]
     assembler = getattr(agent, "assembler", None)
-    return id_digit_counts(specs, str(getattr(assembler, "system", "") or ""))
+    words = locale.get(str(getattr(agent, "language", "") or locale.DEFAULT))
+    return id_digit_counts(specs, str(getattr(assembler, "system", "") or ""), words)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from loop import locale
 from loop.errors import ModelRequestError
 from loop.grounding.arguments import ground
 from loop.grounding.phase import (
@@ -162,7 +163,8 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         closest = {tool_name(t) for t in closest_reads(reads, request)}
         mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
         reads = [t for t in reads if tool_name(t) in closest]
-    if reads and fuller_writes(request.tools, tools, reads, request.messages, request.writes):
+    if reads and fuller_writes(request.tools, tools, reads, request.messages, request.writes,
+                                 locale.get(request.language)):
         mixed = [t for t in mixed if tool_name(t) not in {tool_name(r) for r in reads}]  # the day has no place in it
     # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
     # model that may answer in words invents one ("... because the customer has not provided ...")
@@ -193,7 +195,7 @@ def read_out(request: ModelRequest) -> str:
         return ""
     made = {c.name for c in messages[start - 1].tool_calls}
     batch = [t for t in request.tools if tool_name(t) in made]
-    if any(about_tool(t, messages[: start - 1], besides=batch)
+    if any(about_tool(t, messages[: start - 1], batch, locale.get(request.language))
            for t in request.tools if tool_name(t) in set(request.writes) - made):
         return ""
     return " ".join(results)
