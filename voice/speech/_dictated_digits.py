@@ -174,10 +174,10 @@ def merge_numbers(prompted: list[Word], plain: list[Word], terms: frozenset[str]
         return any(inside) and said not in terms and not also_plain
 
     kept = [w for w in prompted if not gives_way(w)]
-    gone = [w for w in prompted if w not in kept]
+    # words, not digits, given way in an id's time: the plain decode's other words in their time come with its
+    # digits ("BT" where the prompted decode wrote "Bt1186"), unless a kept word is one of them
+    gone = [w for w in prompted if w not in kept and not digitlike.fullmatch(w.text.strip())]
     ran = [w for run in runs for w in run]
-    # the plain decode's other words in the time of those given way come with its digits ("BT" where the prompted
-    # decode wrote "Bt1186"), unless a kept word is one of them
     kept_near = [(_said_word(w.text), w.middle_s) for w in kept]
     along = [w for w in plain if w not in ran and re.search(r"\w", w.text)
              and any(g.start_s <= w.middle_s <= g.end_s for g in gone)

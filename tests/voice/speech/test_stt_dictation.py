@@ -89,6 +89,11 @@ def test_what_a_prompt_put_in_the_time_of_an_id_the_plain_decode_heard_gives_way
     whole = [Word(" Booking", 0.0, 1.12), Word(" Bt1186", 1.12, 2.46)]
     apart = [Word(" Looking", 0.0, 0.9), Word(" BT", 0.9, 1.52), Word(" 1186", 1.52, 2.48)]
     assert "".join(w.text for w in merge_numbers(whole, apart)) == " Booking BT 1186"
+    # a prompted id given way to digits the plain decode heard brings none of its other words along
+    spelt = [Word(" is", 3.14, 3.38), Word(" free", 3.38, 3.66), Word(" of", 3.66, 4.06), Word(" 962", 4.06, 4.88)]
+    plain_words = [Word(" is", 3.14, 3.4), Word(" free", 3.4, 3.66), Word(" or", 4.16, 4.16), Word(" high", 4.16, 4.42),
+                   Word(" in", 4.42, 4.44), Word(" six", 4.44, 4.76), Word(",", 4.76, 4.88), Word(" two", 4.88, 5.18)]
+    assert "".join(w.text for w in merge_numbers(spelt, plain_words)) == " is free of six, two"
     # a number the plain decode heard that is no id leaves the prompted words alone
     short = [Word(" at", 0.0, 0.3), Word(" 9", 0.3, 0.6), Word(" Park", 0.6, 0.9), Word(" Lane", 0.9, 1.2)]
     assert "".join(w.text for w in merge_numbers(short, [Word(" at", 0.0, 0.3), Word(" 9", 0.3, 1.0)])) == \
