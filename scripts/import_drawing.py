@@ -44,7 +44,7 @@ PACKAGES = (
     "loop.grounding",    # arguments and replies grounded in what was said
     "loop.store",        # journal and ledger, SQLite and PostgreSQL
     "loop:vocabulary",   # types, tools, events, errors, outcomes, config, approvals
-    "loop.locale",       # one module per language: word lists and fixed sentences
+    "loop.locale",       # one package per language: word lists and fixed sentences
 )
 VOCABULARY = ("loop.types", "loop.tools", "loop.events", "loop.errors", "loop.outcomes", "loop.config",
               "loop.approvals", "loop.repetition", "loop.commit_gate")

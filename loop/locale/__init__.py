@@ -1,10 +1,11 @@
-"""Languages: one module per language holds its word lists and fixed sentences (`en` is the one shipped).
+"""Languages: one package per language holds its word lists and fixed sentences (`en`, the default, and `es`).
 
     from loop import locale
     words = locale.get("en")          # an agent file's `language:`, `Agent(language=...)`
     words.HAND_OVER, words.DIGIT_WORDS
 
-Adding a language is one module here with the names `en` has, plus its tests; `LANGUAGES` lists them. No module
+Adding a language is one folder here with the names `en` has (its `__init__` exports them all), plus its
+labelled examples and tests; `LANGUAGES` lists them. No module
 outside this package imports a language by name (tests/project/test_layering.py): each takes the call's pack, or
 `DEFAULT_WORDS`.
 """

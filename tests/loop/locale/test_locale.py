@@ -1,5 +1,5 @@
 """One language seam (loop/locale/): every word list a caller's meaning is read from and every fixed sentence the
-agent says lives in one module per language, chosen by the agent's `language` (default `en`); English number
+agent says lives in one package per language, chosen by the agent's `language` (default `en`); English number
 words are defined once; a language voiceloop does not speak is a clear error."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_every_language_has_every_name_english_has() -> None:
         assert not missing, f"loop/locale/{language}.py lacks {sorted(missing)}"
 
 
-# ---- Spanish (loop/locale/es.py) -------------------------------------------------------------------------
+# ---- Spanish (loop/locale/es/) -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("said", "written"), [
