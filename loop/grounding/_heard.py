@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
-from loop.locale import DEFAULT_WORDS, unaccented
+from loop.locale import DEFAULT_WORDS, said_numbers, unaccented
 
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
 _CLOCK = re.compile(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d|\d+(?:st|nd|rd|th)", re.IGNORECASE)  # 7pm, 10:30, 12th
@@ -41,7 +41,7 @@ class Spoken:
 
     units: dict[str, int]  # "seven" -> 7: the pack's ONES
     tens: dict[str, int]  # "forty" -> 40: the pack's TENS
-    numbers: dict[str, int]  # every number from 0 to 99 as said (`said_number`): "forty two" -> 42
+    numbers: dict[str, int]  # every number from 0 to 99 as said (`loop.locale.said_numbers`): "forty two" -> 42
     digits: dict[str, str]  # a digit said alone, as an id is dictated (DIGIT_WORDS)
     scale: frozenset[str]  # the words inside a spoken amount besides its numbers ("hundred", "dollars", "and")
     joins: tuple[str, ...]  # of those, the ones an amount does not end on ("and", "a")
@@ -66,7 +66,7 @@ def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
     """The value readers' words of the pack `words`, read once."""
     units = {w: i for i, w in enumerate(words.ONES)}
     tens = {w: 10 * i for i, w in enumerate(words.TENS) if w}
-    numbers = {words.said_number(n): n for n in range(100)}
+    numbers = dict(said_numbers(words))
     single = {w: n for w, n in numbers.items() if " " not in w}
     joins = (words.AND.strip(), words.ONE_ARTICLES[0]) if words.ONE_ARTICLES else (words.AND.strip(),)
     clock_words = frozenset(words.CLOCK_WORDS)

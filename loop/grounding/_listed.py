@@ -11,14 +11,14 @@ from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, name_words
-from loop.locale import DEFAULT_WORDS, plain, stemmer, unaccented, without_enclitic
+from loop.locale import DEFAULT_WORDS, plain, said_numbers, stemmer, unaccented, without_enclitic
 
 
 @functools.cache
 def _number(words: ModuleType) -> str:
     """A number before a count's noun, in digits or said in the pack's words from 1 to 99 ("forty two", "forty-two",
-    "cuarenta y dos": its `said_number`)."""
-    said = sorted((words.said_number(n) for n in range(1, 100)), key=lambda w: (-len(w), w))
+    "cuarenta y dos": `loop.locale.said_numbers`)."""
+    said = sorted((w for w, n in said_numbers(words).items() if n), key=lambda w: (-len(w), w))
     return rf"(?:\d+|{'|'.join(re.escape(w).replace(chr(92) + ' ', '[- ]') for w in said)})"
 
 

@@ -12,12 +12,13 @@ outside this package imports a language by name (tests/project/test_layering.py)
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 
 from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "get", "plain", "stem", "stemmer", "unaccented",
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "get", "plain", "said_numbers", "stem", "stemmer", "unaccented",
            "without_enclitic"]
 
 LANGUAGES = ("en", "es")
@@ -29,6 +30,14 @@ def get(language: str = DEFAULT) -> ModuleType:
     if language not in LANGUAGES:
         raise ValueError(f"no language {language!r}: voiceloop speaks {', '.join(LANGUAGES)}")
     return importlib.import_module(f"loop.locale.{language}")
+
+
+@functools.cache
+def said_numbers(words: ModuleType) -> dict[str, int]:
+    """Every whole number from 0 to 99 as a transcript says it in the pack's language, to its value: the pack's
+    `cardinal` with hyphens as spaces and accents folded ("forty two" -> 42, "dieciseis" -> 16), what the
+    grounding's readers of number words look up (labelled: tests/data/said_numbers.tsv)."""
+    return {unaccented(words.cardinal(n).replace("-", " ")): n for n in range(100)}
 
 
 DEFAULT_WORDS: ModuleType = get(DEFAULT)

@@ -66,12 +66,6 @@ DIGIT_ORDINAL = r"st|nd|rd|th"  # what follows an ordinal written in digits ("31
 NUMBER_SCALE_WORDS = (HUNDRED, THOUSAND, "point")  # words inside a number said ("two hundred", "four point five")
 
 
-def said_number(n: int) -> str:
-    """A whole number from 0 to 99 as it is said: 7 -> "seven", 42 -> "forty two" (readers also take "forty-two");
-    what the grounding's readers of number words invert (labelled: tests/data/said_numbers.tsv)."""
-    return ONES[n] if n < 20 else TENS[n // 10] + (f" {ONES[n % 10]}" if n % 10 else "")
-
-
 def numbers_in_digits(text: str) -> str:
     """Number words as digits, for readers that take digits only. English number words are read where they are
     used (`loop.grounding.arguments`), so nothing changes here; a language whose words those readers do not know

@@ -211,16 +211,6 @@ _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
 
-def said_number(n: int) -> str:
-    """A whole number from 0 to 99 as it is said: 7 -> "siete", 21 -> "veintiuno", 42 -> "cuarenta y dos" (labelled:
-    tests/data/said_numbers.tsv)."""
-    if n <= 20:
-        return ONES[n] if n < 20 else TENS[2]
-    if n < 30:
-        return TWENTIES[n - 21]
-    return TENS[n // 10] + (f" y {ONES[n % 10]}" if n % 10 else "")
-
-
 def numbers_in_digits(text: str) -> str:
     """Spanish number words as digits: "trescientos ochenta y cinco" -> "385", "veinte dólares" -> "20 dólares",
     "cuatro cinco seis siete" -> "4 5 6 7" (a unit after a unit starts a new number). "un"/"una" are articles
