@@ -13,41 +13,7 @@ import re
 from loop.locale._text import unaccented
 
 # the words of answers and questions, and the approval grammar: in a module of their own
-from loop.locale.es._answers import (  # noqa: F401  (the pack's names)
-    ABBREVIATIONS,
-    AMOUNT_UNITS,
-    ANSWER_BUT,
-    ANSWER_CHANGE,
-    ANSWER_HEDGE,
-    ANSWER_HESITATION,
-    ANSWER_NO,
-    ANSWER_REPEAT,
-    ANSWER_REQUEST,
-    ANSWER_UNSURE,
-    ANSWER_WEAK,
-    ANSWER_YES,
-    ANSWER_YES_IDIOMS,
-    APPROVE_AFFIRM,
-    APPROVE_COURTESY,
-    APPROVE_FRAME,
-    APPROVE_GOES_ON,
-    APPROVE_LEAD,
-    APPROVE_VERBS,
-    AUX,
-    ENCLITICS,
-    FILLERS,
-    INTERJECTION_DIGITS,
-    MONEY_WORDS,
-    NOUN_MARKERS,
-    OBJECT_PRONOUNS,
-    OWN_WORDS,
-    QUESTION_LEAD_IN,
-    RELATED_WORDS,
-    STEM_SUFFIXES,
-    STEM_UNDOUBLE,
-    SUBJECTS,
-    WH,
-)
+from loop.locale.es._answers import *  # noqa: F403  (every name there is the pack's)
 
 LANGUAGE = "es"
 
