@@ -23,6 +23,7 @@ import numpy as np
 
 from loop.locale import DEFAULT_WORDS
 from voice.audio import SAMPLE_RATE
+from voice.speech._whisper_text import _said
 from voice.speech.caller_digits import join_spoken_digits
 
 FRAME = 512  # samples per VAD frame (32 ms)
@@ -163,30 +164,27 @@ def merge_numbers(prompted: list[Word], plain: list[Word], terms: frozenset[str]
     runs, digitlike = _number_runs(plain, language), number_words(language).digitlike
     spans = [(run[0].start_s, run[-1].end_s, _AN_ID.search(re.sub(r"\D", "", join_words(run))) is not None)
              for run in runs]
-    plain_near = [(_said_word(w.text), w.middle_s) for w in plain]
 
     def gives_way(w: Word) -> bool:
         inside = [an_id for a, b, an_id in spans if a <= w.middle_s <= b]
         if not inside or digitlike.fullmatch(w.text.strip()):
             return bool(inside)
-        said = _said_word(w.text)
-        also_plain = any(p == said and abs(m - w.middle_s) <= SAME_WORD_S for p, m in plain_near)
-        return any(inside) and said not in terms and not also_plain
+        return any(inside) and _said(w.text) not in terms and not _heard_near(w, plain)
 
     kept = [w for w in prompted if not gives_way(w)]
     # words, not digits, given way in an id's time: the plain decode's other words in their time come with its
     # digits ("BT" where the prompted decode wrote "Bt1186"), unless a kept word is one of them
     gone = [w for w in prompted if w not in kept and not digitlike.fullmatch(w.text.strip())]
     ran = [w for run in runs for w in run]
-    kept_near = [(_said_word(w.text), w.middle_s) for w in kept]
     along = [w for w in plain if w not in ran and re.search(r"\w", w.text)
-             and any(g.start_s <= w.middle_s <= g.end_s for g in gone)
-             and not any(k == _said_word(w.text) and abs(m - w.middle_s) <= SAME_WORD_S for k, m in kept_near)]
+             and any(g.start_s <= w.middle_s <= g.end_s for g in gone) and not _heard_near(w, kept)]
     return sorted([*kept, *ran, *along], key=lambda w: w.middle_s)
 
 
-def _said_word(text: str) -> str:
-    return re.sub(r"[^\w']", "", text.lower())
+def _heard_near(word: Word, others: list[Word]) -> bool:
+    """One of `others` is the same word as `word`, within SAME_WORD_S of it: the two decodes agree on it."""
+    said = _said(word.text)
+    return any(_said(o.text) == said and abs(o.middle_s - word.middle_s) <= SAME_WORD_S for o in others)
 
 
 def digit_runs(islands: list[tuple[int, int]], read: list[tuple[str, float]]) -> list[Run]:
@@ -294,7 +292,7 @@ class DigitReader:
         words: Callable[[], list[Word]] = lambda: self.words(encoded, tokens, len(window))  # noqa: E731
         if plain is not None and ((ids := _ids(text, self.language)) or
                                    _ids(self.tokenizer.decode(plain()), self.language) not in ([], ids)):
-            said = frozenset(word for term in terms for word in re.findall(r"[\w']+", term.lower()))
+            said = frozenset(word for term in terms for word in term.split())  # `terms` as `hint_terms` writes them
             merged = merge_numbers(words(), self.words(encoded, plain(), len(window)), said, self.language)
             return join_words(merged), lambda: merged
         return text, words
