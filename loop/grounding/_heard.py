@@ -86,8 +86,6 @@ def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
                   frozenset(words.CURRENCY_CENTS))
 
 
-
-
 def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | None:
     """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5; number
     words of the pack `words`."""
@@ -134,9 +132,9 @@ def lower_words(text: str) -> list[str]:
 def number_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     """Every amount in `text`: digits ("$15", "35.50", "600 dollars", "12"), and runs of spoken number words."""
     # a bare 4+ digit number ("order 4567") names something; an amount has a unit, decimals or few digits
-    found = [float(m.group(2).replace(",", "")) for m in spoken(words).amount.finditer(text)
-             if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
     said = spoken(words)
+    found = [float(m.group(2).replace(",", "")) for m in said.amount.finditer(text)
+             if m.group(1) or m.group(3) or m.group(4) or len(m.group(2)) < 4]
     run: list[str] = []
     for word in [*lower_words(text), "."]:
         if word in said.units or word in said.tens or word in (words.HUNDRED, words.THOUSAND) or (
