@@ -45,23 +45,25 @@ def heard_words(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     text = unicodedata.normalize("NFKC", text).lower().replace("\u2019", "'").replace("\u2018", "'")
     text = unaccented(words.numbers_in_digits(text))
     said = re.findall(rf"{_WORD}|\d+(?:[.,]\d+)*|[,-]", text.replace("$", " "))
-    joined = join_spoken_digits(" ".join(_digits_for_number_words(said, _number_words(words)))
+    joined = join_spoken_digits(" ".join(_digits_for_number_words(said, words))
                                 .replace(" ,", ",").replace(" - ", "-"), words=words)
     joined = re.sub(r"(?<=\d),(?=\d{3}\b)|(?<=\d)\.0+\b", "", joined)  # "1,000" -> "1000", "20.00" -> "20"
     return re.findall(rf"{_WORD}|\d+(?:\.\d+)?", joined)
 
 
-def _digits_for_number_words(words: list[str], numbers: _NumberWords) -> list[str]:
+def _digits_for_number_words(said: list[str], words: ModuleType) -> list[str]:
     """Each spoken number as digits: "twenty five" -> "25", "four thousand five hundred" -> "4500", and
-    "twenty twenty" or "four five" as two numbers each ("20", "20"; "4", "5"), for `join_spoken_digits` to join."""
+    "twenty twenty" or "four five" as two numbers each ("20", "20"; "4", "5"), for `join_spoken_digits` to join;
+    number words of the pack `words`."""
+    numbers = _number_words(words)
     out: list[str] = []
     run: list[str] = []
-    for word in [*words, ""]:
+    for word in [*said, ""]:
         if word in numbers.every and (not run or _extends(run[-1], word, numbers)):
             run.append(word)
             continue
         if run:
-            out.append(str(int(words_to_number(" ".join(run)) or 0)))
+            out.append(str(int(words_to_number(" ".join(run), words) or 0)))
             run = [word] if word in numbers.every else []
         if word and word not in numbers.every:
             out.append(word)
