@@ -9,7 +9,7 @@ import re
 from types import ModuleType
 
 from loop import locale
-from loop.grounding._heard import spoken, stem, words_to_number
+from loop.grounding._heard import cardinal_runs, spoken, stem, words_to_number
 from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
@@ -35,8 +35,9 @@ def _numbers(text: str, words: ModuleType = DEFAULT_WORDS) -> set[float]:
         if word in said.units or word in said.tens or word in (words.HUNDRED, words.THOUSAND):
             run.append(word)
             continue
-        if run and run != [words.ONES[1]] and (value := words_to_number(" ".join(run), words)) is not None:
-            found.add(value)
+        for number in cardinal_runs(run, words):  # "seven thirty" is 7 and 30, not 37
+            if number != [words.ONES[1]] and (value := words_to_number(" ".join(number), words)) is not None:
+                found.add(value)
         run = []
     return found
 

@@ -88,15 +88,19 @@ def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
 
 def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | None:
     """'twenty' -> 20, 'one hundred' -> 100, 'twelve dollars and fifty cents' -> 12.5, '$35.50' -> 35.5; number
-    words of the pack `words`."""
+    words of the pack `words`. None for words that are not one spoken number: "seven thirty" is a time, 730 or
+    7 and 30, never 37 (`cardinal_runs` splits them)."""
     said = spoken(words)
     cleaned = unaccented(text.lower()).replace(",", "").replace("$", "").strip()  # "céntimos": as the pack writes it
     try:
         return float(cleaned)
     except ValueError:
         pass
+    tokens = re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " "))
+    if len(cardinal_runs(tokens, words)) > 1:
+        return None
     dollars, cents, current, seen = 0.0, 0.0, 0.0, False
-    for word in re.findall(r"[a-z]+|\d+(?:\.\d+)?", cleaned.replace("-", " ")):
+    for word in tokens:
         if word in said.units or word in said.tens:
             current += said.units.get(word, 0) + said.tens.get(word, 0)
         elif re.fullmatch(r"\d+(?:\.\d+)?", word):
@@ -113,6 +117,38 @@ def words_to_number(text: str, words: ModuleType = DEFAULT_WORDS) -> float | Non
             continue
         seen = True
     return dollars + current + cents / 100 if seen else None
+
+
+def cardinal_runs(tokens: list[str], words: ModuleType = DEFAULT_WORDS) -> list[list[str]]:
+    """`tokens` split where one spoken number ends and the next begins, by the order a number's words come in: a
+    unit after a tens word or a scale ("twenty five", "hundred and five", "treinta y cinco"), anything after a scale,
+    a scale after any number, cents after a money word; "seven thirty" -> [seven] [thirty], "four five six" ->
+    three numbers. Joins ("and") and money words ("dollars") stay inside the number they are said in."""
+    said = spoken(words)
+    scales = (words.HUNDRED, words.THOUSAND)
+    runs: list[list[str]] = []
+    money = said.currency | said.cents
+    previous = ""  # the last number word, scale or money word of the run ("" at its start)
+    for token in tokens:
+        value = said.units.get(token, said.tens.get(token)) if not token[0].isdigit() else None
+        if token in scales:
+            fits = previous not in scales or (previous, token) == scales
+        elif value is not None or token[0].isdigit():
+            number = value if value is not None else float(token)
+            before = said.units.get(previous, said.tens.get(previous))
+            fits = not previous or ((previous in scales or previous in money) and number != 0) or (
+                before is not None and before >= 20 and before % 10 == 0 and 0 < number < 10)
+        else:  # a join or a money word: the cents of "twelve dollars and fifty cents" are the same amount
+            if runs:
+                runs[-1].append(token)
+                previous = token if token in money else previous
+            continue
+        if fits and runs and previous:
+            runs[-1].append(token)
+        else:
+            runs.append([token])
+        previous = token
+    return runs
 
 
 def stem(word: str) -> str:
@@ -141,10 +177,11 @@ def number_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[floa
                 run and word in said.scale):
             run.append(word)
             continue
-        while run and run[-1] in said.joins:
-            run.pop()
-        if run and (value := words_to_number(" ".join(run), words)) is not None:
-            found.append(value)
+        for number in cardinal_runs(run, words):
+            while number and number[-1] in said.joins:
+                number.pop()
+            if number and (value := words_to_number(" ".join(number), words)) is not None:
+                found.append(value)
         run = []
     return list(dict.fromkeys(found))
 
