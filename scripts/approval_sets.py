@@ -1,5 +1,6 @@
 """How the approval dialog reads the held-out answer sets (tests/data/approval_sets/): per class, how many
-approve, how many are read as a refusal, and every false approval. `python scripts/approval_sets.py [dev|test|fresh|es_dev|es_test]`."""
+approve, how many are read as a refusal, and every false approval.
+`python scripts/approval_sets.py [dev|test|fresh|es_dev|es_test]`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from loop import Tool, ToolCall, locale
 from voice.call.answers import Answer
@@ -46,14 +48,21 @@ def language_of(name: str) -> str:
     return prefix if "_" in name and prefix in locale.LANGUAGES else "en"
 
 
+def plain_yes(words: ModuleType) -> str:
+    """What a caller asked "Please say yes or no" says the second time: the language's first yes word ("Yes.")."""
+    return words.ANSWER_YES[0].capitalize() + "."
+
+
 def read(name: str) -> tuple[Counter[tuple[str, str]], list[tuple[Row, str]]]:
-    """(count per (class, outcome), the false approvals with why); outcome: approved, refused, asked, change."""
+    """(count per (class, outcome), the false approvals with why); outcome: approved, refused, asked, change; and
+    (class, "second") for an answer asked again that a plain yes then approves (the dialog's second ask)."""
     writes, rows = load(name)
     words = locale.get(language_of(name))
     counts: Counter[tuple[str, str]] = Counter()
     wrong = []
     for row in rows:
-        step = ApprovalDialog(*writes[row.write], other_tools=OTHER_TOOLS, words=words).hear(row.answer)
+        dialog = ApprovalDialog(*writes[row.write], other_tools=OTHER_TOOLS, words=words)
+        step = dialog.hear(row.answer)
         assert step.reading is not None
         if step.settle is not None and step.settle.approved:
             outcome = "approved"
@@ -65,14 +74,18 @@ def read(name: str) -> tuple[Counter[tuple[str, str]], list[tuple[Row, str]]]:
             outcome = "change"
         else:
             outcome = "asked"
+            again = dialog.hear(plain_yes(words))
+            counts[(row.kind, "second")] += bool(step.say and again.settle is not None and again.settle.approved)
         counts[(row.kind, outcome)] += 1
     return counts, wrong
 
 
 def main(name: str = "test") -> None:
     counts, wrong = read(name)
+    words = locale.get(language_of(name))
     kinds = sorted({k for k, _ in counts})
-    print(f"{name} set: {sum(counts.values())} answers")
+    answers = sum(n for (_, outcome), n in counts.items() if outcome != "second")
+    print(f"{name} set: {answers} answers")
     print(f"{'class':24} {'n':>4} {'approved':>9} {'refused':>8} {'asked':>6} {'change':>7}")
     for kind in kinds:
         row = [counts[(kind, o)] for o in ("approved", "refused", "asked", "change")]
@@ -80,7 +93,10 @@ def main(name: str = "test") -> None:
     yes = sum(counts[("yes", o)] for o in ("approved", "refused", "asked", "change"))
     print(f"clear yeses approved at the first ask: {counts[('yes', 'approved')]}/{yes} "
           f"({counts[('yes', 'approved')] / yes:.1%}); read as a refusal: {counts[('yes', 'refused')]}")
-    print(f"false approvals: {len(wrong)}/{sum(counts.values()) - yes}")
+    within = counts[("yes", "approved")] + counts[("yes", "second")]
+    print(f"clear yeses approved within two asks (asked again, the caller says {plain_yes(words)!r}): {within}/{yes} "
+          f"({within / yes:.1%})")
+    print(f"false approvals: {len(wrong)}/{answers - yes}")
     for row, why in wrong:
         print(f"  FALSE {row.write} {row.kind}: {row.answer!r} ({why})")
 

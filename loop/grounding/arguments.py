@@ -41,7 +41,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_part, name_words, non_null
-from loop.grounding._clock import times_named, without_times
+from loop.grounding._clock import same_time, time_spans_in, times_named, without_times  # noqa: F401  (re-exported)
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     id_candidates,
     identifier_candidates,

@@ -28,6 +28,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
+from loop.grounding.arguments import same_time, time_spans_in
 from loop.locale import DEFAULT_WORDS, plain, unaccented
 from voice.call._answer_values import AnswerValues, restates
 from voice.call._yes_grammar import Own, YesGrammar
@@ -162,7 +163,7 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
     """What the caller's `text` says to the pending question (see the module docstring for the kinds)."""
     ctx = context or AnswerContext()
     rules = ctx.rules
-    raw = text.strip()
+    raw, other_times = _times_as_asked(text.strip(), ctx)
     norm = _normal(raw)
     if not norm:
         return Reading(Answer.UNCLEAR, "nothing was said")
@@ -170,11 +171,11 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
     if _is_echo(norm, ctx, heard_back):
         return Reading(Answer.ECHO, "the agent's own words heard back")
     affirms, left = rules.grammar.account(words_of(raw), ctx.own or _NOTHING_OWN, heard_back)
-    new = sorted(rules.values.values(raw) - ctx.values)
+    new = sorted(rules.values.values(raw) - ctx.values | set(other_times))
     change = next((m for m in rules.change.finditer(norm) if rules.stem(m.group().split()[0]) not in ctx.actions
                    and not _restates_a_value(m.group(), ctx)), None)
     # numbers are the grammar's (each run read every way it can be meant); a day or a time must be the question's
-    retimed = rules.values.typed(rules.values.cardinals(raw)) - ctx.values
+    retimed = rules.values.typed(rules.values.cardinals(raw)) - ctx.values | set(other_times)
     if affirms and not left and not retimed and not change and not _asked(raw):
         return Reading(Answer.YES, f"a clear yes ({', '.join(affirms)})")
     if change:
@@ -190,6 +191,31 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
     if m:
         return Reading(Answer.UNCLEAR, f"a {m.group().split()[0]!r} with nothing after it yet")
     return _not_a_clear_yes(norm, ctx, left, _names(raw, left, rules.words))
+
+
+def _times_as_asked(raw: str, ctx: AnswerContext) -> tuple[str, list[str]]:
+    """Times of day the answer says: the question's own said in words ("yes, half past seven" to "at 7:30 PM?")
+    written in digits, so their words restate a value instead of asking a change ("half"); and the others said as
+    times ("seven thirty am", "at 2:30", "half past two" to "2 pm"), each a time the question did not hold. Bare
+    number words ("seven forty-two Maple") may be anything, and are left to the number readings."""
+    words = ctx.rules.words
+    asked = [clock for line in ctx.said[:1] for clock, _, _ in time_spans_in(line, words)]
+    spans = sorted(time_spans_in(raw, words), key=lambda span: span[1] - span[2])  # the longest first
+    kept: list[tuple[tuple[int, int, str], int, int]] = []
+    for clock, start, end in spans:
+        if all(end <= s or start >= e for _, s, e in kept):  # "half past seven pm": not "seven pm" as well
+            kept.append((clock, start, end))
+    others = []
+    for clock, start, end in sorted(kept, key=lambda span: -span[1]):
+        hour, minute, half = clock
+        if not any(same_time(clock, mine) for mine in asked):
+            before = raw[max(0, start - 12):start].lower().split()[-1:]
+            said = set(words_of(raw[start:end])) | set(before)
+            if ":" in raw[start:end] or said & {*words.CLOCK_SAID, *words.CLOCK_CUES, *words.OCLOCK} or half:
+                others.append(f"{hour}:{minute:02d}{' ' + half if half else ''}")
+        elif not re.search(r"\d", raw[start:end]):
+            raw = f"{raw[:start]} {hour}{f':{minute:02d}' if minute else ''}{' ' + half if half else ''} {raw[end:]}"
+    return raw, others
 
 
 def _restates_a_value(words: str, ctx: AnswerContext) -> bool:

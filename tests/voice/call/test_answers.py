@@ -29,11 +29,14 @@ PENDING = {
                _tool("cancel_appointment", "cancel the appointment on {day} at {time} for {name}")),
     "book": (ToolCall("book_room", {"date": "Friday", "nights": 2, "name": "Ana"}),
              _tool("book_room", "book a room for {nights} nights from {date} for {name}")),
+    "table": (ToolCall("book_table", {"party_size": 4, "day": "Friday", "time": "7:30 PM"}),
+              _tool("book_table", "a table for {party_size} on {day} at {time}")),
     "report": (ToolCall("report_outage", {"postcode": "LS6 2AB"}),
                _tool("report_outage", "report an outage at {postcode}")),
 }
+# an agent's other tools, named in answers
 OTHER_TOOLS = ("lookup_order", "delivery_status", "update_address", "transfer_to_human", "issue_refund",
-               "cancel_appointment", "book_room", "report_outage")  # an agent's other tools, named in answers
+               "cancel_appointment", "book_room", "report_outage", "book_table")
 APPROVING = ("yes", "yes_idiom")
 
 

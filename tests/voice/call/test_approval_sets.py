@@ -27,10 +27,13 @@ FIRST_ASK_ES = {"es_dev": 0.85, "es_test": 0.70, "es_fresh": 0.70}
 @pytest.mark.parametrize("name", sorted(FIRST_ASK) + sorted(FIRST_ASK_ES))
 def test_nothing_but_a_clear_yes_approves_and_no_clear_yes_is_refused(name: str) -> None:
     counts, wrong = approval_sets.read(name)
-    assert sum(counts.values()) >= (380 if name in FIRST_ASK_ES else 600) and len({k for k, _ in counts}) == 10
+    read = {key: n for key, n in counts.items() if key[1] != "second"}  # "second": approved when asked again
+    assert sum(read.values()) >= (380 if name in FIRST_ASK_ES else 600) and len({k for k, _ in read}) == 10
     assert wrong == []
-    yes = sum(n for (kind, _), n in counts.items() if kind == "yes")
+    yes = sum(n for (kind, _), n in read.items() if kind == "yes")
     assert counts[("yes", "approved")] >= {**FIRST_ASK, **FIRST_ASK_ES}[name] * yes
+    # asked again ("Please say yes or no."), a caller who says "Yes." is approved: 95.0-98.9 % within two asks
+    assert counts[("yes", "approved")] + counts[("yes", "second")] >= 0.93 * yes
     # es_fresh read two as a refusal ("Sí, por favor, que el 5 no me alcanza nunca.": a "no" inside the reason)
     assert counts[("yes", "refused")] <= (0.02 if name in FIRST_ASK_ES else 0.01) * yes
 
