@@ -83,30 +83,11 @@ def _telephone(pcm: np.ndarray) -> np.ndarray:
 
 
 def _language(agent_dir: Path, ref: str) -> str:
-    """The language an agent declares: an agent file's `language:`, or a Python agent's (`file.py:build`) built
-    once in a scratch folder and asked, so its callers speak its language too."""
-    path = agent_dir / ref.split(":")[0]
-    if path.suffix in (".yaml", ".yml") and path.is_file():
-        return str((yaml.safe_load(path.read_text()) or {}).get("language", "en"))
-    if path.suffix == ".py" and path.is_file():
-        import importlib.util
-        import inspect
+    """The language an agent declares (an agent file's `language:`, or the one its factory's agent is built with),
+    which its callers speak."""
+    from voice.agents.source import load_agent
 
-        sys.path.insert(0, str(agent_dir))
-        try:
-            loader = importlib.util.spec_from_file_location(f"_eval_agent_{path.stem}", path)
-            assert loader is not None and loader.loader is not None
-            module = importlib.util.module_from_spec(loader)
-            loader.loader.exec_module(module)
-            factory = getattr(module, ref.split(":")[1] if ":" in ref else "build")
-            with tempfile.TemporaryDirectory() as tmp:
-                given = {"call_id": "language", "data_dir": Path(tmp)}
-                wanted = inspect.signature(factory).parameters
-                agent = factory(**{k: v for k, v in given.items() if k in wanted})
-            return str(getattr(agent, "language", "en") or "en")
-        finally:
-            sys.path.remove(str(agent_dir))
-    return "en"
+    return load_agent(ref, agent_dir).language
 
 
 def build(agent: str | None = None) -> None:
