@@ -54,7 +54,9 @@ _TOKEN = re.compile(r"[a-z]\.\s?[a-z]\b\.?|[a-z']+|\d+", re.IGNORECASE)
 
 
 def _tokens(text: str) -> tuple[list[str], list[tuple[int, int]]]:
-    found = [(m.group().lower().replace(".", "").replace(" ", ""), m.span()) for m in _TOKEN.finditer(text)]
+    plain = unaccented(text)  # "mediodía" as the pack writes it; the same offsets when accents are one character
+    found = [(m.group().lower().replace(".", "").replace(" ", ""), m.span())
+             for m in _TOKEN.finditer(plain if len(plain) == len(text) else text)]
     return [w for w, _ in found], [span for _, span in found]
 
 
@@ -87,6 +89,20 @@ def _spoken(words: list[str], said: Spoken, oclock: tuple[tuple[str, ...], ...])
             found.append((clock, i, i + len(minute_words) + bool(half)))
         elif rest[:1] in (["am"], ["pm"]):
             found.append(((hour, 0, rest[0]), i, i + 1))
+    return found
+
+
+def _hour_named(tokens: list[str], said: Spoken, words: ModuleType) -> list[tuple[Clock, int, int]]:
+    """An hour said before the word that names it ("twelve noon", "12 midnight"; the pack's CLOCK_WORDS): one time,
+    so its number is no count of anything."""
+    found = []
+    for i, word in enumerate(tokens[1:], 1):
+        named = words.CLOCK_WORDS.get(word)
+        if named is None:
+            continue
+        hour, half = named.split()[0], _meridiem(named.split()[-1])
+        if _number(tokens[i - 1], said) == int(hour):
+            found.append(((int(hour), 0, half), i - 1, i))
     return found
 
 
@@ -127,7 +143,8 @@ def _minutes(tokens: list[str], said: Spoken, words: ModuleType, last: bool) -> 
 
 
 def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
-    """Every time of day `text` says, in digits or words (of the pack `words`), with its place in the text."""
+    """Every time of day `text` says, in digits or words (of the pack `words`), with its place in the text; of two
+    readings of the same words, the longer ("half past seven pm", not "seven pm" as well)."""
     cue, money, back = _cued(words)
     found: list[Span] = []
     for m in _digits(words).finditer(text):
@@ -141,9 +158,53 @@ def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
             found.append((clock, m.start(), m.end()))
     tokens, spans = _tokens(text)
     oclock = tuple(tuple(o.split()) for o in words.OCLOCK)
-    for clock, first, last in [*_past_or_to(tokens, spoken(words), words), *_spoken(tokens, spoken(words), oclock)]:
+    said = spoken(words)
+    for clock, first, last in [*_past_or_to(tokens, said, words), *_spoken(tokens, said, oclock),
+                               *_hour_named(tokens, said, words)]:
         found.append((clock, spans[first][0], spans[last][1]))
+    found += _cued_hours(text, tokens, spans, words)
+    return _longest([_with_part_of_day(span, text, words) for span in found])
+
+
+def _cued_hours(text: str, tokens: list[str], spans: list[tuple[int, int]], words: ModuleType) -> list[Span]:
+    """An hour word after a cue ("at seven?", "a las siete de la tarde"), as "at 7" is, where the time ends the
+    phrase (a comma or a stop, the text's end, a half or part of the day, a day): "at one of them" is no time; and
+    one before a part of the day ("four in the afternoon")."""
+    cue, _, back = _cued(words)
+    said, found = spoken(words), []
+    ends = {"am", "pm", *said.days, *(p.split()[0] for p in words.PARTS_OF_DAY)}
+    for i, token in enumerate(tokens):
+        hour = said.units.get(token)
+        if hour is None or not 0 < hour <= 12:
+            continue
+        after = unaccented(text[spans[i][1]:].lower())
+        parted = any(re.match(rf"\s*{re.escape(part)}\b", after) for part in words.PARTS_OF_DAY)
+        cued = cue.search(unaccented(text[max(0, spans[i][0] - back): spans[i][0]].lower()))
+        ended = re.match(r"\s*(?:[,.;:?!]|$)", after) or (i + 1 < len(tokens) and tokens[i + 1] in ends)
+        if parted or (cued and ended):
+            found.append(((hour, 0, ""), *spans[i]))
     return found
+
+
+def _with_part_of_day(span: Span, text: str, words: ModuleType) -> Span:
+    """A time with the part of the day said after it ("ten in the morning", "siete de la tarde"; the pack's
+    PARTS_OF_DAY) in its half of the day."""
+    (hour, minute, half), start, end = span
+    after = unaccented(text[end:].lower())
+    if not half and (m := re.match(r"\s*([ap])\.?\s?m\b\.?", after)):  # "half past seven pm"
+        return (hour, minute, f"{m.group(1)}m"), start, end + m.end()
+    for part, meridiem in words.PARTS_OF_DAY.items():
+        if not half and (m := re.match(rf"\s*{re.escape(part)}\b", after)):
+            return (hour, minute, meridiem), start, end + m.end()
+    return span
+
+
+def _longest(found: list[Span]) -> list[Span]:
+    kept: list[Span] = []
+    for span in sorted(found, key=lambda s: (s[1] - s[2], s[1])):
+        if all(span[2] <= other[1] or span[1] >= other[2] for other in kept):
+            kept.append(span)
+    return sorted(kept, key=lambda s: s[1])
 
 
 def clock_times(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Clock]:

@@ -176,6 +176,9 @@ OCLOCK = ("o'clock", "oclock")  # a whole hour ("five o'clock")
 # minutes past or to an hour ("half past eight", "quarter to nine"); CLOCK_HOUR_FIRST: the hour is said before them
 CLOCK_PAST, CLOCK_TO, CLOCK_PARTS, CLOCK_HOUR_FIRST = ("past",), ("to",), {"half": 30, "quarter": 15}, False
 CLOCK_RANGE = ("from", "between")  # "from nine to five": two hours, no time
+# a part of the day said after a time, and its half ("ten in the morning", "las siete de la tarde")
+PARTS_OF_DAY = {"in the morning": "am", "in the afternoon": "pm", "in the evening": "pm", "at night": "pm",
+                "tonight": "pm", "this morning": "am", "this afternoon": "pm", "this evening": "pm"}
 NAME_ASKED = r"\bname\b"  # a question that asks for a name ("What name is the booking under?")
 # said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
 ID_WORDS_GENERIC = ("number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your")

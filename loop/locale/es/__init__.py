@@ -110,6 +110,9 @@ OCLOCK = ("en punto",)  # "las cinco en punto"
 # "las ocho y media", "las nueve menos cuarto", "las seis y veinticinco": the hour first, then its minutes
 CLOCK_PAST, CLOCK_TO, CLOCK_PARTS, CLOCK_HOUR_FIRST = ("y",), ("menos",), {"media": 30, "cuarto": 15}, True
 CLOCK_RANGE = ("entre",)  # "entre cinco y diez": two numbers, no time
+# a part of the day said after a time, and its half ("ten in the morning", "las siete de la tarde")
+PARTS_OF_DAY = {"de la mañana": "am", "por la mañana": "am", "de la tarde": "pm", "por la tarde": "pm",
+                "de la noche": "pm", "por la noche": "pm", "esta tarde": "pm", "esta noche": "pm"}
 NAME_ASKED = r"\bnombre\b"  # "¿A nombre de quién?"
 # said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
 ID_WORDS_GENERIC = ("numero", "id", "no", "num", "nro", "codigo", "ref", "cifras", "digitos", "el", "la", "mi",
