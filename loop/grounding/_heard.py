@@ -354,7 +354,7 @@ def time_spans(text: str, when: str = "", words: ModuleType = DEFAULT_WORDS) -> 
     said = spoken(words)
     says = functools.partial(_says_time if when == "time" else _says_date if when == "date" else _says_when, said=said)
     spans: list[str] = []
-    for sentence in re.split(r"[!?\n,;]+|\.(?=\s|$)", text):
+    for sentence in re.split(r"[!?\n,;]+|(?<![ap]\.m)\.(?=\s|$)", text, flags=re.IGNORECASE):  # "2 p.m." keeps its dot
         said_words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
         run: list[str] = []
         for i, word in enumerate([*said_words, ""]):

@@ -99,7 +99,7 @@ def test_a_pattern_decides_which_identifiers_fit() -> None:
 
 def test_candidates_for_times_names_and_spans() -> None:
     assert "LS6 2AB" in identifier_candidates("at LS6 2AB at 7pm") and "7pm" not in identifier_candidates("7pm")
-    assert time_spans("Tuesday at 11 for Sam Lee, or 3 p.m.")[:3] == ["Tuesday", "11", "3 p.m"]
+    assert time_spans("Tuesday at 11 for Sam Lee, or 3 p.m.")[:3] == ["Tuesday", "11", "3 p.m."]
     assert proper_names("Sam Lee.") == ["Sam Lee"] and proper_names("Lee.", initial=True) == ["Lee"]
     assert value_pattern("I want to check on my repair", address=True) is None
     assert value_pattern("Hi, do you have any red helmets?") == "^(red( helmets)?|helmets)$"
