@@ -18,8 +18,8 @@ from types import ModuleType
 
 from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "get", "plain", "said_numbers", "stem", "stemmer", "unaccented",
-           "without_enclitic"]
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "argument_names", "get", "plain", "said_numbers", "stem", "stemmer",
+           "unaccented", "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"
@@ -43,3 +43,13 @@ def said_numbers(words: ModuleType) -> dict[str, int]:
 DEFAULT_WORDS: ModuleType = get(DEFAULT)
 """The default language's pack: what a reader of words uses when no call's language is passed in. Modules outside
 `loop/locale/` name no language: they take a pack, defaulting to this (tests/project/test_layering.py)."""
+
+
+@functools.cache
+def argument_names(words: ModuleType) -> dict[str, frozenset[str]]:
+    """The words of a tool argument's name that say what it holds, by kind ("id": `order_number`, "person":
+    `guest_name`, ...): code is written in English whatever the agent speaks, so the default pack's words hold for
+    every language, and the pack `words` adds its own (Spanish `numero_reserva`, `fecha`). Labelled:
+    tests/data/topics.tsv."""
+    base = DEFAULT_WORDS.ARGUMENT_NAMES
+    return {kind: frozenset(base[kind]) | frozenset(words.ARGUMENT_NAMES.get(kind, ())) for kind in base}

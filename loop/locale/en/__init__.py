@@ -12,6 +12,9 @@ from __future__ import annotations
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.en._answers import *  # noqa: F403  (every name there is the pack's)
 
+# what a caller's words are about, what a reply may not say, what names an argument: in their own too
+from loop.locale.en._topics import *  # noqa: F403
+
 LANGUAGE = "en"
 
 # ---- numbers --------------------------------------------------------------------------------------------
