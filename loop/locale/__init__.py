@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 
 from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "argument_names", "get", "plain", "said_numbers", "stem", "stemmer",
-           "unaccented", "without_enclitic"]
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "NumberWords", "argument_names", "get", "number_words", "plain",
+           "said_numbers", "stem", "stemmer", "unaccented", "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"
@@ -38,6 +39,26 @@ def said_numbers(words: ModuleType) -> dict[str, int]:
     `cardinal` with hyphens as spaces and accents folded ("forty two" -> 42, "dieciseis" -> 16), what the
     grounding's readers of number words look up (labelled: tests/data/said_numbers.tsv)."""
     return {unaccented(words.cardinal(n).replace("-", " ")): n for n in range(100)}
+
+
+@dataclass(frozen=True)
+class NumberWords:
+    """One language's number words as every reader of them takes them (`number_words`): the value readers
+    (`loop.grounding._heard`), the dictated-digit reader (`voice.speech._dictated_digits`) and the tests' transcript
+    matching (`voice.testing.heard`)."""
+
+    units: dict[str, int]  # "zero" .. "nineteen" -> 0 .. 19: the pack's ONES
+    tens: dict[str, int]  # "twenty" .. "ninety" -> 20 .. 90: its TENS
+    scales: tuple[str, str]  # "hundred", "thousand"
+    digits: dict[str, str]  # a digit said alone, as an id is dictated ("oh" -> "0"): its DIGIT_WORDS
+    said: dict[str, int]  # every number from 0 to 99 as a transcript says it (`said_numbers`)
+
+
+@functools.cache
+def number_words(words: ModuleType) -> NumberWords:
+    """The number words of the pack `words`, read once for every reader of them."""
+    return NumberWords({w: i for i, w in enumerate(words.ONES)}, {w: 10 * i for i, w in enumerate(words.TENS) if w},
+                       (words.HUNDRED, words.THOUSAND), dict(words.DIGIT_WORDS), said_numbers(words))
 
 
 DEFAULT_WORDS: ModuleType = get(DEFAULT)

@@ -13,9 +13,11 @@ from loop import locale
 from loop.grounding._facts import FactCheck
 from loop.grounding._listed import counted_spans
 from loop.grounding._scope import _prompt_topics, _stems, out_of_scope, scope_sentence
+from loop.grounding.speakable import leaks
 from loop.grounding.tool_choice import _stems as tool_stems
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
+from voice.call.approval import derived_phrase, verb_phrase
 
 ROWS = [(language, *rest.split("\t")) for language, rest in labelled("topics.tsv")]
 PROMPT = {"en": "You take orders for pizzas and say where an order is.",
@@ -41,6 +43,10 @@ def _read(reader: str, said: str, argument: str, language: str, words: ModuleTyp
         check = FactCheck(_request(language, said))
         found = check.echoes(argument) if reader == "echo" else check.unknown(argument) or ""
         return "yes" if found and (reader == "echo" or found.startswith("echo")) else "no"
+    if reader == "meta_talk":
+        return "yes" if any(p.startswith("talks about the conversation") for p in leaks(said, pack=words)) else "no"
+    if reader == "money":  # a write's description, its amount argument said in it
+        return derived_phrase(verb_phrase(said, "x", words), {"amount": argument}, None, words)
     if reader == "counted":
         props = {argument: {"type": "integer"}}
         return " ".join(str(n) for n in counted_spans(props, said, words=words).get(argument, []))
