@@ -10,6 +10,7 @@ from types import ModuleType
 import pytest
 
 from loop import locale
+from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._facts import FactCheck
 from loop.grounding._listed import counted_spans
 from loop.grounding._scope import _prompt_topics, _stems, out_of_scope, scope_sentence
@@ -47,6 +48,10 @@ def _read(reader: str, said: str, argument: str, language: str, words: ModuleTyp
         return "yes" if any(p.startswith("talks about the conversation") for p in leaks(said, pack=words)) else "no"
     if reader == "money":  # a write's description, its amount argument said in it
         return derived_phrase(verb_phrase(said, "x", words), {"amount": argument}, None, words)
+    if reader == "kind":  # an argument `name:type` of a tool described by `said`
+        name, kind = argument.split(":")
+        found = arg_kind(name, {"type": kind}, said, words)
+        return found.kind if found is not None else ""
     if reader == "counted":
         props = {argument: {"type": "integer"}}
         return " ".join(str(n) for n in counted_spans(props, said, words=words).get(argument, []))
