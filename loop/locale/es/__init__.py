@@ -175,7 +175,10 @@ NOT_DONE_NO_YES = "No lo he hecho: no he oído un sí."
 NOBODY_ANSWERED = "Lo siento, ahora mismo nadie puede atenderle. Por favor, llame más tarde."
 
 # ---- numbers said in words, written in digits -------------------------------------------------------------
-_UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {"veinte": 20}
+# "veintiún" and "veintiuna" before a noun ("veintiún euros", "veintiuna cajas"), accents folded
+_UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {
+    "veinte": 20, "veintiun": 21, "veintiuna": 21}
+_MILLION = ("millon", "millones")
 _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
@@ -226,10 +229,13 @@ def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
         elif w in HUNDREDS and last in ("", "scale"):
             current += HUNDREDS[w]
             last = "hundred"
+        elif w in _MILLION and last in ("unit", "ten", "hundred", "scale"):  # "dos millones", "un millón"
+            total = (total + current or 1) * 10**6  # "dos mil millones": 2000 millions
+            current, last = 0, "scale"
         elif w == "mil" and last in ("", "unit", "ten", "hundred"):
             total += max(current, 1) * 1000
             current, last = 0, "scale"
-        elif w in ("un", "una") and last in ("", "scale") and following in ("mil", "millon"):
+        elif w in ("un", "una") and last in ("", "scale") and following in ("mil", *_MILLION):
             current, last = 1, "unit"
         else:
             break

@@ -98,6 +98,12 @@ def test_every_language_has_every_name_english_has() -> None:
     ("una mesa para seis", "una mesa para 6"),  # "una" is an article
     ("cuarenta y", "40 y"),
     ("ciento cincuenta mil", "150000"),
+    ("veintiún euros", "21 euros"),  # "veintiuno" before a noun
+    ("veintiuna cajas", "21 cajas"),
+    ("un millón de euros", "1000000 de euros"),
+    ("dos millones trescientos mil", "2300000"),
+    ("dos mil millones", "2000000000"),
+    ("millones de personas", "millones de personas"),  # no number said before it
 ])
 def test_spanish_numbers_said_in_words_are_written_in_digits(said: str, written: str) -> None:
     assert locale.get("es").numbers_in_digits(said) == written
