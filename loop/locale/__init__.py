@@ -17,10 +17,10 @@ import importlib
 from dataclasses import dataclass
 from types import ModuleType
 
-from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
+from loop.locale._text import SpokenRules, plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "NumberWords", "argument_names", "get", "number_words", "plain",
-           "said_numbers", "stem", "stemmer", "unaccented", "without_enclitic"]
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "NumberWords", "SpokenRules", "argument_names", "get",
+           "number_words", "plain", "said_numbers", "stem", "stemmer", "unaccented", "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from loop.locale._text import unaccented
+from loop.locale._text import SpokenRules, unaccented
 
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.es._answers import *  # noqa: F403  (every name there is the pack's)
@@ -340,3 +340,12 @@ def the(name: str) -> str:
                                            and single not in MASCULINE_IN_A)
     article = ("las" if feminine else "los") if plural else ("la" if feminine else "el")
     return f"{article} {name}"
+
+
+def spoken_form() -> SpokenRules:
+    """How a reply is said aloud in this language (numbers, money, times, symbols: `speak(text)`), for the voice
+    (`voice.speech.spoken`); imported when a voice first needs it, not with the pack. Labelled:
+    tests/data/spoken_forms.tsv."""
+    from loop.locale.es._spoken import SpanishES
+
+    return SpanishES()
