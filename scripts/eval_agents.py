@@ -206,35 +206,39 @@ def run(half: str, agent: str | None, llm: str, stt: str, keep: Path | None = No
           f"{len(rows) - checked} unchecked")
 
 
-def _heard_lines(half: str) -> list[tuple[np.ndarray, str, tuple[str, ...]]]:
+def _heard_lines(half: str) -> list[tuple[np.ndarray, str, tuple[str, ...], str]]:
     """Every caller line of the half as its call hears it (the line's span of the caller's track: noise
-    included), with the agent's vocabulary (what the call biases speech-to-text towards)."""
+    included), with the agent's vocabulary (what the call biases speech-to-text towards) and language (what its
+    words are compared in)."""
     from loop import TestModel
     from voice.audio import SAMPLE_RATE, load_audio
     from voice.speech.vocabulary import agent_vocabulary
     from voice.testing.scripted_call import Fixture
 
-    lines, vocabularies = [], {}
+    lines, vocabularies, languages = [], {}, {}
     for path in _calls(half):
         fixture = Fixture.load(path)
         if path.parent.name not in vocabularies:
             with tempfile.TemporaryDirectory() as tmp:
                 agent = fixture.agent_source().maker(tmp, lambda _id: TestModel())("stt")
                 vocabularies[path.parent.name] = agent_vocabulary(agent)
+                languages[path.parent.name] = agent.language
         track = fixture.caller_audio()
         for said, text in zip(fixture.data["caller"], fixture.data["x-eval"]["lines"], strict=True):
             start = int(float(said["at"]) * SAMPLE_RATE)
             end = start + len(load_audio(path.parent / said["audio"]))
-            lines.append((track[start:end], text, vocabularies[path.parent.name]))
+            lines.append((track[start:end], text, vocabularies[path.parent.name], languages[path.parent.name]))
     return lines
 
 
 def stt_compare(half: str, engines: list[str], vocabulary: bool = True) -> None:
     """Each engine's word errors over every caller line of the half as the calls hear it (noise, the agent's
     vocabulary unless `vocabulary` is off): all words; digits and the words of names and things, which the tools
-    need; and its time per line, on this machine."""
+    need; and its time per line, on this machine. Words are compared in the language of the line's agent (the
+    Spanish set's in Spanish: its number words, its spelling of numbers)."""
     import time
 
+    from loop import locale
     from voice.bench.wer import normalize_words, word_errors
     from voice.speech.engines import STT_ENGINES, transcribe_with
 
@@ -245,14 +249,15 @@ def stt_compare(half: str, engines: list[str], vocabulary: bool = True) -> None:
         engine.transcribe(lines[0][0])  # warm
         errors = words = key_errors = key_words = 0
         took = []
-        for i, (pcm, text, terms) in enumerate(lines, 1):
+        for i, (pcm, text, terms, language) in enumerate(lines, 1):
             started = time.perf_counter()
             heard = transcribe_with(engine, pcm, terms if vocabulary else ())
             took.append(time.perf_counter() - started)
-            found = word_errors(text, heard)
+            pack = locale.get(language)
+            found = word_errors(text, heard, words=pack)
             errors, words = errors + found.errors, words + found.reference_words
-            hyp = set(normalize_words(heard))
-            key = [w for w in normalize_words(text) if _is_key(w, text)]
+            hyp = set(normalize_words(heard, words=pack))
+            key = [w for w in normalize_words(text, words=pack) if _is_key(w, text, pack)]
             key_words += len(key)
             key_errors += sum(w not in hyp for w in key)
             if i % 20 == 0:
@@ -263,11 +268,13 @@ def stt_compare(half: str, engines: list[str], vocabulary: bool = True) -> None:
               f"p95 {took[int(len(took) * 0.95)] * 1000:.0f} ms")
 
 
-def _is_key(word: str, text: str) -> bool:
-    """A number word or a capitalised word of the line (a name, a title, a street): what a tool needs heard."""
-    from loop.locale import en
+def _is_key(word: str, text: str, pack: Any) -> bool:
+    """A number word of the line's language (`pack`) or a capitalised word of the line (a name, a title, a street):
+    what a tool needs heard."""
+    from loop import locale
 
-    if word in en.ONES or word in en.TENS or word in ("oh", "hundred", "thousand"):
+    said, plain = locale.number_words(pack), locale.unaccented(word)  # "dieciséis" is the pack's "dieciseis"
+    if plain in said.units or plain in said.tens or plain in said.digits or plain in said.scales:
         return True
     said = text.replace(",", " ").replace(".", " ").split()
     return any(w.lower() == word and w[:1].isupper() for w in said[1:])

@@ -24,29 +24,18 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from loop.locale import DEFAULT_WORDS, unaccented
+from loop.locale import DEFAULT_WORDS, argument_names, unaccented
 
-_ID_NAME = {"id", "number", "num", "no", "nr", "ref", "reference", "code", "postcode", "zip", "zipcode", "digits",
-            "pin", "postal", "iban", "serial", "registration", "reg", "plate", "tracking", "phone", "mobile",
-            "telephone"}
-_COUNT_NAME = {"of", "count", "size", "amount", "total", "quantity", "qty", "guests", "people", "nights", "adults",
-               "children", "price", "cost", "age", "minutes", "hours", "days"}
-_ID_DESCRIPTION = re.compile(r"\b(?:number|digits?|code|reference|id|identifier)\b(?!\s+of\b)", re.IGNORECASE)
-_COUNTING = re.compile(r"\bhow many\b|\bnumber of\b|\bamount\b|\bcount\b", re.IGNORECASE)
-_PERSON = {"name", "person", "guest", "customer", "patient", "caller", "contact", "surname", "firstname",
-           "lastname", "fullname", "owner", "client", "driver"}
+# An argument's name says what it holds. The words of an identifier's, a count's, a person's, a free text's and a
+# time's are the packs' (`loop.locale.argument_names`: English's for every language, as code is written, and the
+# agent's language's own); these others are still English's alone.
 # the part of a person's name an argument holds ("first_name" of "Oliver Bennett" is Oliver): tests/data/name_parts.tsv
 _GIVEN_NAME = {"first", "given", "forename", "firstname", "givenname"}
 _FAMILY_NAME = {"last", "surname", "family", "lastname", "familyname"}
 _PLACE = {"city", "town", "country", "state", "region", "company", "county", "village", "suburb"}
 _THING_NAMES = {"item", "product", "dish", "pizza", "menu", "file", "tool", "service", "plan", "room", "event",
                 "model", "brand", "part", "drink", "meal"}
-_FREE = {"reason", "note", "notes", "message", "comment", "comments", "details", "description", "issue", "problem",
-         "fault", "complaint", "request", "query", "question", "summary", "topic", "symptom", "symptoms",
-         "feedback", "instructions", "text", "remarks", "subject", "concern", "why", "what"}
 _ADDRESS = {"address", "street", "location", "destination", "pickup", "dropoff", "where", "house", "road"}
-_WHEN = {"time", "hour", "date", "day", "when", "slot", "arrival", "departure", "checkin", "checkout", "weekday",
-         "night", "evening", "morning"}
 _DATE = {"date", "day", "weekday", "checkin", "checkout", "arrival", "departure", "night"}
 _PLAIN_WORDS = ("hello", "my repair", "check on my repair please", "yes", "a")  # no identifier looks like these
 
@@ -101,26 +90,44 @@ def _examples(schema: dict[str, Any]) -> list[Any]:
     return found + ([schema["example"]] if "example" in schema else [])
 
 
-def _is_id(words: list[str], schema: dict[str, Any]) -> bool:
-    described = str(schema.get("description", ""))
-    if any(w in _COUNT_NAME for w in words) or _COUNTING.search(described):
+@dataclass(frozen=True)
+class _Described:
+    """What a tool's description says of an argument in one language (the pack's ID_DESCRIBED, ID_CALLED,
+    COUNT_DESCRIBED), read once per pack (`_described`)."""
+
+    id: re.Pattern[str]  # an identifier ("the booking reference")
+    called: re.Pattern[str]  # the word an identifier is called by ("ticket" of "the ticket number"): group 1
+    counting: re.Pattern[str]  # a count ("how many seats")
+
+
+@functools.cache
+def _described(words: ModuleType) -> _Described:
+    return _Described(*(re.compile(p, re.IGNORECASE) for p in (words.ID_DESCRIBED, words.ID_CALLED,
+                                                                  words.COUNT_DESCRIBED)))
+
+
+def _is_id(words: list[str], schema: dict[str, Any], pack: ModuleType = DEFAULT_WORDS) -> bool:
+    described, names, said = str(schema.get("description", "")), argument_names(pack), _described(pack)
+    if any(w in names["count"] for w in words) or said.counting.search(described):
         return False
-    named = any(w in _ID_NAME or w.endswith("code") for w in words)
+    named = any(w in names["id"] or w.endswith("code") for w in words)
     examples = _examples(schema)
-    return named or bool(_ID_DESCRIPTION.search(described)) or bool(examples and all(map(_looks_like_id, examples)))
+    return named or bool(said.id.search(described)) or bool(examples and all(map(_looks_like_id, examples)))
 
 
-def _string_kind(words: list[str], schema: dict[str, Any]) -> str:
-    last = words[-1] if words else ""
-    if set(words) & _FREE:
+def _string_kind(words: list[str], schema: dict[str, Any], pack: ModuleType = DEFAULT_WORDS) -> str:
+    last, names = words[-1] if words else "", argument_names(pack)
+    if set(words) & names["free"]:
         return "free"
     if set(words) & _ADDRESS:
         return "address"
-    if _is_id(words, schema):
+    if _is_id(words, schema, pack):
         return "id"
-    if last in _PLACE or (last in _PERSON and not set(words[:-1]) & _THING_NAMES) or set(words) & (_PERSON - {"name"}):
+    person = names["person"]  # "name" itself ("nombre") may be a thing's as well ("pizza_name")
+    if last in _PLACE or (last in person and not set(words[:-1]) & _THING_NAMES) or set(words) & (
+            person - names["name"]):
         return "name"
-    if set(words) & _WHEN or "".join(words) in _WHEN:
+    if set(words) & names["when"] or "".join(words) in names["when"]:
         return "when"
     return "text"
 
@@ -164,13 +171,10 @@ def _named_as_id(name: str, described: str, words: ModuleType) -> int:
     own = {w[:5] for w in name_words(name)}
     if digits := digits_named(name, described, words):
         return digits
-    for m in _CALLED_ID.finditer(described):
+    for m in _described(words).called.finditer(described):
         if m.group(1).lower()[:5] in own:
             return -1
     return 0
-
-
-_CALLED_ID = re.compile(r"\b([a-z]+)[ -](?:number|code|reference|ref|id)\b", re.IGNORECASE)
 
 
 def _schema_kind(name: str, schema: dict[str, Any], pack: ModuleType = DEFAULT_WORDS) -> Kind | None:
@@ -188,12 +192,13 @@ def _schema_kind(name: str, schema: dict[str, Any], pack: ModuleType = DEFAULT_W
     kind = schema.get("type")
     if kind in ("number", "integer"):
         # a house number is part of an address, said as a number ("at number 14"), not an identifier dictated
-        if kind == "integer" and _is_id(words, schema) and not set(words) & {"amount", "price", "total", *_ADDRESS}:
+        if kind == "integer" and _is_id(words, schema, pack) and not set(words) & {"amount", "price", "total",
+                                                                                   *_ADDRESS}:
             return Kind("id", integer=True, digits=digits)
         return Kind(kind)
     if kind != "string":
         return None
-    kind = _string_kind(words, schema)
+    kind = _string_kind(words, schema, pack)
     if kind == "when":
         joined = {*words, "".join(words)}
         return Kind(kind, when="time" if joined & {"time", "hour"} else "date" if joined & _DATE else "")

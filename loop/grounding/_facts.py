@@ -15,9 +15,6 @@ from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
 
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_SOCIAL = {"hello", "hi", "hey", "bye", "goodbye", "thanks", "thank", "you", "good", "morning", "afternoon",
-           "evening", "night", "cheers", "great", "day", "a", "have", "nice", "too", "and"}
-_FIRST_PERSON = {"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine", "myself"}
 
 
 def _numbers(text: str, words: ModuleType = DEFAULT_WORDS) -> set[float]:
@@ -115,11 +112,12 @@ class FactCheck:
 
     def echoes(self, text: str) -> str | None:
         """Is the reply so far one of the caller's turns? "whole" (they said "Yes, please." and it says "Yes,
-        please."), "prefix" (so far it says "Yes," of that: wait for the next clause), None (it is its own)."""
+        please."), "prefix" (so far it says "Yes," of that: wait for the next clause), None (it is its own). Manners are
+        always its own (a turn of the pack's SOCIAL words: "Good morning." back)."""
         words = _words(text)
         found = None
         for said in self.callers:  # any of their turns: an earlier one comes back after a failed turn
-            if not words or len(words) > len(said) or said[: len(words)] != words or set(said) <= _SOCIAL:
+            if not words or len(words) > len(said) or said[: len(words)] != words or set(said) <= self.pack.SOCIAL:
                 continue  # "Hello." back to a "Hello." or "Goodbye." to a "Goodbye." is manners, not an echo
             if len(words) == len(said):
                 return "whole"
@@ -128,11 +126,11 @@ class FactCheck:
 
     def _echo(self, words: list[str]) -> str | None:
         """The caller's own words spoken as the agent's: a run of 6 of their latest words, or of 4 with their "I"
-        or "my" in it, that no tool result holds."""
+        or "my" in it (the pack's FIRST_PERSON), that no tool result holds."""
         for n in (6, 4):
             for i in range(len(words) - n + 1):
                 run = words[i: i + n]
-                if n == 4 and not set(run) & _FIRST_PERSON:
+                if n == 4 and not set(run) & self.pack.FIRST_PERSON:
                     continue
                 if _contains(self.latest, run) and " ".join(run) not in self.results:
                     return f"echo: the caller's words {' '.join(run)!r}"

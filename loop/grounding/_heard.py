@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
-from loop.locale import DEFAULT_WORDS, said_numbers, unaccented
+from loop.locale import DEFAULT_WORDS, number_words, unaccented
 
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
 _CLOCK = re.compile(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d|\d+(?:st|nd|rd|th)", re.IGNORECASE)  # 7pm, 10:30, 12th
@@ -64,22 +64,21 @@ class Spoken:
 @functools.cache
 def spoken(words: ModuleType = DEFAULT_WORDS) -> Spoken:
     """The value readers' words of the pack `words`, read once."""
-    units = {w: i for i, w in enumerate(words.ONES)}
-    tens = {w: 10 * i for i, w in enumerate(words.TENS) if w}
-    numbers = dict(said_numbers(words))
+    said = number_words(words)  # the same for every reader of number words (voice.speech, voice.testing)
+    units, tens, numbers = dict(said.units), dict(said.tens), dict(said.said)
     single = {w: n for w, n in numbers.items() if " " not in w}
     joins = (words.AND.strip(), words.ONE_ARTICLES[0]) if words.ONE_ARTICLES else (words.AND.strip(),)
     clock_words = frozenset(words.CLOCK_WORDS)
     when_core = frozenset({*words.WEEKDAYS, *words.MONTHS, *(w for w, n in single.items() if n),
                            *clock_words, *(w for w in words.TIME_WORDS if " " not in w), *words.DAYS_SAID})
-    number_words = sorted({*(w for s, n in numbers.items() if n for w in s.split()), words.HUNDRED,
-                           words.AND.strip()}, key=lambda w: (-len(w), w))
+    in_numbers = sorted({*(w for s, n in numbers.items() if n for w in s.split()), words.HUNDRED,
+                         words.AND.strip()}, key=lambda w: (-len(w), w))
     days = frozenset({*words.WEEKDAYS, *words.MONTHS, *words.DAYS_SAID})
     money = frozenset({*words.CURRENCY, *words.CURRENCY_CENTS})
     amount = re.compile(rf"(\$)?(?<![\w.])(\d+(?:,\d{{3}})*(\.\d+)?)(?!\w)( ?(?:{words.AMOUNT_AFTER}))?", re.IGNORECASE)
-    return Spoken(units, tens, numbers, dict(words.DIGIT_WORDS), frozenset({words.HUNDRED, words.THOUSAND, *joins,
+    return Spoken(units, tens, numbers, dict(said.digits), frozenset({words.HUNDRED, words.THOUSAND, *joins,
                   *money}), joins, when_core, when_core | frozenset(words.CLOCK_SAID), days, clock_words,
-                  tuple(words.ADDRESS_STARTS), _address_re(number_words, words),
+                  tuple(words.ADDRESS_STARTS), _address_re(in_numbers, words),
                   {w: str(n) for w, n in single.items() if n}, frozenset(words.REQUEST_WORDS),
                   frozenset(words.SPAN_JOINERS), frozenset(words.REQUEST_WORDS) | days,
                   re.compile(words.CORRECTION, re.IGNORECASE), amount, frozenset(words.CURRENCY),

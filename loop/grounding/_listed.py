@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, name_words
-from loop.locale import DEFAULT_WORDS, plain, said_numbers, stemmer, unaccented, without_enclitic
+from loop.locale import DEFAULT_WORDS, argument_names, plain, said_numbers, stemmer, unaccented, without_enclitic
 
 
 @functools.cache
@@ -22,11 +22,13 @@ def _number(words: ModuleType) -> str:
     return rf"(?:\d+|{'|'.join(re.escape(w).replace(chr(92) + ' ', '[- ]') for w in said)})"
 
 
-def _count_nouns(name: str, schema: dict[str, Any], described: str) -> list[str]:
+def _count_nouns(name: str, schema: dict[str, Any], described: str,
+                 words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """A count argument's own nouns as patterns for the singular or the plural (`passengers`: "passengers?"), or
-    [] for an argument that counts nothing."""
-    kind = arg_kind(name, schema, described)
-    nouns = [w for w in name_words(name) if len(w) > 2 and w not in ("number", "count", "num")]
+    [] for an argument that counts nothing (its name's words but those that name the count: `num_seats`)."""
+    kind = arg_kind(name, schema, described, words)
+    counted = argument_names(words)["counted"]
+    nouns = [w for w in name_words(name) if len(w) > 2 and w not in counted]
     if kind is None or kind.kind not in ("number", "integer"):
         return []
     return [_noun_pattern(w) for w in nouns]
@@ -49,7 +51,7 @@ def counted_spans(props: dict[str, Any], text: str, described: str = "", words: 
     `seat_count`), in digits or the pack's number words: those words are that argument's, not another's."""
     found: dict[str, list[str]] = {}
     for name, schema in props.items():
-        if not (noun := "|".join(_count_nouns(name, schema, described))):
+        if not (noun := "|".join(_count_nouns(name, schema, described, words))):
             continue
         if spans := [m.group(0) for m in re.finditer(rf"\b{_number(words)}\s+(?:{noun})\b", text, re.IGNORECASE)]:
             found[name] = spans

@@ -38,24 +38,6 @@ _HANDOVER = {"human", "person", "agent", "operator", "staff", "someone", "manage
 _THE = {"menu", "weather", "news"}  # said with "the": "help with the menu"
 _UNCOUNTED = {"availability", "information", "weather", "balance", "menu", "news", "stock", "service", "parking",
               "pricing", "billing", "support", "mail", "hours", "insurance", "feedback", "status"}
-# Words that say nothing about a topic: a caller's words made of these only are not judged out of scope
-_FILLER = {
-    "the", "and", "for", "about", "with", "from", "into", "than", "then", "them", "they", "their", "there", "here",
-    "much", "many", "some", "any", "thing", "things", "something", "anything", "question", "ask", "asking", "talk",
-    "talking", "speak", "speaking", "now", "good", "great", "nice", "lovely", "really", "very", "quite", "more",
-    "other", "another", "someone", "somebody", "going", "gonna", "said", "say", "mean", "think", "thought", "kind",
-    "sort", "bit", "lot", "way", "today", "day", "morning", "afternoon", "evening", "guys", "sir", "madam", "maybe",
-    "actually", "only", "still", "even", "ever", "never", "not", "don't", "dont", "can't", "cant",
-    "isn't", "won't", "does", "doing", "done", "make", "made", "take", "give", "put", "use", "try", "all", "one",
-    "two", "too", "yet", "already", "back", "long", "little", "okay", "alright", "fine", "sorry", "excuse", "who",
-    "whom", "whose", "while", "look", "looks", "anyone", "anybody", "everything", "nothing", "stuff", "number",
-    "happen", "happened",
-}
-_GREETING = {"hi", "hello", "hey", "morning", "afternoon", "evening", "howdy", "greetings", "hiya"}
-_THANKS = {"thanks", "thank", "bye", "goodbye", "cheers"}
-# A few everyday words for what a business does, so a caller's "what time do you close?" meets "opening_hours"
-_NEGATIVE = re.compile(r"\b(?:anything but|anything else|other than|except|not|never|no|don't|cannot|can't|won't)\b",
-                       re.IGNORECASE)
 _STATUS = {"shipped", "dispatched", "delivered", "delayed", "processing", "processed", "ready", "fixed", "repaired",
            "completed", "finished", "open", "closed", "available", "unavailable", "booked", "reserved", "confirmed",
            "cancelled", "canceled", "restored", "resolved", "sunny", "raining", "rainy", "rain", "cloudy", "snow",
@@ -66,8 +48,8 @@ _STATUS = {"shipped", "dispatched", "delivered", "delayed", "processing", "proce
 @functools.cache
 def _filler(words: ModuleType) -> frozenset[str]:
     """The words that say nothing about a topic in the language `words`: its request's words (REQUEST_WORDS), and
-    `_FILLER`."""
-    return spoken(words).request | _FILLER
+    its FILLER."""
+    return spoken(words).request | words.FILLER
 
 
 @functools.cache
@@ -94,7 +76,10 @@ def _topic(tool: dict[str, Any]) -> str | None:
     return ("the " if words[-1] in _THE else "") + " ".join([*words[:-1], _plural(words[-1])])
 
 
-_ELSE = re.compile(r"\b(?:anything|everything) else\b|\banything but\b|\bother than\b|\bout of scope\b", re.I)
+@functools.cache
+def _listed_else(words: ModuleType) -> re.Pattern[str]:
+    """A line of the prompt that lists what the agent is not for (the pack's ELSE_LISTED)."""
+    return re.compile(words.ELSE_LISTED, re.IGNORECASE)
 
 
 def scope_sentence(request: ModelRequest) -> str:
@@ -104,22 +89,33 @@ def scope_sentence(request: ModelRequest) -> str:
     if request.scope.strip():
         return request.scope.strip()
     system = next((m.content for m in request.messages if m.role == "system"), "")
+    said = locale.get(request.language)
     for line in system.splitlines():
-        if "->" not in line and _ELSE.search(line) and (quotes := _QUOTE.findall(line)):
+        if "->" not in line and _listed_else(said).search(line) and (quotes := _QUOTE.findall(line)):
             return quotes[-1].strip()
     topics = list(dict.fromkeys(t for t in map(_topic, request.tools) if t))
     words = {t: {stem(w) for w in t.split()} for t in topics}  # "rooms" is said in "room availability"
     topics = [t for t in topics if not any(u != t and words[t] <= words[u] for u in topics)]
-    said = locale.get(request.language)
     if not topics:
         return said.NO_SCOPE
     listed = topics[0] if len(topics) == 1 else ", ".join(topics[:-1]) + said.AND + topics[-1]
     return said.SCOPE.format(things=listed)
 
 
+def topic_stems(text: str, stop: frozenset[str], words: ModuleType = DEFAULT_WORDS, shortest: int = 3,
+                joined: bool = True) -> set[str]:
+    """The stems of the words of `text` that may say what it is about: lower case, accents folded ("cuánto" is one
+    word), but the words of `stop` (the pack's words that say nothing of it) and those shorter than `shortest`
+    letters. `joined`: a contraction is one word ("don't": the pack's FILLER lists them whole) and so is a phrasal
+    verb ("check out": its COMPOUND_VERBS), as a caller's topic is read; else letters only ("when's" is "when"), as
+    a tool's words are (`loop.grounding.tool_choice`). The one tokeniser of what words are about."""
+    folded = unaccented(text.lower()).replace("_", " ")
+    said = re.findall(r"[a-z][a-z']+", _compounds(folded, words)) if joined else re.findall(r"[a-z]+", folded)
+    return {stem(w) for w in said if len(w) >= shortest and w not in stop}
+
+
 def _stems(text: str, language: ModuleType = DEFAULT_WORDS) -> set[str]:
-    words = re.findall(r"[a-z][a-z']{2,}", _compounds(unaccented(text.lower()).replace("_", " ")))  # "cuánto" whole
-    return {stem(w) for w in words if w not in _filler(language)}
+    return topic_stems(text, _filler(language), language)
 
 
 Groups = tuple[frozenset[str], ...]  # stems of words said for the same thing
@@ -159,43 +155,51 @@ def _schema_words(schema: Any) -> Iterable[str]:
             yield from _schema_words(item)
 
 
-def _prompt_topics(system: str) -> str:
+@functools.cache
+def _negative(words: ModuleType) -> re.Pattern[str]:
+    return re.compile(words.NEGATIVE, re.IGNORECASE)
+
+
+def _prompt_topics(system: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """The prompt's sentences that say what the agent does, not what it does not ("anything but their orders,
-    like the weather" names the weather as out of scope)."""
-    return " ".join(s for s in re.split(r"(?<=[.!?:])\s+|\n", system) if not _NEGATIVE.search(s))
+    like the weather" names the weather as out of scope: the pack's NEGATIVE)."""
+    return " ".join(s for s in re.split(r"(?<=[.!?:])\s+|\n", system) if not _negative(words).search(s))
 
 
 def _vocabulary(request: ModelRequest) -> set[str]:
     parts = [request.scope, *(w for c in request.cues.values() for w in c)]
+    pack = locale.get(request.language)
     for tool in request.tools:
         fn = tool.get("function") or tool
         parts += [str(fn.get("name", "")), str(fn.get("description", "")), *_schema_words(fn.get("parameters"))]
     for m in request.messages:
         if m.role == "system":
-            parts.append(_prompt_topics(m.content))
+            parts.append(_prompt_topics(m.content, pack))
         elif m.role in ("tool", "assistant"):
             parts.append(m.content)
-    return _related(_all_stems(" ".join(parts)), _groups(request))
+    return _related(topic_stems(" ".join(parts), frozenset(), pack), _groups(request))
 
 
-def _all_stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z][a-z']{2,}", _compounds(unaccented(text.lower()).replace("_", " ")))}
+@functools.cache
+def _compound(words: ModuleType) -> re.Pattern[str] | None:
+    verbs, particles = words.COMPOUND_VERBS, words.COMPOUND_PARTICLES
+    return re.compile(rf"\b({verbs})[- ]({particles})\b") if verbs else None
 
 
-_COMPOUND = re.compile(r"\b(check|log|sign|pick|drop|take|hand|print|top|pay)[- ](in|out|up|off|over)\b")
-
-
-def _compounds(text: str) -> str:
-    """"check out" / "check-out" -> "checkout": one word, not the request word "check"."""
-    return _COMPOUND.sub(r"\1\2", text)
+def _compounds(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
+    """"check out" / "check-out" -> "checkout": one word, not the request word "check" (the pack's
+    COMPOUND_VERBS and COMPOUND_PARTICLES; none in a language without phrasal verbs)."""
+    compound = _compound(words)
+    return text if compound is None else compound.sub(r"\1\2", text)
 
 
 def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
     """What the prompt lists as not the agent's ('anything else (taxis, restaurants, the weather): "Sorry..."'),
     less what its tools and topics are about."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
-    listed = " ".join(_QUOTE.sub(" ", line) for line in system.splitlines() if _ELSE.search(line))
-    return _stems(listed, locale.get(request.language)) - vocabulary
+    pack = locale.get(request.language)
+    listed = " ".join(_QUOTE.sub(" ", line) for line in system.splitlines() if _listed_else(pack).search(line))
+    return _stems(listed, pack) - vocabulary
 
 
 def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
@@ -238,6 +242,12 @@ def _amends(fresh: str, request: ModelRequest) -> bool:
     return bool(earlier) and bool(_change_opening(request.language).search(unaccented(fresh.lower())))
 
 
+@functools.cache
+def _greets(words: ModuleType) -> frozenset[str]:
+    """A word that greets or thanks (the pack's SALUTATIONS and CLOSING_CUES): such a turn is never out of scope."""
+    return frozenset(words.SALUTATIONS) | frozenset(words.CLOSING_CUES)
+
+
 def out_of_scope(request: ModelRequest) -> bool:
     """The caller asked about something the agent is not for: their words since the agent last spoke share no word
     with its tools, its prompt's topics or the conversation's tool results (or no more than with what the prompt
@@ -246,12 +256,12 @@ def out_of_scope(request: ModelRequest) -> bool:
     if not request.messages or request.messages[-1].role != "user":
         return False
     fresh, _ = _fresh(request.messages)
-    words = set(re.findall(r"[a-z']+", fresh.lower()))
-    if words & (_GREETING | _THANKS) or identifier_candidates(fresh) or _answers_the_agent(request.messages) \
+    pack = locale.get(request.language)
+    words = set(re.findall(r"[a-z']+", unaccented(fresh.lower())))
+    if words & _greets(pack) or identifier_candidates(fresh) or _answers_the_agent(request.messages) \
             or _amends(fresh, request):
         return False
-    vocabulary = _vocabulary(request)
-    pack = locale.get(request.language)  # "Check-out" is no name at a hotel:
+    vocabulary = _vocabulary(request)  # "Check-out" is no name at a hotel:
     caller = _stems(_without_names(fresh, pack), pack) | (_stems(fresh, pack) & vocabulary)
     if not caller:
         return False

@@ -40,14 +40,17 @@ _MARKDOWN = re.compile(r"\*\*|__|^\s*#|^\s*[-*•]\s|\|", re.MULTILINE)
 _DIRECTIVE = re.compile(r"\bno tool\b|\b(?:say|reply|answer|respond)\s*:|->|=>|\bassistant\s*:|\buser\s*:", re.I)
 _CODE_WORDS = re.compile(r"\b(?:\w+Error|Traceback|Exception|null|undefined|NaN|def|lambda|kwargs|args)\b")
 _TOOL_WORDS = re.compile(r"\b(?:functions?|tool calls?|tools?|json|api|schemas?|parameters?|arguments?)\b", re.I)
-# ... nor about the conversation's machinery ("This response indicates ...", "Here is the response for the ...")
 _FUNCTION_WORDS = re.compile(r"\b(?:functions?|tool calls?|json)\b", re.I)
-_META = re.compile(r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
-                   r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b",
-                   re.I)
 _QUOTED = re.compile(r"\"[^\"]*\"")
 _SENTENCE_END = re.compile(r"(?<![a-zA-Z]\.[a-zA-Z])[.!?]+[\"')\]]*(?=\s|$)")  # not the "." of "p.m."
 CLAUSE_END = re.compile(r"[,.;:!?]+[\"')\]]*\s|\n")  # where a clause is let through to the voice
+
+
+@functools.cache
+def _meta(words: ModuleType) -> re.Pattern[str]:
+    """Talk about the conversation's machinery in the language `words` ("the caller", "This response indicates
+    ...": its META_TALK)."""
+    return re.compile(words.META_TALK, re.IGNORECASE)
 
 
 @functools.cache
@@ -93,9 +96,10 @@ def first_sentences(text: str, n: int = 2) -> str:
 
 
 def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str, ...]] = "",
-          strict: bool = False) -> list[str]:
-    """What in `text` must never reach a caller: tool names, JSON or code, markdown, prompt text, directives.
-    `strict` also refuses words about tools and functions (for the demo's evaluation; a guard stays lenient)."""
+          strict: bool = False, pack: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """What in `text` must never reach a caller: tool names, JSON or code, markdown, prompt text, directives, talk
+    about the conversation in the reply's language (`pack`). `strict` also refuses words about tools and
+    functions (for the demo's evaluation; a guard stays lenient)."""
     found = []
     lowered = text.lower()
     for name in tool_names:  # an identifier ("delivery_status"), not a plain word ("membership", "refund")
@@ -114,7 +118,7 @@ def leaks(text: str, tool_names: Iterable[str] = (), prompt: str | set[tuple[str
         found.append("an identifier with '_'")
     if m := (_TOOL_WORDS if strict else _FUNCTION_WORDS).search(text):  # "call the outage function": no agent says
         found.append(f"talks about tools: {m.group()!r}")
-    if m := _META.search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
+    if m := _meta(pack).search(text):  # an agent talks to the caller, never about "the caller" (its prompt's words)
         found.append(f"talks about the conversation: {m.group()!r}")
     if strict and "\n" in text.strip():
         found.append("a line break")
@@ -161,7 +165,8 @@ class ReplyCheck:
     max_sentences: int = 2
     problems: list[str] = field(default_factory=list)
 
-    def run(self, text: str, tool_names: Iterable[str] = (), prompt: str = "") -> list[str]:
+    def run(self, text: str, tool_names: Iterable[str] = (), prompt: str = "", words: ModuleType = DEFAULT_WORDS
+            ) -> list[str]:
         self.problems = []
         norm = _normalise(text)
         if not text.strip():
@@ -171,16 +176,17 @@ class ReplyCheck:
             if not any(_has(norm, o) for o in options):
                 self.problems.append("missing " + " / ".join(repr(o) for o in options))
         self.problems += [f"says {a!r}" for a in self.absent if _has(norm, a)]
-        self.problems += leaks(text, tool_names, prompt, strict=True)
+        self.problems += leaks(text, tool_names, prompt, strict=True, pack=words)
         if (n := sentences(text)) > self.max_sentences:
             self.problems.append(f"{n} sentences")
         return self.problems
 
 
 def check_reply(text: str, contains: Sequence[str | Sequence[str]] = (), absent: Sequence[str] = (), *,
-                tool_names: Iterable[str] = (), prompt: str = "", max_sentences: int = 2) -> list[str]:
-    """Problems with a spoken reply (empty: it passes)."""
-    return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt)
+                tool_names: Iterable[str] = (), prompt: str = "", max_sentences: int = 2,
+                words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """Problems with a spoken reply in the language `words` (empty: it passes)."""
+    return ReplyCheck(contains, absent, max_sentences).run(text, tool_names, prompt, words)
 
 
 @functools.cache
@@ -251,7 +257,7 @@ class ReplyGuard:
         # ("You should call the outage function to report ..." is caught at "function", ~10 tokens sooner)
         whole_words = self.pending if self.pending.endswith(" ") else self.pending.rpartition(" ")[0]
         if not self.done and whole_words.strip() and \
-                (found := leaks(self.said + self.held + whole_words, self.tool_names, self.grams)):
+                (found := leaks(self.said + self.held + whole_words, self.tool_names, self.grams, pack=self.words)):
             out.append(self._instead(found[0], leak=True))
         return "".join(out)
 
@@ -300,7 +306,7 @@ class ReplyGuard:
             if self.vet is not None and not (last or self.done) and _only_an_opener(text, self.words):
                 self.held = text  # "Yes," alone says nothing: the clause after it decides whether it is said
                 return ""
-        found = leaks(self.said + text, self.tool_names, self.grams)
+        found = leaks(self.said + text, self.tool_names, self.grams, pack=self.words)
         vetted = self.vet(text) if self.vet is not None and not found else None
         if found or vetted:
             return self._instead(found[0] if found else vetted, leak=bool(found))

@@ -20,6 +20,7 @@ from typing import Any
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._heard import spoken, stem
+from loop.grounding._scope import topic_stems
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS
 from loop.tools import tool_name
@@ -148,12 +149,10 @@ def uncued(tools: Sequence[dict[str, Any]], messages: Sequence[Message], cues: d
     return [t for t in tools if tool_name(t) not in cues or heard(cues[tool_name(t)])]
 
 
-_STOP = {"about", "with", "from", "that", "this", "your", "what", "have", "they", "them", "there", "their", "would",
-         "could", "should", "will", "just", "like", "want", "please", "tell", "give", "need"}
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z]{4,}", text.lower().replace("_", " ")) if w not in _STOP}
+def _stems(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
+    """What words of `text` a tool is told by: of four letters or more, but the pack's STOP_WORDS ("when's" is
+    "when")."""
+    return topic_stems(text, frozenset(words.STOP_WORDS), words, shortest=4, joined=False)
 
 
 @functools.cache
@@ -164,13 +163,13 @@ def _number_stems(words: ModuleType) -> frozenset[str]:
     return frozenset(stem(w) for w in [*said.units, *said.tens, words.HUNDRED, words.THOUSAND, *words.DIGIT_NOUNS])
 
 
-def _tool_stems(tool: dict[str, Any]) -> set[str]:
+def _tool_stems(tool: dict[str, Any], words: ModuleType = DEFAULT_WORDS) -> set[str]:
     """What a tool is about: its name, its description, its arguments' names and the values an argument lists
     ("four cheese" is one of place_order's pizzas)."""
     fn = tool.get("function") or tool
     props = (fn.get("parameters") or {}).get("properties") or {}
     listed = [str(v) for p in props.values() for v in (non_null(p) or {}).get("enum", []) if isinstance(v, str)]
-    return _stems(" ".join([str(fn.get("name", "")), str(fn.get("description", "")), *props, *listed]))
+    return _stems(" ".join([str(fn.get("name", "")), str(fn.get("description", "")), *props, *listed]), words)
 
 
 def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = (),
@@ -179,9 +178,9 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
     `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
     fresh = " ".join(m.content for m in since_agent_spoke(messages))
-    shared = _stems(fresh) & _tool_stems(tool) - _number_stems(words)  # "four cheese" is no "four-digit order number"
-    for other in besides:
-        shared -= _tool_stems(other)
+    shared = _stems(fresh, words) & _tool_stems(tool, words) - _number_stems(words)  # "four cheese" is no
+    for other in besides:  # "four-digit order number"
+        shared -= _tool_stems(other, words)
     return bool(shared)
 
 

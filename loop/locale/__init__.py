@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+from dataclasses import dataclass
 from types import ModuleType
 
-from loop.locale._text import plain, stem, stemmer, unaccented, without_enclitic
+from loop.locale._text import SpokenRules, plain, stem, stemmer, unaccented, without_enclitic
 
-__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "get", "plain", "said_numbers", "stem", "stemmer", "unaccented",
-           "without_enclitic"]
+__all__ = ["DEFAULT", "DEFAULT_WORDS", "LANGUAGES", "NumberWords", "SpokenRules", "argument_names", "get",
+           "number_words", "plain", "said_numbers", "stem", "stemmer", "unaccented", "without_enclitic"]
 
 LANGUAGES = ("en", "es")
 DEFAULT = "en"
@@ -40,6 +41,36 @@ def said_numbers(words: ModuleType) -> dict[str, int]:
     return {unaccented(words.cardinal(n).replace("-", " ")): n for n in range(100)}
 
 
+@dataclass(frozen=True)
+class NumberWords:
+    """One language's number words as every reader of them takes them (`number_words`): the value readers
+    (`loop.grounding._heard`), the dictated-digit reader (`voice.speech._dictated_digits`) and the tests' transcript
+    matching (`voice.testing.heard`)."""
+
+    units: dict[str, int]  # "zero" .. "nineteen" -> 0 .. 19: the pack's ONES
+    tens: dict[str, int]  # "twenty" .. "ninety" -> 20 .. 90: its TENS
+    scales: tuple[str, str]  # "hundred", "thousand"
+    digits: dict[str, str]  # a digit said alone, as an id is dictated ("oh" -> "0"): its DIGIT_WORDS
+    said: dict[str, int]  # every number from 0 to 99 as a transcript says it (`said_numbers`)
+
+
+@functools.cache
+def number_words(words: ModuleType) -> NumberWords:
+    """The number words of the pack `words`, read once for every reader of them."""
+    return NumberWords({w: i for i, w in enumerate(words.ONES)}, {w: 10 * i for i, w in enumerate(words.TENS) if w},
+                       (words.HUNDRED, words.THOUSAND), dict(words.DIGIT_WORDS), said_numbers(words))
+
+
 DEFAULT_WORDS: ModuleType = get(DEFAULT)
 """The default language's pack: what a reader of words uses when no call's language is passed in. Modules outside
 `loop/locale/` name no language: they take a pack, defaulting to this (tests/project/test_layering.py)."""
+
+
+@functools.cache
+def argument_names(words: ModuleType) -> dict[str, frozenset[str]]:
+    """The words of a tool argument's name that say what it holds, by kind ("id": `order_number`, "person":
+    `guest_name`, ...): code is written in English whatever the agent speaks, so the default pack's words hold for
+    every language, and the pack `words` adds its own (Spanish `numero_reserva`, `fecha`). Labelled:
+    tests/data/topics.tsv."""
+    base = DEFAULT_WORDS.ARGUMENT_NAMES
+    return {kind: frozenset(base[kind]) | frozenset(words.ARGUMENT_NAMES.get(kind, ())) for kind in base}

@@ -6,6 +6,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import partial
 from types import ModuleType
+from typing import Protocol
 
 
 def unaccented(text: str) -> str:
@@ -48,3 +49,10 @@ def without_enclitic(word: str, words: ModuleType) -> str:
         if word.endswith(clitic) and len(word) - len(clitic) >= 3:
             return word[: -len(clitic)]
     return word
+
+
+class SpokenRules(Protocol):
+    """One language's spoken form (its pack's `spoken_form()`): numbers, symbols and abbreviations as said, over
+    text without markup ("$20" -> "twenty dollars")."""
+
+    def speak(self, text: str) -> str: ...

@@ -168,13 +168,6 @@ def test_no_module_outside_the_packs_names_a_language_but_those_still_moving() -
 # Modules that still write a language's words as literals in a word list or a regular expression, each with what is
 # left to move into the packs (issue 38). The list may only shrink, as STILL_ENGLISH did.
 STILL_WORDED = {
-    "loop.grounding._arg_kinds": "what names an identifier in a description (_ID_DESCRIPTION, _CALLED_ID)",
-    "loop.grounding._facts": "_SOCIAL, _FIRST_PERSON",
-    "loop.grounding._scope": "_FILLER, _GREETING, _THANKS, _NEGATIVE",
-    "loop.grounding.speakable": "the demonstratives of a reply",
-    "loop.grounding.tool_choice": "_STOP",
-    "voice.call.approval": "the determiners of a confirmation",
-    "voice.speech.spoken_en": "English's spoken form: one module per language by design (voice.speech.spoken)",
 }
 
 

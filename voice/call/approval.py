@@ -7,6 +7,7 @@ seven?"). It comes from the tool's own `confirm` template, else from its descrip
 
 from __future__ import annotations
 
+import functools
 import re
 from types import ModuleType
 from typing import Any
@@ -18,7 +19,6 @@ from loop.tools import Tool
 # ---- the question --------------------------------------------------------------------------------
 
 _MONEY_KEY = re.compile(r"(^|_)(amount|price|total|cost|fee|refund|credit|charge|usd|dollars?)($|_)")
-_MONEY_WORDS = re.compile(r"\b(?:(?:some|the|an?)\s+)?(?:money|amount|funds|payment)\b")
 _DOLLAR_HINT = re.compile(r"dollar|\$|usd", re.I)
 _PREAMBLE = re.compile(r"^(?:use (?:this|it) to|used to|this tool|tool to|call (?:this|it) to|a tool to)\s+", re.I)
 _FIRST_CLAUSE = re.compile(r"[.;:\n(]|\s-\s")
@@ -82,6 +82,12 @@ def verb_phrase(description: str, name: str, words: ModuleType = DEFAULT_WORDS) 
     return " ".join(said)
 
 
+@functools.cache
+def _money_named(words: ModuleType) -> re.Pattern[str]:
+    """What a description calls the money an action moves ("the money", "a payment": the pack's MONEY_NAMED)."""
+    return re.compile(words.MONEY_NAMED)
+
+
 def _articles(words: ModuleType) -> str:
     return "|".join(d for d in words.DETERMINERS if d not in ("money", "all"))
 
@@ -93,7 +99,7 @@ def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words
     money_tail, id_tail, extras = "", "", []
     for key, value in values.items():
         if _is_money(key, tool) and value.startswith("$"):
-            phrase, placed = _MONEY_WORDS.subn(lambda _m, v=value: v, phrase, count=1)
+            phrase, placed = _money_named(words).subn(lambda _m, v=value: v, phrase, count=1)
             money_tail += "" if placed else f" {of} {value}"
         elif key == "id" or key.endswith("_id"):
             entity = key[:-3].replace("_", " ") if key != "id" else words.ACTION_ITEM

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from loop import locale
 from loop.locale import DEFAULT_WORDS
 from voice.audio import SAMPLE_RATE
 from voice.speech._whisper_text import _said
@@ -54,8 +55,9 @@ class NumberWords:
 def number_words(words: ModuleType) -> NumberWords:
     """The pack's number words as the readers of dictated digits match them (cached per pack): every number word
     (`NUMBER_WORD`: "oh" and the ordinals, "twentieth", with them)."""
-    zeros = tuple(w for w, digit in words.DIGIT_WORDS.items() if digit == "0" and w != words.ONES[0])
-    numberish = re.compile(r"\d|\b(?:" + "|".join(words.DIGIT_WORDS) + r")\b", re.IGNORECASE)
+    said = locale.number_words(words)
+    zeros = tuple(w for w, digit in said.digits.items() if digit == "0" and said.units.get(w) != 0)  # "oh"
+    numberish = re.compile(r"\d|\b(?:" + "|".join(said.digits) + r")\b", re.IGNORECASE)
     digitlike = re.compile(rf"[\d,.-]*(?:{words.DIGIT_ORDINAL})?[,.]?|[a-z][,.]?|(?:{words.NUMBER_WORD}[-,.]?)+",
                            re.IGNORECASE)
     zero_words = tuple(f for z in zeros for f in (f" {z}", f" {z.title()}", f" {z[0].upper()}", z[0].upper(), z,

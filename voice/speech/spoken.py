@@ -1,41 +1,29 @@
-"""Spoken form: rewrite a reply for the ear just before TTS, per locale.
+"""Spoken form: rewrite a reply for the ear just before TTS, in the call's language.
 
 Piper speaks through espeak-ng's phonemizer, which reads "4567" as "four thousand five hundred and
-sixty-seven" and "$20.00" as "dollar twenty point zero zero". `SpokenForm(locale).speak(text)` turns
+sixty-seven" and "$20.00" as "dollar twenty point zero zero". `SpokenForm(language).speak(text)` turns
 written text into what a person would say ("order four five six seven", "twenty dollars"). Only the
 audio path uses it: transcripts, history and the trace keep the written form.
 
 Markup (markdown, HTML tags, emoji, braces) is dropped here, the same for every language; numbers,
-symbols and abbreviations are the locale's. Adding a locale is one class with `speak(text) -> str`
-(see `voice.speech.spoken_en.EnglishUS`) and one line in `LOCALES`.
+symbols and abbreviations are the language's, found in its pack (`loop.locale`: `spoken_form()`, English's in
+loop/locale/en/_spoken.py), the one place a language's words live: no registry of locales here.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
+from loop import locale as languages
+from loop.locale import DEFAULT, SpokenRules
 from voice.speech._first_clause import is_cut_phrase, trim_pause
 from voice.speech.clause_memo import memo_for, recurs
-from voice.speech.spoken_en import EnglishUS
-from voice.speech.spoken_es import SpanishES
 
 log = logging.getLogger(__name__)
-
-
-class LocaleRules(Protocol):
-    """One language's reading of numbers, symbols and abbreviations, over markup-free text."""
-
-    def speak(self, text: str) -> str: ...
-
-
-LOCALES: dict[str, type[LocaleRules]] = {
-    "en-US": EnglishUS,
-    "es-ES": SpanishES,
-}
 
 # (gate, pattern, replacement): a rule runs only if one of its gate strings is in the text; plain prose
 # passes through a few substring checks. Emoji are gated on the text not being ASCII.
@@ -79,11 +67,11 @@ def tidy(text: str) -> str:
 
 
 class SpokenForm:
-    """`SpokenForm("en-US").speak("Order 4567: $20.00")` -> "Order four five six seven: twenty dollars"."""
+    """`SpokenForm("en").speak("Order 4567: $20.00")` -> "Order four five six seven: twenty dollars"."""
 
-    def __init__(self, locale: str = "en-US") -> None:
-        self.locale = resolve_locale(locale)
-        self.rules: LocaleRules = LOCALES[self.locale]()
+    def __init__(self, language: str = DEFAULT) -> None:
+        self.language = language_of(language)
+        self.rules: SpokenRules = languages.get(self.language).spoken_form()
 
     def speak(self, text: str) -> str:
         """Deterministic and idempotent: spoken text comes back unchanged."""
@@ -92,17 +80,12 @@ class SpokenForm:
         return tidy(self.rules.speak(strip_markup(text)))
 
 
-def resolve_locale(locale: str) -> str:
-    """An exact match, else the first locale of the same language ("en-GB" -> "en-US"), else an error."""
-    wanted = locale.replace("_", "-")
-    for known in LOCALES:
-        if known.lower() == wanted.lower():
-            return known
-    language = wanted.split("-")[0].lower()
-    for known in LOCALES:
-        if known.split("-")[0].lower() == language:
-            return known
-    raise ValueError(f"no spoken form for locale {locale!r}; known: {', '.join(LOCALES)}")
+def language_of(locale: str) -> str:
+    """The language of a locale as an agent or a voice names it ("en-US", "en_gb", "es" -> "en", "en", "es"); a
+    language voiceloop does not speak is an error naming the ones it does (`loop.locale.get`)."""
+    language = locale.replace("_", "-").split("-")[0].lower()
+    languages.get(language)
+    return language
 
 
 class SpokenTTS:

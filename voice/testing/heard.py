@@ -8,34 +8,15 @@ five", "four thousand five hundred") becomes its digits, and dictated pieces are
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
-from dataclasses import dataclass
 from types import ModuleType
 
 from loop.grounding.arguments import words_to_number
-from loop.locale import DEFAULT_WORDS, unaccented
+from loop.locale import DEFAULT_WORDS, NumberWords, number_words, unaccented
 from voice.speech.caller_digits import join_spoken_digits
 
 _WORD = r"(?:[^\W\d_]|')+"  # a word's letters (any language's, accents folded) and its apostrophes
-
-
-@dataclass(frozen=True)
-class _NumberWords:
-    """One language's number words, as a spoken number is read from them."""
-
-    units: tuple[str, ...]  # "zero" .. "nine"
-    tens: tuple[str, ...]  # "twenty" .. "ninety"
-    scales: tuple[str, str]  # "hundred", "thousand"
-    every: frozenset[str]
-
-
-@functools.cache
-def _number_words(words: ModuleType) -> _NumberWords:
-    units, teens, tens = tuple(words.ONES[:10]), tuple(words.ONES[10:]), tuple(words.TENS[2:])
-    scales = (words.HUNDRED, words.THOUSAND)
-    return _NumberWords(units, tens, scales, frozenset(units + teens + tens + scales))
 
 
 def heard_words(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
@@ -55,28 +36,29 @@ def _digits_for_number_words(said: list[str], words: ModuleType) -> list[str]:
     """Each spoken number as digits: "twenty five" -> "25", "four thousand five hundred" -> "4500", and
     "twenty twenty" or "four five" as two numbers each ("20", "20"; "4", "5"), for `join_spoken_digits` to join;
     number words of the pack `words`."""
-    numbers = _number_words(words)
+    numbers = number_words(words)
+    every = {*numbers.units, *numbers.tens, *numbers.scales}
     out: list[str] = []
     run: list[str] = []
     for word in [*said, ""]:
-        if word in numbers.every and (not run or _extends(run[-1], word, numbers)):
+        if word in every and (not run or _extends(run[-1], word, numbers)):
             run.append(word)
             continue
         if run:
             out.append(str(int(words_to_number(" ".join(run), words) or 0)))
-            run = [word] if word in numbers.every else []
-        if word and word not in numbers.every:
+            run = [word] if word in every else []
+        if word and word not in every:
             out.append(word)
     return out
 
 
-def _extends(previous: str, word: str, numbers: _NumberWords) -> bool:
+def _extends(previous: str, word: str, numbers: NumberWords) -> bool:
     """Whether `word` continues the spoken number that `previous` ends ("twenty" "five", "five" "hundred")."""
     if word in numbers.scales:
         return previous not in numbers.scales or (previous, word) == numbers.scales
-    if word in numbers.units[1:]:
+    if 0 < numbers.units.get(word, 10) < 10:  # "one" .. "nine"
         return previous in numbers.tens or previous in numbers.scales
-    return previous in numbers.scales and word != numbers.units[0]
+    return previous in numbers.scales and numbers.units.get(word) != 0
 
 
 def mentions(text: str, wanted: str | list[str] | tuple[str, ...], words: ModuleType = DEFAULT_WORDS) -> bool:

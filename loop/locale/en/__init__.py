@@ -9,8 +9,13 @@ Fragments under ANSWER_ are regular expressions matched between word boundaries 
 
 from __future__ import annotations
 
+from loop.locale._text import SpokenRules
+
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.en._answers import *  # noqa: F403  (every name there is the pack's)
+
+# what a caller's words are about, what a reply may not say, what names an argument: in their own too
+from loop.locale.en._topics import *  # noqa: F403
 
 LANGUAGE = "en"
 
@@ -320,3 +325,12 @@ def _base_form(verb: str) -> str:
     if lower.endswith("s") and not lower.endswith("ss"):
         return verb[:-1]
     return verb
+
+
+def spoken_form() -> SpokenRules:
+    """How a reply is said aloud in this language (numbers, money, times, symbols: `speak(text)`), for the voice
+    (`voice.speech.spoken`); imported when a voice first needs it, not with the pack. Labelled:
+    tests/data/spoken_forms.tsv."""
+    from loop.locale.en._spoken import EnglishUS
+
+    return EnglishUS()

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 
-from loop.locale._text import unaccented
+from loop.locale._text import SpokenRules, unaccented
 
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.es._answers import *  # noqa: F403  (every name there is the pack's)
+
+# what a caller's words are about, what a reply may not say, what names an argument: in their own too
+from loop.locale.es._topics import *  # noqa: F403
 
 LANGUAGE = "es"
 
@@ -175,7 +178,10 @@ NOT_DONE_NO_YES = "No lo he hecho: no he oído un sí."
 NOBODY_ANSWERED = "Lo siento, ahora mismo nadie puede atenderle. Por favor, llame más tarde."
 
 # ---- numbers said in words, written in digits -------------------------------------------------------------
-_UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {"veinte": 20}
+# "veintiún" and "veintiuna" before a noun ("veintiún euros", "veintiuna cajas"), accents folded
+_UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(TWENTIES, 1)} | {
+    "veinte": 20, "veintiun": 21, "veintiuna": 21}
+_MILLION = ("millon", "millones")
 _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
@@ -226,10 +232,13 @@ def _number_at(keys: list[str], words: list[str], i: int) -> tuple[int, int]:
         elif w in HUNDREDS and last in ("", "scale"):
             current += HUNDREDS[w]
             last = "hundred"
+        elif w in _MILLION and last in ("unit", "ten", "hundred", "scale"):  # "dos millones", "un millón"
+            total = (total + current or 1) * 10**6  # "dos mil millones": 2000 millions
+            current, last = 0, "scale"
         elif w == "mil" and last in ("", "unit", "ten", "hundred"):
             total += max(current, 1) * 1000
             current, last = 0, "scale"
-        elif w in ("un", "una") and last in ("", "scale") and following in ("mil", "millon"):
+        elif w in ("un", "una") and last in ("", "scale") and following in ("mil", *_MILLION):
             current, last = 1, "unit"
         else:
             break
@@ -334,3 +343,12 @@ def the(name: str) -> str:
                                            and single not in MASCULINE_IN_A)
     article = ("las" if feminine else "los") if plural else ("la" if feminine else "el")
     return f"{article} {name}"
+
+
+def spoken_form() -> SpokenRules:
+    """How a reply is said aloud in this language (numbers, money, times, symbols: `speak(text)`), for the voice
+    (`voice.speech.spoken`); imported when a voice first needs it, not with the pack. Labelled:
+    tests/data/spoken_forms.tsv."""
+    from loop.locale.es._spoken import SpanishES
+
+    return SpanishES()

@@ -32,6 +32,25 @@ def test_english_number_words_are_defined_once() -> None:
     assert en.ONES[17] == "seventeen" and en.DIGIT_WORDS["oh"] == "0" and en.TENS[9] == "ninety"
 
 
+@pytest.mark.parametrize(("language", "unit", "ten", "ninety_nine", "scales", "zeros"), [
+    ("en", "nineteen", "ninety", "ninety nine", ("hundred", "thousand"), {"zero", "oh"}),
+    ("es", "diecinueve", "noventa", "noventa y nueve", ("cien", "mil"), {"cero"}),
+])
+def test_every_reader_of_number_words_takes_them_from_one_place(language: str, unit: str, ten: str,
+                                                                 ninety_nine: str, scales: tuple[str, str],
+                                                                 zeros: set[str]) -> None:
+    """`locale.number_words`: the value readers (`loop.grounding._heard`), the dictated-digit reader and the tests'
+    transcript matching read the pack's number words from here, worked out once per pack."""
+    from loop.grounding._heard import spoken
+
+    pack = locale.get(language)
+    said = locale.number_words(pack)
+    assert said is locale.number_words(pack)
+    assert (said.units[unit], said.tens[ten], said.said[ninety_nine], said.scales) == (19, 90, 99, scales)
+    assert {w for w, digit in said.digits.items() if digit == "0"} == zeros
+    assert (spoken(pack).units, spoken(pack).tens, spoken(pack).numbers) == (said.units, said.tens, said.said)
+
+
 def test_a_language_voiceloop_does_not_speak_is_named_with_the_ones_it_does(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no language 'fr': voiceloop speaks en"):
         locale.get("fr")
@@ -79,6 +98,12 @@ def test_every_language_has_every_name_english_has() -> None:
     ("una mesa para seis", "una mesa para 6"),  # "una" is an article
     ("cuarenta y", "40 y"),
     ("ciento cincuenta mil", "150000"),
+    ("veintiún euros", "21 euros"),  # "veintiuno" before a noun
+    ("veintiuna cajas", "21 cajas"),
+    ("un millón de euros", "1000000 de euros"),
+    ("dos millones trescientos mil", "2300000"),
+    ("dos mil millones", "2000000000"),
+    ("millones de personas", "millones de personas"),  # no number said before it
 ])
 def test_spanish_numbers_said_in_words_are_written_in_digits(said: str, written: str) -> None:
     assert locale.get("es").numbers_in_digits(said) == written

@@ -1,4 +1,5 @@
-"""voice.speech.spoken: written replies rewritten for the ear before TTS (en-US), table-driven."""
+"""voice.speech.spoken: written replies rewritten for the ear before TTS (English's spoken form, in its pack:
+loop/locale/en/_spoken.py), table-driven."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import time
 import numpy as np
 import pytest
 
-from voice.speech.spoken import LOCALES, SpokenForm, SpokenTTS, resolve_locale, strip_markup
-from voice.speech.spoken_en_words import cardinal, clock, digits, ordinal, year
+from loop import locale
+from loop.locale.en._spoken_numbers import cardinal, clock, digits, ordinal, year
+from voice.speech.spoken import SpokenForm, SpokenTTS, language_of, strip_markup
 
-SPEAK = SpokenForm("en-US").speak
+SPEAK = SpokenForm("en").speak
 
 IDS_AND_PHONES = [
     ("order 4567", "order four five six seven"),
@@ -247,20 +249,21 @@ def test_markup_is_dropped_the_same_for_every_language() -> None:
     assert strip_markup("snake_case_name") == "snake case name"
 
 
-def test_locales_resolve_by_language_and_unknown_ones_say_which_exist() -> None:
-    assert resolve_locale("en-US") == resolve_locale("en_us") == resolve_locale("en-GB") == "en-US"
-    assert SpokenForm("en").locale == "en-US"
-    with pytest.raises(ValueError, match="known: en-US"):
+def test_a_locale_is_read_as_its_language_and_an_unknown_one_says_which_there_are() -> None:
+    assert language_of("en-US") == language_of("en_us") == language_of("en-GB") == language_of("en") == "en"
+    assert SpokenForm("en-GB").language == "en" and SpokenForm("es-ES").language == "es"
+    with pytest.raises(ValueError, match="voiceloop speaks en, es"):
         SpokenForm("fr-FR")
 
 
-def test_a_new_locale_is_one_class_and_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_languages_spoken_form_is_its_packs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pack is the one place a language's spoken form is found (`spoken_form()`): no registry of its own."""
     class Shouting:
         def speak(self, text: str) -> str:
             return text.upper()
 
-    monkeypatch.setitem(LOCALES, "xx-XX", Shouting)
-    assert SpokenForm("xx-XX").speak("**hi** there") == "HI THERE"
+    monkeypatch.setattr(locale.get("es"), "spoken_form", Shouting)
+    assert SpokenForm("es").speak("**hola** a todos") == "HOLA A TODOS"
 
 
 class RecordingTTS:

@@ -1,16 +1,16 @@
 """English number words, written for the ear (US style: "one hundred five", no "and").
 
-Pure functions over ints and digit strings; `voice.speech.spoken_en` decides which reading a number gets. This is
-one language's spoken form (the registry's `LOCALE` below, `voice.speech.spoken.LOCALES`), as `spoken_es` is
-another's: its number words are that language's pack (`loop.locale`), looked up from the registry's key.
+Pure functions over ints and digit strings; the spoken form (`loop.locale.en._spoken`) decides which reading a
+number gets. The words are the pack's own (`ONES`, `MONTHS`, `cardinal`, `ordinal`), read when the spoken form is
+first asked for (the pack has loaded by then).
 """
 
 from __future__ import annotations
 
 from loop import locale
 
-LOCALE = "en-US"  # the spoken form this module reads numbers for
-WORDS = locale.get(LOCALE.split("-")[0])  # its language's pack: number words, months, `cardinal`, `ordinal`
+WORDS = locale.get("en")  # its pack (by name, not an import: the pack imports this module when it is asked for)
+
 # Past this a number is not a quantity anyone says aloud; it is read digit by digit instead.
 MAX_CARDINAL = 10**15 - 1
 

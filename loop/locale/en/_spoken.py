@@ -1,4 +1,6 @@
-"""en-US spoken form: numbers, money, dates, times, ids, symbols and abbreviations, for the ear.
+"""English's spoken form (American, as Piper's en_US voices say it): numbers, money, dates, times, ids, symbols and
+abbreviations, for the ear. Part of the pack `loop.locale.en`, found through its `spoken_form()` by the voice
+(`voice.speech.spoken`, which drops markup first, the same for every language).
 
 Every rule is a precompiled regex and a replacement, applied in a fixed order: the specific shapes
 (money, dates, times, phone numbers, ids) before the general ones (ranges, long numbers, decimals,
@@ -12,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from voice.speech.spoken_en_words import LOCALE, MONTHS, cardinal, clock, digits, ordinal, year
+from loop.locale.en._spoken_numbers import MONTHS, cardinal, clock, digits, ordinal, year
 
 _NUM = r"(?:\d{1,3}(?:,\d{3})+|\d+)"  # 1,250 or 1250
 _NOT_AFTER = r"(?<![\w.,])"  # a number starts here, not inside a word or another number
@@ -358,8 +360,6 @@ _RULES = [
 
 class EnglishUS:
     """American English, as Piper's en_US voices (through espeak-ng en-us) should hear it."""
-
-    locale = LOCALE
 
     def speak(self, text: str) -> str:
         present = set(text)
