@@ -230,8 +230,11 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
             + time_spans(without_addresses(ev.said, ev.words), kind.when, ev.words)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
-        found = list(dict.fromkeys(_named(values, ev.heard, ev.words) + times_named(values, ev.fresh, ev.words)
-                                   + times_named(values, ev.said, ev.words)))
+        said = _named(values, ev.said, ev.words) + times_named(values, ev.fresh, ev.words) \
+            + times_named(values, ev.said, ev.words)
+        # a value only a tool's result named ("18 GB of 20 GB") when the caller named one of their own ("the roaming
+        # day pass") is theirs to choose, not the tool's
+        found = list(dict.fromkeys(said or _named(values, ev.heard, ev.words)))
     else:
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
                                                                            leave_out=ev.own_name, words=ev.words)

@@ -47,6 +47,20 @@ def test_an_asked_for_name_in_lower_case_fills_a_name_argument() -> None:
 
 
 
+def test_a_listed_value_the_caller_named_outranks_one_only_a_tool_named() -> None:
+    from loop import ToolCall
+
+    tool = {"type": "function", "function": {"name": "add_pack", "parameters": {"type": "object", "properties": {
+        "pack": {"enum": ["5 GB", "20 GB", "roaming day pass"]}}, "required": ["pack"]}}}
+    looked_up = [Message("assistant", "", tool_calls=[ToolCall("data_left", {}, id="c1")]),
+                 Message("tool", '{"plan": "Lumen 20", "data left": "18 GB of 20 GB"}', tool_call_id="c1")]
+    said = [Message("user", "Can I get the roaming day pass?"), *looked_up, Message("user", "Yeah, go for it.")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["pack"] == {"enum": ["roaming day pass"]}
+    (grounded,), _ = ground([tool], [Message("user", "Can I get a pack?"), *looked_up, Message("user", "That one.")])
+    assert grounded["function"]["parameters"]["properties"]["pack"] == {"enum": ["20 GB"]}  # the caller named none
+
+
 @pytest.mark.parametrize(("line", "words"), labelled("own_name.tsv"))
 def test_the_callers_own_name_is_read_from_how_they_introduce_themselves(line: str, words: str) -> None:
     from loop.grounding._names import own_name_words
