@@ -95,7 +95,10 @@ class FactCheck:
         self.answered_uncovered = False
 
     def unknown(self, clause: str) -> str | None:
-        for value in _numbers(clause, self.pack):
+        about = _stems(clause, self.pack) & self.uncovered
+        if about and not clause.rstrip().endswith("?"):
+            self.answered_uncovered = True  # a question back to the caller is no answer; a statement is
+        for value in _numbers(clause, self.pack):  # "... won by the Lakers in 2018": an answer from nowhere too
             if value not in self.numbers:
                 return f"fact: a number nobody said ({value:g})"
         words = _words(clause)
@@ -104,9 +107,7 @@ class FactCheck:
                 return f"fact: a date nobody said ({word!r})"
             if word in _STATUS and stem(word) not in self.statuses:
                 return f"fact: a status no tool gave ({word!r})"
-        about = _stems(clause, self.pack) & self.uncovered
         if about and not clause.rstrip().endswith("?"):
-            self.answered_uncovered = True  # a question back to the caller is no answer; a statement is
             return f"fact: an answer about {sorted(about)[0]!r}, which nothing here covers"
         return self._echo(words)
 

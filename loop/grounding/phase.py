@@ -158,8 +158,9 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
-                          vet_fallback=lambda: _ask_distinct(request) or _cannot_tell(request, facts)
-                          or _unknown_fallback(request), words=locale.get(request.language))
+                          vet_fallback=lambda: _ask_distinct(request, asked=facts.asked)
+                          or _cannot_tell(request, facts)
+                          or _unknown_fallback(request, asked=facts.asked), words=locale.get(request.language))
     vet_fallback = fallback if fallback != repeat else lambda: _unknown_fallback(request)  # only when it fires
     return ReplyGuard(names, system, fallback, vet=facts.unknown, vet_fallback=vet_fallback, echoes=facts.echoes,
                       ending=fallback if fallback != repeat else "", words=locale.get(request.language))
@@ -180,30 +181,35 @@ def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
     return f"{locale.get(request.language).CANNOT_TELL} {scope_sentence(request)}"
 
 
-def _spoken_of(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str, Any] | None:
+def _spoken_of(request: ModelRequest, missing: dict[str, list[str]], asked: bool = False) -> dict[str, Any] | None:
     """The first tool that lacks arguments and that the caller's words speak of, and of no other tool ("Where is
-    my pizza?": track_order's "where", not the menu's "pizza")."""
+    my pizza?": track_order's "where", not the menu's "pizza"). `asked`: the caller asked a question, which a write
+    answers only when they name it ("Can I book a court?"), not by a word of its description ("Who won the club
+    championship?" is no booking "for a club member")."""
     for tool in request.tools:
         others = [t for t in request.tools if tool_name(t) != tool_name(tool)]
-        if missing.get(tool_name(tool)) and about_tool(tool, request.messages, others, locale.get(request.language)):
+        by_name = asked and tool_name(tool) in request.writes
+        if missing.get(tool_name(tool)) and about_tool(tool, request.messages, others, locale.get(request.language),
+                                                       by_name=by_name):
             return tool
     return None
 
 
-def _ask_distinct(request: ModelRequest) -> str:
+def _ask_distinct(request: ModelRequest, asked: bool = False) -> str:
     """A question for what a tool the caller spoke of lacks (`_spoken_of`): once filled, it may answer them."""
     _, missing = ground(request.tools, request.messages, request.language)
-    tool = _spoken_of(request, missing)
+    tool = _spoken_of(request, missing, asked)
     return _ask(request, missing[tool_name(tool)], tool) if tool else ""
 
 
-def _unknown_fallback(request: ModelRequest, otherwise: str = "") -> str:
+def _unknown_fallback(request: ModelRequest, otherwise: str = "", asked: bool = False) -> str:
     """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
-    `otherwise`, else what the agent is for."""
+    `otherwise`, else what the agent is for. `asked`: the caller asked a question (a write only by its name)."""
     _, missing = ground(request.tools, request.messages, request.language)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
-        if lacks and about_tool(tool, request.messages, (), locale.get(request.language)):
+        by_name = asked and tool_name(tool) in request.writes
+        if lacks and about_tool(tool, request.messages, (), locale.get(request.language), by_name=by_name):
             return _ask(request, lacks, tool)
     return otherwise or _question_again(request) or scope_sentence(request)
 

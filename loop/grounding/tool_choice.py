@@ -173,12 +173,14 @@ def _tool_stems(tool: dict[str, Any], words: ModuleType = DEFAULT_WORDS) -> set[
 
 
 def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Sequence[dict[str, Any]] = (),
-               words: ModuleType = DEFAULT_WORDS) -> bool:
+               words: ModuleType = DEFAULT_WORDS, by_name: bool = False) -> bool:
     """The caller's words since the agent last spoke share a word with the tool's name or description ("refund",
     "order"): asking them for the tool's missing arguments makes sense only then, not after a stray remark.
-    `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room)."""
+    `besides`: words these tools share do not count ("cancel my booking" is about cancel_booking, not book_room).
+    `by_name`: with the tool's name only ("book a court" for book_court, not "the club" of its description)."""
     fresh = " ".join(m.content for m in since_agent_spoke(messages))
-    shared = _stems(fresh, words) & _tool_stems(tool, words) - _number_stems(words)  # "four cheese" is no
+    own = _stems(str((tool.get("function") or tool).get("name", "")), words) if by_name else _tool_stems(tool, words)
+    shared = _stems(fresh, words) & own - _number_stems(words)  # "four cheese" is no
     for other in besides:  # "four-digit order number"
         shared -= _tool_stems(other, words)
     return bool(shared)

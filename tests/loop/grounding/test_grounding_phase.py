@@ -89,6 +89,17 @@ def test_a_question_nothing_here_answers_gets_an_honest_answer_and_the_scope(ser
     assert "can't tell you" in answer.lower() and "order" in answer.lower(), answer
 
 
+def test_a_question_that_shares_only_a_word_of_a_writes_description_is_not_answered_with_its_question(
+        server: OpenAIServer, tmp_path: Path) -> None:
+    """"Do you make much money?" shares "money" with issue_refund's description ("Refund money for an order"), and
+    the model's answer holds a number nobody gave: what is said is what the agent is for, never "Could you tell me
+    the order number and the amount?" (a write answers no question)."""
+    server.enqueue(text_reply("We make ", "about 2 million dollars a year."))
+    agent, _ = _agent(server, tmp_path)
+    answer = agent.run_sync("Do you make much money from the shop?").answer
+    assert "2 million" not in answer and not answer.rstrip().endswith("?") and "sorry" in answer.lower(), answer
+
+
 def test_an_answer_to_the_agents_question_is_asked_again_not_told_it_cannot_be_answered(
         server: OpenAIServer, tmp_path: Path) -> None:
     """The caller answers the agent's question with a word nothing covers ("Yes, outside."): the model's statement
