@@ -358,7 +358,9 @@ class CallCore(AgentSide, GoingOn):
             text = fresh_words(turn.prefix, text)  # not going on after all: only its own words are a turn
         self._trace(TraceKind.CALLER_TURN_ENDED, text=text, speech_s=round(duration, 3),
                     speech_end_s=round(speech_end, 3), latency_ms=dict(latency))
-        if text and self.run.approval is not None:
+        # during a confirmation even speech with no words heard is an answer: not heard, it is asked again (twice
+        # at most, as any unclear answer) rather than left to the timeout's dead air
+        if self.run.approval is not None and (text or not barge):
             step = self._approval_reply(text, (latency, speech_end))
             if step.resume:
                 self._trace(TraceKind.FALSE_INTERRUPTION_RESUMED, text=text)

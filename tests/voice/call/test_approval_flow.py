@@ -85,6 +85,24 @@ def test_noise_after_a_yes_does_not_withdraw_it() -> None:
     assert settle.answer.approved
 
 
+def test_an_answer_heard_as_no_words_is_asked_again_not_left_to_the_timeout() -> None:
+    """A short "Yes." that speech-to-text returned empty: the caller spoke, so they hear the question again (an
+    unclear answer), not ten seconds of silence and "I didn't hear a yes."; twice, and it is declined."""
+    h = Harness(approval_timeout_s=10.0)
+    asked(h)
+    h.say("", 0.3)
+    h.frames(2.0, speech=False)
+    assert settled(h) == [] and "Please say yes or no" in " ".join(said(h)), said(h)
+    again = said(h)[-1]
+    h.agent_speaks(again, SpeechKind.PROMPT)
+    h.feed(AudioPlayed(int(16000 * len(again.split()) * 0.3)))
+    h.log.clear()
+    h.say("", 0.3)
+    h.frames(2.0, speech=False)
+    (settle,) = settled(h)
+    assert not settle.answer.approved and "approval_timeout" not in h.kinds()
+
+
 def test_a_yes_over_the_question_is_not_taken_and_the_question_is_asked_again() -> None:
     h = Harness()
     asked(h, heard=False)  # the question is still being synthesised when the caller says yes
