@@ -42,8 +42,16 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     asked = messages[at].content.strip()
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
              if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, words, system))}
+    # the call the caller's request had already filled in part ("the roaming day pass": add_data_pack's pack) is
+    # the one the question was for; else, a read and a write lacking it alike, the answer is for the read
+    began = {n: v for n, v in found.items() if set(_required(n, tools)) - set(v)}
     reads = {n: v for n, v in found.items() if n not in writes}
-    return reads or found  # one question, a read and a write lacking it alike: the answer is for the read
+    return began or reads or found
+
+
+def _required(name: str, tools: Sequence[dict[str, Any]]) -> list[str]:
+    tool = next((t for t in tools if tool_name(t) == name), {})
+    return list(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
 
 
 def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message], grounded: Sequence[dict[str, Any]],

@@ -137,3 +137,32 @@ def test_a_listed_value_is_named_however_the_caller_says_it(said: str, label: st
 
     language, values, named = label.split("\t")
     assert _named(values.split("|"), said, locale.get(language)) == [v for v in named.split("|") if v]
+
+
+def test_the_question_is_for_the_call_the_callers_request_had_begun() -> None:
+    """"Can I get the roaming day pass?" - "Could you tell me the mobile number?" - "It's 0498002740.": a lookup
+    and two writes all lacked only the number, but the request had named add_pack's pack: the answer completes
+    that one (it is then asked aloud), not the lookup."""
+    from loop.grounding.tool_choice import asked_for
+
+    def data_left(mobile_number: Annotated[str, identifier(digits=10)]) -> str:
+        """Data left on a mobile number"""
+        return ""
+
+    def add_pack(mobile_number: Annotated[str, identifier(digits=10)],
+                 pack: Literal["5 GB", "roaming day pass"]) -> str:
+        """Add a data pack to a mobile number"""
+        return ""
+
+    def bar_sim(mobile_number: Annotated[str, identifier(digits=10)]) -> str:
+        """Bar a lost phone's SIM by its mobile number"""
+        return ""
+
+    tools = [Tool(data_left).openai_schema(), Tool(add_pack, mutates=True).openai_schema(),
+             Tool(bar_sim, mutates=True).openai_schema()]
+    question = ask_for(["mobile_number"], tools[1])
+    messages = [Message("user", "I'm off to France, can I get the roaming day pass?"), Message("assistant", question),
+                Message("user", "It's 0498002740.")]
+    assert set(asked_for(tools, messages, frozenset({"add_pack", "bar_sim"}))) == {"add_pack"}
+    plain = [Message("user", "Something about my phone."), Message("assistant", question), messages[-1]]
+    assert set(asked_for(tools, plain, frozenset({"add_pack", "bar_sim"}))) == {"data_left"}  # nothing begun
