@@ -21,8 +21,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-import jsonschema
-
 from loop import locale
 from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.models)
     changed_call,
@@ -30,6 +28,7 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
     fixed_call_tool,
     unclear_change,
 )
+from loop.grounding._completion import completed_ask, fits, params_of, volunteered_call
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
@@ -37,13 +36,11 @@ from loop.grounding.remarks import acknowledgement, affirmation, closing_remark,
 from loop.grounding.speakable import ReplyGuard, first_sentences, leaks, sentences
 from loop.grounding.tool_choice import (
     about_tool,
-    answered_ask,
     ask_for,
     asked_for,
     fresh_reads,
     id_reads_elsewhere,
     named_writes,
-    sole_value,
     uncued,
     unnamed_id_writes,
 )
@@ -260,7 +257,7 @@ def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[st
         return []
     calls = []
     for read in fresh_reads(request.tools, request.messages, request.writes, request.language):
-        options = {name: schema.get("enum") or [] for name, schema in _params(read).items()}
+        options = {name: schema.get("enum") or [] for name, schema in params_of(read).items()}
         if any(len(values) != 1 for values in options.values()):
             return []  # the model must choose: it named a write instead
         calls.append(ToolCall(tool_name(read), {name: values[0] for name, values in options.items()}))
@@ -287,15 +284,11 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
             if not id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n], request.language)}
 
 
-def _params(tool: dict[str, Any]) -> dict[str, Any]:
-    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
-
-
 def _as_heard(call: ToolCall, tool: dict[str, Any]) -> ToolCall | None:
     """`call` with each argument as the conversation holds it, or None when one holds a value nobody gave."""
     arguments = dict(call.arguments)
-    for name, schema in _params(tool).items():
-        if name not in arguments or _fits(arguments[name], schema):
+    for name, schema in params_of(tool).items():
+        if name not in arguments or fits(arguments[name], schema):
             continue
         options = schema.get("enum") or []
         if len(options) != 1:
@@ -305,13 +298,7 @@ def _as_heard(call: ToolCall, tool: dict[str, Any]) -> ToolCall | None:
 
 
 def _unheard(call: ToolCall, tool: dict[str, Any]) -> list[str]:
-    return [n for n, s in _params(tool).items() if n in call.arguments and not _fits(call.arguments[n], s)]
-
-
-def _fits(value: Any, schema: dict[str, Any]) -> bool:
-    if "enum" in schema:  # "4567" and 4567 are the same id
-        return any(str(value).strip().lower() == str(option).strip().lower() for option in schema["enum"])
-    return jsonschema.Draft202012Validator(schema).is_valid(value)
+    return [n for n, s in params_of(tool).items() if n in call.arguments and not fits(call.arguments[n], s)]
 
 
 async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[ModelEvent]:
@@ -324,7 +311,7 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
         return
     # "Actually make it Thursday.": the same write, with Thursday; "It's 4567." to "Could you tell me the order
     # number?": the call it was asked for, when every argument now holds one value
-    if made := changed_call(request) or completed_ask(request):
+    if made := changed_call(request) or completed_ask(request) or volunteered_call(request):
         yield ModelResponse(tool_calls=[made], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
         return
     guard = reply_guard(request)
@@ -365,21 +352,6 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
     base = response or ModelResponse(text="", tool_calls=[], finish_reason="stop")
     finish = base.finish_reason if calls == base.tool_calls and not guard.done else "tool_calls" if calls else "stop"
     yield replace(base, text=text, tool_calls=calls, finish_reason=finish)
-
-
-def completed_ask(request: ModelRequest) -> ToolCall | None:
-    """The call the agent asked the caller for, when their answer leaves each of its arguments one value (an id,
-    a name, the street address they said): made without a model, which may talk instead. None otherwise."""
-    tools = unnamed_id_writes(uncued(request.tools, request.messages, request.cues), request.messages,
-                              request.writes, request.language)
-    grounded, _ = ground(tools, request.messages, request.language)
-    completing = answered_ask(tools, request.messages, grounded, request.writes, request.language)
-    if len(completing) != 1:
-        return None
-    values = {name: sole_value(schema) for name, schema in _params(completing[0]).items()}
-    if any(v is None for v in values.values()):
-        return None
-    return ToolCall(tool_name(completing[0]), values)
 
 
 def _narrowed(request: ModelRequest) -> tuple[ModelRequest, ModelRequest]:

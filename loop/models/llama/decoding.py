@@ -21,6 +21,7 @@ from loop.grounding.phase import (
     questions_for_missing,
     said_without_generating,
     scope_sentence,
+    volunteered_call,
 )
 from loop.grounding.speakable import leaks, sentences
 from loop.grounding.tool_choice import (
@@ -142,7 +143,9 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language))
     if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
         return Plan(None, say=say)
-    if changed := changed_call(every):  # "Actually make it Thursday.": the declined write, with Thursday
+    # "Actually make it Thursday.": the declined write, with Thursday; "yes, it's 60417." after "all four courts are
+    # free": the one call that number completes
+    if changed := changed_call(every) or volunteered_call(request):
         fixed = fixed_call_tool(every, changed)
         return Plan(compiled(build_grammar([fixed], calls_only=True)), {}, None,
                     call_texts([fixed], tagged=tagged) if forced_calls else [], calls_only=True)

@@ -166,3 +166,34 @@ def test_the_question_is_for_the_call_the_callers_request_had_begun() -> None:
     assert set(asked_for(tools, messages, frozenset({"add_pack", "bar_sim"}))) == {"add_pack"}
     plain = [Message("user", "Something about my phone."), Message("assistant", question), messages[-1]]
     assert set(asked_for(tools, plain, frozenset({"add_pack", "bar_sim"}))) == {"data_left"}  # nothing begun
+
+
+def test_an_identifier_given_unasked_makes_the_one_call_it_completes() -> None:
+    """"Can I grab a court on Thursday, at seven?" - (availability read) - "All four courts are free." - "yes,
+    it's 60417.": only book_court has a place for the member number; its day and time are the read's."""
+    from dataclasses import replace
+
+    from loop import ToolCall
+    from loop.grounding.phase import volunteered_call
+
+    def court_availability(day: str, time: Annotated[str, when(time=True)]) -> str:
+        """Which courts are free on a day at a time"""
+        return ""
+
+    def book_court(member_number: Annotated[str, identifier(digits=5)], day: str,
+                   time: Annotated[str, when(time=True)]) -> str:
+        """Book a court for a member"""
+        return ""
+
+    tools = [Tool(court_availability).openai_schema(), Tool(book_court, mutates=True).openai_schema()]
+    read = ToolCall("court_availability", {"day": "Thursday", "time": "7"}, id="c1")
+    messages = [Message("user", "Can I grab a court on Thursday evening, at seven?"),
+                Message("assistant", "", tool_calls=[read]), Message("tool", "All four courts are free.",
+                                                                     tool_call_id="c1"),
+                Message("assistant", "All four courts are free."), Message("user", "yes, it's 60417.")]
+    request = ModelRequest(messages=messages, tools=tools, max_output_tokens=80, writes=frozenset({"book_court"}))
+    made = volunteered_call(request)
+    assert made is not None and made.name == "book_court"
+    assert made.arguments == {"member_number": "60417", "day": "Thursday", "time": "7"}
+    asked = [*messages[:-2], Message("assistant", "Would you like to book one?"), messages[-1]]
+    assert volunteered_call(replace(request, messages=asked)) is None

@@ -1,0 +1,74 @@
+"""Calls made without a model, when the caller's words leave no choice: the call the agent asked for, now
+answered (`completed_ask`: "Could you tell me the order number?" - "It's 4567."), and the one an identifier the
+caller gave unasked completes (`volunteered_call`). `loop.grounding.phase.grounded_stream` makes them for every
+model; a write among them is still asked aloud."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from loop import locale
+from loop.grounding.arguments import ground, identifier_candidates, since_agent_spoke
+from loop.grounding.tool_choice import answered_ask, sole_value, uncued, unnamed_id_writes
+from loop.tools import tool_name
+from loop.types import ModelRequest, ToolCall
+
+
+def params_of(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool schema's parameters by name."""
+    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
+
+
+def fits(value: Any, schema: dict[str, Any]) -> bool:
+    """`value` is one the (grounded) schema admits."""
+    if "enum" in schema:  # "4567" and 4567 are the same id
+        return any(str(value).strip().lower() == str(option).strip().lower() for option in schema["enum"])
+    return jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+def completed_ask(request: ModelRequest) -> ToolCall | None:
+    """The call the agent asked the caller for, when their answer leaves each of its arguments one value (an id,
+    a name, the street address they said): made without a model, which may talk instead. None otherwise."""
+    tools = unnamed_id_writes(uncued(request.tools, request.messages, request.cues), request.messages,
+                              request.writes, request.language)
+    grounded, _ = ground(tools, request.messages, request.language)
+    completing = answered_ask(tools, request.messages, grounded, request.writes, request.language)
+    if len(completing) != 1:
+        return None
+    values = {name: sole_value(schema) for name, schema in params_of(completing[0]).items()}
+    if any(v is None for v in values.values()):
+        return None
+    return ToolCall(tool_name(completing[0]), values)
+
+
+def volunteered_call(request: ModelRequest) -> ToolCall | None:
+    """An identifier the caller gave unasked, after the agent told them something ("yes, it's 60417." after "all
+    four courts are free at 7"), that one tool alone has a place for: that call, made without a model, its other
+    arguments the one value each holds, or the value the call just made used ("Thursday", "7" of the availability
+    read). A write is then asked aloud. None after a question (`completed_ask`) or when anything is in doubt."""
+    messages = request.messages
+    agent = next((m for m in reversed(messages) if m.role == "assistant"), None)
+    if not messages or messages[-1].role != "user" or agent is None or agent.tool_calls \
+            or agent.content.rstrip().endswith("?"):
+        return None
+    given = identifier_candidates(" ".join(m.content for m in since_agent_spoke(messages)),
+                                  locale.get(request.language))
+    if len(given) != 1:
+        return None
+    grounded, _ = ground(request.tools, messages, request.language)
+    takers = [t for t in grounded if any(fits(given[0], {"enum": p["enum"]}) for p in params_of(t).values()
+                                         if "enum" in p and len(p["enum"]) == 1)]
+    last = next((c for m in reversed(messages) if m.role == "assistant" for c in m.tool_calls), None)
+    if len(takers) != 1:
+        return None
+    values = {}
+    for name, schema in params_of(takers[0]).items():
+        value = sole_value(schema)
+        if value is None and last is not None and name in last.arguments and fits(last.arguments[name], schema):
+            value = last.arguments[name]
+        if value is None:
+            return None
+        values[name] = value
+    return ToolCall(tool_name(takers[0]), values)
