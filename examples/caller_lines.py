@@ -3,11 +3,12 @@
     python examples/caller_lines.py [--all] [examples/hotel/calls/audio/manifest.tsv ...]
 
 Each `examples/*/calls/audio/manifest.tsv` row (path, seconds, rate, transcript, source, licence) whose source
-starts with `SYNTHETIC: piper` (the joe voice of voice/speech/tts.py) or `SYNTHETIC: espeak-ng` is spoken from its
-transcript; " ... " in a transcript is a pause of `GAP_S` (an id dictated digit by digit). Piper's sentences are
-joined with `SENTENCE_GAP_S` of silence: its own pause (~0.7 s after a question) is longer than a caller who goes
-on talking leaves. Files that exist are kept unless `--all`; the seconds column is filled in. Real recordings
-(any other source) are never touched.
+starts with `SYNTHETIC: piper` (the joe voice of voice/speech/tts.py) or `SYNTHETIC: espeak-ng -v VOICE -s WPM
+[-g GAP]` is spoken from its transcript (any espeak-ng voice: the Spanish pharmacy's callers, whom Piper cannot
+speak, are `es`, `es-419` and their variants such as `es-419+m2`); " ... " in a transcript is a pause of `GAP_S`
+(an id dictated digit by digit). Piper's sentences are joined with `SENTENCE_GAP_S` of silence: its own pause
+(~0.7 s after a question) is longer than a caller who goes on talking leaves. Files that exist are kept unless
+`--all`; the seconds column is filled in. Real recordings (any other source) are never touched.
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ ESPEAK = "SYNTHETIC: espeak-ng"
 FIELDS = ("path", "seconds", "rate", "transcript", "source", "licence")
 
 
-def espeak(text: str, voice: str = "en-us", wpm: int = 150) -> np.ndarray:
+def espeak(text: str, voice: str = "en-us", wpm: int = 150, word_gap: int = 0) -> np.ndarray:
+    """`word_gap`: espeak-ng's -g, extra pause between words in 10 ms units (Whisper hears its Spanish better)."""
+    gap = ["-g", str(word_gap)] if word_gap else []
     with tempfile.TemporaryDirectory() as tmp:
         wav = Path(tmp) / "line.wav"
-        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), "-w", str(wav), text], check=True)
+        subprocess.run(["espeak-ng", "-v", voice, "-s", str(wpm), *gap, "-w", str(wav), text], check=True)
         return load_audio(wav)
 
 
@@ -68,9 +71,9 @@ class Voices:
 
                 self._piper = PiperTTS(threads=2)
             return join(list(self._piper.synthesize_sentences(text)), SENTENCE_GAP_S)
-        args = source.removeprefix(ESPEAK).split(",")[0].split()  # "-v en-us -s 150"
+        args = source.removeprefix(ESPEAK).split(",")[0].split()  # "-v en-us -s 150", "-v es-419+m2 -s 140 -g 3"
         opts = dict(zip(args[::2], args[1::2], strict=False))
-        return espeak(text, opts.get("-v", "en-us"), int(opts.get("-s", 150)))
+        return espeak(text, opts.get("-v", "en-us"), int(opts.get("-s", 150)), int(opts.get("-g", 0)))
 
 
 def line_audio(voices: Voices, transcript: str, source: str) -> np.ndarray:

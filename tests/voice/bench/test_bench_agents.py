@@ -21,7 +21,7 @@ from voice.speech.stack import load_stack
 from voice.testing.scripted_call import FIXTURES
 
 EXAMPLES = ROOT / "examples"
-AGENTS = ("appointments", "garage", "hotel", "outage_line")
+AGENTS = ("appointments", "farmacia", "garage", "hotel", "outage_line")
 
 
 def test_calls_by_name_file_and_folder() -> None:
