@@ -13,17 +13,10 @@ from examples.farmacia import AGENT_FILE
 from loop import ScriptedModel, ToolCall
 from loop.testing import Conversation, TestModel
 from voice.agents.source import load_agent
-from voice.testing import check_call_script, check_call_scripts_complete, run_audio_call, shared_stack
+from voice.testing import check_call_script, check_call_scripts_complete, check_call_with_embedded_model
 
 CALLS = sorted((Path(__file__).resolve().parent / "calls").glob("*.yaml"))
 AUDIO = CALLS[0].parent / "audio"
-
-
-def spanish_stack():
-    """Whisper base and espeak-ng in Spanish. Given explicitly: `check_call_script(path)` alone loads the stack for
-    the language of the agent it is passed (English when the call script names it), so it would hear these
-    callers with Whisper tiny.en."""
-    return shared_stack(language="es")
 
 
 def agent_for(tmp_path: Path, *script: object):
@@ -99,7 +92,7 @@ def test_what_the_pharmacy_does_not_know_is_said() -> None:
 
 @pytest.mark.parametrize("name", ["stock_precio", "reservar_si", "cancelar_si"])
 def test_a_call_script_passes_over_audio(name: str) -> None:
-    check_call_script(AUDIO.parent / f"{name}.yaml", stack=spanish_stack())
+    check_call_script(AUDIO.parent / f"{name}.yaml")  # heard in the agent's Spanish
 
 
 def test_every_call_script_is_complete(tmp_path: Path) -> None:
@@ -110,16 +103,4 @@ def test_every_call_script_is_complete(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_stock_call_with_the_embedded_model(tmp_path: Path) -> None:
-    """`check_call_with_embedded_model`, with the Spanish stack (it takes none: see `spanish_stack`)."""
-    from loop.models.llama.model import LlamaModel  # first: it sets OMP_WAIT_POLICY before llama.cpp's OpenMP loads
-
-    pytest.importorskip("llama_cpp", reason="llama-cpp-python not installed (scripts/install_llama.sh)")
-    from loop.models.llama import weights
-    try:
-        weights.ensure_gguf()
-    except (weights.WeightsMissing, weights.WeightsCorrupt) as exc:
-        pytest.skip(f"the embedded model's weights are not installed: {exc}")
-    call = run_audio_call(None, AUDIO.parent / "stock_precio.yaml", model=LlamaModel(), stack=spanish_stack(),
-                          workdir=tmp_path)
-    problems = call.failures + call.result.reply_problems
-    assert not problems, f"{problems}\n  what happened: {call.record.story()}"
+    check_call_with_embedded_model(AUDIO.parent / "stock_precio.yaml", tmp_path)

@@ -98,7 +98,8 @@ def run_audio_call(agent: AgentLike, caller: Sequence[tuple[str | Path, float]] 
     if greeting is not None:
         fixture.data["agent"] = {**fixture.agent_options(), "greeting": greeting}
     source = as_source(agent, Path.cwd())
-    stack = stack or shared_stack(language=source.language if source is not None else "en")
+    # the call's language is its agent's: the one given, else the script's own (a Spanish script is heard in Spanish)
+    stack = stack or shared_stack(language=(source or fixture.agent_source()).language)
     result = asyncio.run(run_call(fixture, stack, workdir, model=model, agent=source))
     return AudioCall(result)
 
