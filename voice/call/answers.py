@@ -172,8 +172,10 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
         return Reading(Answer.ECHO, "the agent's own words heard back")
     affirms, left = rules.grammar.account(words_of(raw), ctx.own or _NOTHING_OWN, heard_back)
     new = sorted(rules.values.values(raw) - ctx.values | set(other_times))
+    refusals = [m.span() for m in rules.no.finditer(norm)]  # "mejor no" is a no, though "mejor" may change
     change = next((m for m in rules.change.finditer(norm) if rules.stem(m.group().split()[0]) not in ctx.actions
-                   and not _restates_a_value(m.group(), ctx)), None)
+                   and not _restates_a_value(m.group(), ctx)
+                   and not any(a <= m.start() and m.end() <= b for a, b in refusals)), None)
     # numbers are the grammar's (each run read every way it can be meant); a day or a time must be the question's
     retimed = rules.values.typed(rules.values.cardinals(raw)) - ctx.values | set(other_times)
     if affirms and not left and not retimed and not change and not _asked(raw):

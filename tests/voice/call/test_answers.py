@@ -162,3 +162,19 @@ def test_without_a_context_the_reader_is_still_safe() -> None:
     assert classify_answer("") is Answer.UNCLEAR
     ctx = AnswerContext.of("Just to confirm: cancel the booking?", {}, ["cancel"])
     assert classify_answer("cancel it", ctx) is Answer.YES
+
+
+@pytest.mark.parametrize(("language", "answer", "kind"), [
+    ("es", "No, mejor no.", "no"), ("es", "Mejor no, gracias.", "no"), ("es", "No, mejor tres cajas.", "change"),
+    ("en", "No, make it three boxes.", "change"), ("en", "No, rather not.", "no"),
+])
+def test_a_refusal_holding_a_change_word_is_a_refusal(language: str, answer: str, kind: str) -> None:
+    """"Mejor no" is a no, though "mejor" ("better") alone asks for a change: a change word inside a refusal phrase
+    is the refusal's (found by the Spanish example's author: "No, mejor no." was read as a change)."""
+    from loop import locale
+    from voice.call.answers import AnswerContext, read_answer
+
+    words = locale.get(language)
+    ctx = AnswerContext.of("Solo para confirmar: ¿reservar 2 cajas de ibuprofeno?" if language == "es"
+                           else "Just to confirm: reserve 2 boxes of ibuprofen?", {"cajas": 2}, words=words)
+    assert read_answer(answer, ctx).answer.value == kind
