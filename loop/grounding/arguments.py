@@ -215,6 +215,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name, ev.words))
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
+        if kind.digits and not kind.letters:  # declared digits only: "S45127" (heard for "es 45127") is 45127
+            found = list(dict.fromkeys(re.sub(r"\D", "", i) if isinstance(i, str) else i for i in found))
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named
         found = ev.named_as[name]
     elif k == "name":  # this turn's first; then earlier turns' (a name given before the day was asked for)

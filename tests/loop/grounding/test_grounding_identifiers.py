@@ -3,7 +3,7 @@ never one named as another, and a write that takes only an identifier offered wh
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
@@ -11,6 +11,7 @@ from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, id_shape, label
 from loop.grounding.arguments import ground
 from loop.grounding.tool_choice import ask_for
+from loop.kinds import identifier
 from loop.locale import en
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message
@@ -128,3 +129,20 @@ def test_an_identifiers_shape_in_the_agents_instructions_is_asked_for_and_answer
     grounded, _ = ground([tool], messages)
     assert [t["function"]["name"] for t in answered_ask([tool], messages, grounded)] == ["booking_details"]
     assert ground([tool], [*messages[:3], Message("user", "It's 1186.")])[0] == []  # no letters: not one
+
+
+def test_an_identifier_declared_as_digits_only_takes_the_digits_of_one_heard_with_a_letter() -> None:
+    """`identifier(digits=5)` is a five-digit number: "S45127", Whisper's writing of "es 45127" ("it's 45127"),
+    gives 45127; an identifier declared with letters keeps them."""
+    def reservation(number: Annotated[str, identifier(digits=5)]) -> str:
+        """A reservation by its number"""
+        return ""
+
+    def parcel(code: Annotated[str, identifier(letters=2, digits=8)]) -> str:
+        """A parcel by its tracking code"""
+        return ""
+
+    (grounded,), _ = ground([Tool(reservation).openai_schema()], [Message("user", "el número S45127, por favor")], "es")
+    assert grounded["function"]["parameters"]["properties"]["number"] == {"enum": ["45127"]}
+    (grounded,), _ = ground([Tool(parcel).openai_schema()], [Message("user", "parcel SB12345678 please")])
+    assert grounded["function"]["parameters"]["properties"]["code"] == {"enum": ["SB12345678"]}
