@@ -162,14 +162,24 @@ def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
     for clock, first, last in [*_past_or_to(tokens, said, words), *_spoken(tokens, said, oclock),
                                *_hour_named(tokens, said, words)]:
         found.append((clock, spans[first][0], spans[last][1]))
-    found += _cued_hours(text, tokens, spans, words)
-    return _longest([_with_part_of_day(span, text, words) for span in found])
+    folded = unaccented(text.lower())  # as the packs write their words; the same offsets when accents are one letter
+    folded = folded if len(folded) == len(text) else text.lower()
+    found += _cued_hours(folded, tokens, spans, words)
+    return _longest([_with_half_of_day(span, folded, words) for span in found])
 
 
-def _cued_hours(text: str, tokens: list[str], spans: list[tuple[int, int]], words: ModuleType) -> list[Span]:
+@functools.cache
+def _half_of_day(words: ModuleType) -> re.Pattern[str]:
+    """What may follow a time and say its half of the day: a.m. or p.m. (`half`), or a part of the day (`part`: the
+    pack's PARTS_OF_DAY, "in the morning", "de la tarde")."""
+    parts = "|".join(re.escape(p) for p in sorted(words.PARTS_OF_DAY, key=len, reverse=True)) or "(?!)"
+    return re.compile(rf"\s*(?:(?P<half>[ap])\.?\s?m\b\.?|(?P<part>{parts})\b)")
+
+
+def _cued_hours(folded: str, tokens: list[str], spans: list[tuple[int, int]], words: ModuleType) -> list[Span]:
     """An hour word after a cue ("at seven?", "a las siete de la tarde"), as "at 7" is, where the time ends the
     phrase (a comma or a stop, the text's end, a half or part of the day, a day): "at one of them" is no time; and
-    one before a part of the day ("four in the afternoon")."""
+    one before a part of the day ("four in the afternoon"). `folded`: the text in lower case, accents folded."""
     cue, _, back = _cued(words)
     said, found = spoken(words), []
     ends = {"am", "pm", *said.days, *(p.split()[0] for p in words.PARTS_OF_DAY)}
@@ -177,26 +187,22 @@ def _cued_hours(text: str, tokens: list[str], spans: list[tuple[int, int]], word
         hour = said.units.get(token)
         if hour is None or not 0 < hour <= 12:
             continue
-        after = unaccented(text[spans[i][1]:].lower())
-        parted = any(re.match(rf"\s*{re.escape(part)}\b", after) for part in words.PARTS_OF_DAY)
-        cued = cue.search(unaccented(text[max(0, spans[i][0] - back): spans[i][0]].lower()))
+        after = folded[spans[i][1]:]
+        parted = (m := _half_of_day(words).match(after)) is not None and m["part"] is not None
+        cued = cue.search(folded[max(0, spans[i][0] - back): spans[i][0]])
         ended = re.match(r"\s*(?:[,.;:?!]|$)", after) or (i + 1 < len(tokens) and tokens[i + 1] in ends)
         if parted or (cued and ended):
             found.append(((hour, 0, ""), *spans[i]))
     return found
 
 
-def _with_part_of_day(span: Span, text: str, words: ModuleType) -> Span:
-    """A time with the part of the day said after it ("ten in the morning", "siete de la tarde"; the pack's
-    PARTS_OF_DAY) in its half of the day."""
+def _with_half_of_day(span: Span, folded: str, words: ModuleType) -> Span:
+    """A time with a.m., p.m. or the part of the day said after it ("half past seven pm", "ten in the morning",
+    "siete de la tarde") in its half of the day."""
     (hour, minute, half), start, end = span
-    after = unaccented(text[end:].lower())
-    if not half and (m := re.match(r"\s*([ap])\.?\s?m\b\.?", after)):  # "half past seven pm"
-        return (hour, minute, f"{m.group(1)}m"), start, end + m.end()
-    for part, meridiem in words.PARTS_OF_DAY.items():
-        if not half and (m := re.match(rf"\s*{re.escape(part)}\b", after)):
-            return (hour, minute, meridiem), start, end + m.end()
-    return span
+    if half or (m := _half_of_day(words).match(folded[end:])) is None:
+        return span
+    return (hour, minute, f"{m['half']}m" if m["half"] else words.PARTS_OF_DAY[m["part"]]), start, end + m.end()
 
 
 def _longest(found: list[Span]) -> list[Span]:

@@ -58,11 +58,11 @@ def volunteered_call(request: ModelRequest) -> ToolCall | None:
     if len(given) != 1:
         return None
     grounded, _ = ground(request.tools, messages, request.language)
-    takers = [t for t in grounded if any(fits(given[0], {"enum": p["enum"]}) for p in params_of(t).values()
-                                         if "enum" in p and len(p["enum"]) == 1)]
-    last = next((c for m in reversed(messages) if m.role == "assistant" for c in m.tool_calls), None)
+    takers = [t for t in grounded if any(len(p.get("enum") or []) == 1 and fits(given[0], p)
+                                         for p in params_of(t).values())]
     if len(takers) != 1:
         return None
+    last = next((c for m in reversed(messages) if m.role == "assistant" for c in m.tool_calls), None)
     values = {}
     for name, schema in params_of(takers[0]).items():
         value = sole_value(schema)

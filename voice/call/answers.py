@@ -202,13 +202,8 @@ def _times_as_asked(raw: str, ctx: AnswerContext) -> tuple[str, list[str]]:
     number words ("seven forty-two Maple") may be anything, and are left to the number readings."""
     words = ctx.rules.words
     asked = [clock for line in ctx.said[:1] for clock, _, _ in time_spans_in(line, words)]
-    spans = sorted(time_spans_in(raw, words), key=lambda span: span[1] - span[2])  # the longest first
-    kept: list[tuple[tuple[int, int, str], int, int]] = []
-    for clock, start, end in spans:
-        if all(end <= s or start >= e for _, s, e in kept):  # "half past seven pm": not "seven pm" as well
-            kept.append((clock, start, end))
     others = []
-    for clock, start, end in sorted(kept, key=lambda span: -span[1]):
+    for clock, start, end in reversed(time_spans_in(raw, words)):  # from the end: a rewrite keeps earlier offsets
         hour, minute, half = clock
         if not any(same_time(clock, mine) for mine in asked):
             before = raw[max(0, start - 12):start].lower().split()[-1:]
