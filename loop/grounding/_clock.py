@@ -165,7 +165,8 @@ def time_spans_in(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Span]:
     folded = unaccented(text.lower())  # as the packs write their words; the same offsets when accents are one letter
     folded = folded if len(folded) == len(text) else text.lower()
     found += _cued_hours(folded, tokens, spans, words)
-    return _longest([_with_half_of_day(span, folded, words) for span in found])
+    return [_half_from_sentence(span, folded, words)
+            for span in _longest([_with_half_of_day(span, folded, words) for span in found])]
 
 
 @functools.cache
@@ -203,6 +204,35 @@ def _with_half_of_day(span: Span, folded: str, words: ModuleType) -> Span:
     if half or (m := _half_of_day(words).match(folded[end:])) is None:
         return span
     return (hour, minute, f"{m['half']}m" if m["half"] else words.PARTS_OF_DAY[m["part"]]), start, end + m.end()
+
+
+_SENTENCE_END = re.compile(r"[?!;]|(?<![ap]\.m)(?<!\d)\.(?=\s|$)")
+
+
+@functools.cache
+def _day_parts(words: ModuleType) -> list[tuple[re.Pattern[str], str, frozenset[int]]]:
+    """The pack's DAY_PARTS as patterns, each with its half of the day and the hours (1-12) it holds."""
+    def hours(first: int, last: int) -> frozenset[int]:
+        return frozenset(range(first, last + 1) if first <= last else [*range(first, 13), *range(1, last + 1)])
+    return [(re.compile(rf"(?<![a-z]){re.escape(part)}(?![a-z])"), half, hours(first, last))
+            for part, (half, first, last) in words.DAY_PARTS.items()]
+
+
+def _half_from_sentence(span: Span, folded: str, words: ModuleType) -> Span:
+    """A bare hour in the half of the day that a part of the day said in its sentence gives it, when every part
+    said there agrees and holds that hour: "Thursday evening, at seven" is 7 p.m.; "this morning ..., at three"
+    stays 3."""
+    (hour, minute, half), start, end = span
+    if half:
+        return span
+    begin = max((m.end() for m in _SENTENCE_END.finditer(folded, 0, start)), default=0)
+    stop = m.start() if (m := _SENTENCE_END.search(folded, end)) else len(folded)
+    sentence = folded[begin:stop]
+    said = [(half_, held) for pattern, half_, held in _day_parts(words) if pattern.search(sentence)]
+    halves = {h for h, _ in said}
+    if len(halves) == 1 and all(hour in held for _, held in said):
+        return (hour, minute, halves.pop()), start, end
+    return span
 
 
 def _longest(found: list[Span]) -> list[Span]:

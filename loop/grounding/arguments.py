@@ -226,10 +226,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
             found = answered_name(ev.fresh, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
         found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
-    elif k == "when":
-        found = list(dict.fromkeys(  # "8 Mill Street": no time
-            time_spans(without_addresses(ev.fresh, ev.words), kind.when, ev.words)
-            + time_spans(without_addresses(ev.said, ev.words), kind.when, ev.words)))
+    elif k == "when":  # this turn's first, then earlier turns'; "8 Mill Street": no time
+        found = list(dict.fromkeys(v for text in (ev.fresh, ev.said)
+                                   for v in _when_said(without_addresses(text, ev.words), kind.when, ev.words)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
         said = _named(values, ev.said, ev.words) + times_named(values, ev.fresh, ev.words) \
@@ -244,6 +243,16 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None
+
+
+def _when_said(text: str, when: str, words: ModuleType) -> list[str]:
+    """What a time or date argument may hold from `text`: a time as its clock reading ("half past seven in the
+    evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m."; the pack's `clock_text`), else the words that
+    say when ("Tuesday", "two" given alone)."""
+    if when != "time":
+        return time_spans(text, when, words)
+    clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]
+    return clocks + time_spans(without_times(text, words), when, words)  # and "two" of "make that two instead"
 
 
 def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:

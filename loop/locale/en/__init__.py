@@ -184,6 +184,10 @@ CLOCK_RANGE = ("from", "between")  # "from nine to five": two hours, no time
 # a part of the day said after a time, and its half ("ten in the morning", "las siete de la tarde")
 PARTS_OF_DAY = {"in the morning": "am", "in the afternoon": "pm", "in the evening": "pm", "at night": "pm",
                 "tonight": "pm", "this morning": "am", "this afternoon": "pm", "this evening": "pm"}
+# a part of the day said anywhere in the sentence of a bare hour: its half, and the first and last hour it holds
+# ("Thursday evening, at seven" is 7 p.m.; "this morning ..., at three" holds no morning hour); clock_times.tsv
+DAY_PARTS = {"morning": ("am", 5, 11), "afternoon": ("pm", 12, 6), "evening": ("pm", 4, 11), "tonight": ("pm", 5, 11),
+             "night": ("pm", 6, 11)}
 NAME_ASKED = r"\bname\b"  # a question that asks for a name ("What name is the booking under?")
 # said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
 ID_WORDS_GENERIC = ("number", "id", "no", "num", "nr", "code", "ref", "digits", "the", "my", "your")
@@ -279,6 +283,12 @@ _says = {"id": {"number", "code", "reference", "postcode", "zip", "zipcode", "pi
          "integer": {"number", "count", "quantity", "amount", "total", "size", "age", "price", "cost", "year",
                      "month", "day", "hour", "minute"},
          "when": {"time", "date", "day", "hour", "slot", "weekday", "night", "evening", "morning", "when"}}
+
+
+def clock_text(hour: int, minute: int, half: str) -> str:
+    """A time of day as a time argument holds it: "7", "7:30", "7 p.m.", "10:15 a.m."."""
+    said = f"{hour}:{minute:02d}" if minute else str(hour)
+    return f"{said} {half[0]}.m." if half else said
 
 
 def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, int] = (0, 0)) -> str:

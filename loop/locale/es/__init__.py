@@ -116,6 +116,10 @@ CLOCK_RANGE = ("entre",)  # "entre cinco y diez": two numbers, no time
 # a part of the day said after a time, and its half ("ten in the morning", "las siete de la tarde")
 PARTS_OF_DAY = {"de la mañana": "am", "por la mañana": "am", "de la tarde": "pm", "por la tarde": "pm",
                 "de la noche": "pm", "por la noche": "pm", "esta tarde": "pm", "esta noche": "pm"}
+# a part of the day said anywhere in the sentence of a bare hour: its half, and the first and last hour it holds
+# ("el jueves por la tarde, a las siete" es las 19:00); clock_times.tsv
+DAY_PARTS = {"por la mañana": ("am", 5, 11), "esta mañana": ("am", 5, 11), "por la tarde": ("pm", 12, 8),
+             "esta tarde": ("pm", 12, 8), "por la noche": ("pm", 8, 11), "esta noche": ("pm", 7, 11)}
 NAME_ASKED = r"\bnombre\b"  # "¿A nombre de quién?"
 # said of any identifier: what sets one apart is the rest of its name (`account_number`: "account")
 ID_WORDS_GENERIC = ("numero", "id", "no", "num", "nro", "codigo", "ref", "cifras", "digitos", "el", "la", "mi",
@@ -184,6 +188,14 @@ _UNITS = {w: i for i, w in enumerate(ONES)} | {w: 20 + i for i, w in enumerate(T
 _MILLION = ("millon", "millones")
 _TENS = {w: 10 * i for i, w in enumerate(TENS) if w and w != "veinte"}
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+
+
+def clock_text(hour: int, minute: int, half: str) -> str:
+    """A time of day as a time argument holds it: "7", "7:30", and with its half of the day on the 24-hour clock
+    ("las siete de la tarde": "19:00")."""
+    if not half:
+        return f"{hour}:{minute:02d}" if minute else str(hour)
+    return f"{hour % 12 + (12 if half == 'pm' else 0)}:{minute:02d}"
 
 
 def numbers_in_digits(text: str) -> str:

@@ -137,7 +137,9 @@ def test_a_decision_with_one_possible_call_is_made_before_generating() -> None:
     assert price.sole_call() == '{"name": "price_quote", "arguments": {"job_number": "5186"}}'
     # the caller spoke of a collection: naming it asks for the day and time, so the model still decides
     assert _garage_plan("I want to collect my car, job 6021.").sole_call() == ""
-    assert _garage_plan("Can I collect job 6021 on Friday at 10 a.m.?").sole_call() == ""  # several whole calls
+    booked = '{"name": "book_collection", "arguments": {"job_number": "6021", "day": "friday", "time": "10 a.m."}}'
+    assert _garage_plan("Can I collect job 6021 on Friday at 10 a.m.?").sole_call() == booked  # one clock reading
+    assert _garage_plan("Can I collect job 6021 on Friday at 10 or at 11?").sole_call() == ""  # several whole calls
     assert _garage_plan("Is my car ready yet?").sole_call() == ""  # nothing to fill a call with
     # an address is a house number and its street: "4567" alone is none, so the look-up is the one call
     plan, _ = _plan("Where is my order 4567?")

@@ -194,6 +194,6 @@ def test_an_identifier_given_unasked_makes_the_one_call_it_completes() -> None:
     request = ModelRequest(messages=messages, tools=tools, max_output_tokens=80, writes=frozenset({"book_court"}))
     made = volunteered_call(request)
     assert made is not None and made.name == "book_court"
-    assert made.arguments == {"member_number": "60417", "day": "Thursday", "time": "7"}
+    assert made.arguments == {"member_number": "60417", "day": "Thursday", "time": "7 p.m."}  # "evening, at seven"
     asked = [*messages[:-2], Message("assistant", "Would you like to book one?"), messages[-1]]
     assert volunteered_call(replace(request, messages=asked)) is None

@@ -125,6 +125,23 @@ def test_an_enum_of_times_is_filled_by_the_time_the_caller_said_in_any_form() ->
     assert grounded["function"]["parameters"]["properties"]["showtime"] == {"enum": ["5 p.m."]}
 
 
+@pytest.mark.parametrize(("language", "turns", "held"), [
+    ("en", ["Can I grab a court on Thursday evening, at seven?"], ["7 p.m."]),
+    ("en", ["A table at half past seven in the evening, please."], ["7:30 p.m."]),
+    ("en", ["Ten in the morning on Tuesday."], ["10 a.m."]),
+    ("en", ["Friday at one, please.", "Can we make that two instead of one?"], ["two", "2", "one", "1"]),  # as said
+    ("es", ["El jueves por la tarde, a las siete."], ["19:00"]),
+])
+def test_a_time_argument_holds_the_clock_reading_with_its_half_of_the_day(language: str, turns: list[str],
+                                                                           held: list[str]) -> None:
+    """What the caller said of the half of the day reaches the tool: not "7" for "Thursday evening, at seven"."""
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "time": {"type": "string", "x-kind": "time"}}, "required": ["time"]}}}
+    said = [m for t in turns for m in (Message("assistant", "Sure."), Message("user", t))]
+    (grounded,), _ = ground([tool], said, language)
+    assert grounded["function"]["parameters"]["properties"]["time"]["enum"][:len(held)] == held
+
+
 def test_a_count_is_never_the_hour_of_a_time_the_caller_said() -> None:
     """"Five o'clock" gave 5 seats: a count or an amount is not read from a time of day."""
     tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
