@@ -39,7 +39,7 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     _, lacked = ground(tools, messages[:at], language)  # what each tool lacked when the agent asked
     words = locale.get(language)  # the question was asked in the call's language
     system = next((m.content for m in messages if m.role == "system"), "")
-    asked = messages[at].content.strip()
+    asked = _question_in_force(messages, at, words)
     found = {tool_name(t): lacked[tool_name(t)] for t in tools
              if lacked.get(tool_name(t)) and asked.endswith(_question(lacked[tool_name(t)], t, words, system))}
     # the call the caller's request had already filled in part ("the roaming day pass": add_data_pack's pack) is
@@ -47,6 +47,20 @@ def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writ
     began = {n: v for n, v in found.items() if set(_required(n, tools)) - set(v)}
     reads = {n: v for n, v in found.items() if n not in writes}
     return began or reads or found
+
+
+def _question_in_force(messages: Sequence[Message], at: int, words: ModuleType) -> str:
+    """The agent's words at `at`; when the caller cut them off while it asked its question again ("Sorry," of
+    "Sorry, I didn't catch that. Could you tell me the day?"), the question they had heard before, which is what
+    their answer answers."""
+    said = messages[at].content.strip()
+    before = next((m.content.strip() for m in reversed(messages[:at]) if m.role == "assistant" and m.content.strip()),
+                  "")
+    question = re.split(r"(?<=[.!?])\s+", before)[-1]
+    again = f"{words.NOT_CAUGHT} {question}"
+    if said and not said.endswith("?") and question.endswith("?") and again.startswith(said) and said != again:
+        return before
+    return said
 
 
 def _required(name: str, tools: Sequence[dict[str, Any]]) -> list[str]:

@@ -13,7 +13,7 @@ from loop import Tool
 from loop.grounding._arg_kinds import arg_kind
 from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes, said_without_generating
-from loop.grounding.tool_choice import ask_for, fresh_reads, fuller_writes
+from loop.grounding.tool_choice import ask_for, asked_for, fresh_reads, fuller_writes
 from loop.kinds import address, identifier, person_name, when
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
@@ -58,6 +58,20 @@ def test_an_identifier_given_to_the_wrong_question_is_not_asked_the_question_aga
     assert "area" not in said_without_generating(answered)
     unanswered = ModelRequest([*history, Message("user", "Yes, it's for me.")], tools, 96, writes=writes)
     assert said_without_generating(unanswered).endswith("the area?")  # no number: the question stands
+
+
+def test_a_question_cut_off_while_asked_again_is_still_the_question_answered() -> None:
+    """The caller cut in over "Sorry," of "Sorry, I didn't catch that. Could you tell me the area?": their next
+    words answer the area question they had heard before, and what it still lacks is asked, not a new topic."""
+    tools, writes = _cabs()
+    asked = ask_for(["area"], tools[0])
+    history = [Message("user", "Hi, I just want to check on my taxi booking, please."), Message("assistant", asked),
+               Message("user", "Yes."), Message("assistant", "Sorry,")]
+    cut = ModelRequest([*history, Message("user", "Right.")], tools, 96, writes=writes)
+    assert asked_for(tools, cut.messages, writes) == asked_for(tools, [*history[:3]], writes) != {}
+    assert said_without_generating(cut).endswith("the area?")
+    other = [*history[:3], Message("assistant", "Sure,"), Message("user", "Right.")]  # not a question asked again
+    assert asked_for(tools, other, writes) == {}
 
 
 def _courier() -> tuple[list[dict[str, Any]], frozenset[str]]:
