@@ -196,22 +196,22 @@ def read_answer(text: str, context: AnswerContext | None = None) -> Reading:
 
 
 def _times_as_asked(raw: str, ctx: AnswerContext) -> tuple[str, list[str]]:
-    """Times of day the answer says: the question's own said in words ("yes, half past seven" to "at 7:30 PM?")
-    written in digits, so their words restate a value instead of asking a change ("half"); and the others said as
-    times ("seven thirty am", "at 2:30", "half past two" to "2 pm"), each a time the question did not hold. Bare
-    number words ("seven forty-two Maple") may be anything, and are left to the number readings."""
+    """Times of day the answer says: the question's own however said ("yes, half past seven", "7pm" to "at 7:30
+    PM?") written as the question wrote it, so they restate a value instead of asking a change ("half"); and the
+    others said as times ("seven thirty am", "at 2:30", "half past two" to "2 pm"), each a time the question did
+    not hold. Bare number words ("seven forty-two Maple") may be anything, and are left to the number readings."""
     words = ctx.rules.words
-    asked = [clock for line in ctx.said[:1] for clock, _, _ in time_spans_in(line, words)]
+    asked = [(clock, line[start:end]) for line in ctx.said[:1] for clock, start, end in time_spans_in(line, words)]
     others = []
     for clock, start, end in reversed(time_spans_in(raw, words)):  # from the end: a rewrite keeps earlier offsets
         hour, minute, half = clock
-        if not any(same_time(clock, mine) for mine in asked):
-            before = raw[max(0, start - 12):start].lower().split()[-1:]
-            said = set(words_of(raw[start:end])) | set(before)
-            if ":" in raw[start:end] or said & {*words.CLOCK_SAID, *words.CLOCK_CUES, *words.OCLOCK} or half:
-                others.append(f"{hour}:{minute:02d}{' ' + half if half else ''}")
-        elif not re.search(r"\d", raw[start:end]):
-            raw = f"{raw[:start]} {hour}{f':{minute:02d}' if minute else ''}{' ' + half if half else ''} {raw[end:]}"
+        if mine := next((written for time, written in asked if same_time(clock, time)), None):
+            raw = f"{raw[:start]} {mine} {raw[end:]}"
+            continue
+        before = raw[max(0, start - 12):start].lower().split()[-1:]
+        said = set(words_of(raw[start:end])) | set(before)
+        if ":" in raw[start:end] or said & {*words.CLOCK_SAID, *words.CLOCK_CUES, *words.OCLOCK} or half:
+            others.append(f"{hour}:{minute:02d}{' ' + half if half else ''}")
     return raw, others
 
 
