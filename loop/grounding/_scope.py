@@ -111,7 +111,20 @@ def topic_stems(text: str, stop: frozenset[str], words: ModuleType = DEFAULT_WOR
     a tool's words are (`loop.grounding.tool_choice`). The one tokeniser of what words are about."""
     folded = unaccented(text.lower()).replace("_", " ")
     said = re.findall(r"[a-z][a-z']+", _compounds(folded, words)) if joined else re.findall(r"[a-z]+", folded)
-    return {stem(w) for w in said if len(w) >= shortest and w not in stop}
+    written = written_words(text)
+    return {word_stem(written.get(w, w), words) for w in said if len(w) >= shortest and w not in stop}
+
+
+def written_words(text: str) -> dict[str, str]:
+    """Each word of `text` folded, to it as written, lower case: a pack's `word_root` reads a verb's accent
+    ("cancélela": a pronoun written onto an imperative)."""
+    return {unaccented(w): w for w in re.findall(r"[^\W\d_]+", text.lower().replace("_", " "))}
+
+
+def word_stem(word: str, words: ModuleType = DEFAULT_WORDS) -> str:
+    """A word's stem as every reader of topics compares it: its language's root of it (the pack's `word_root`:
+    Spanish "anúleme", "anular", "cancelar" -> "cancel"), cut by `stem`. English: `stem` of the word as said."""
+    return stem(words.word_root(word))
 
 
 def _stems(text: str, language: ModuleType = DEFAULT_WORDS) -> set[str]:
@@ -125,8 +138,8 @@ Groups = tuple[frozenset[str], ...]  # stems of words said for the same thing
 def related_groups(language: str = "en", agent: tuple[tuple[str, ...], ...] = ()) -> Groups:
     """The stems of the words that say the same thing: the language's (its pack's RELATED_WORDS: asking when,
     asking how much) and the agent's own (`Agent(related=...)`: "fix" and "garage" for a repair)."""
-    groups = [*locale.get(language).RELATED_WORDS, *agent]
-    return tuple(frozenset(stem(w) for w in group) for group in groups)
+    pack = locale.get(language)
+    return tuple(frozenset(word_stem(w, pack) for w in group) for group in [*pack.RELATED_WORDS, *agent])
 
 
 def _groups(request: ModelRequest) -> Groups:
@@ -388,7 +401,7 @@ def closest_reads(reads: Sequence[dict[str, Any]], request: ModelRequest) -> lis
     for the same thing: `related_groups`); all of them when their words tell none apart."""
     said = _fresh(request.messages)[0].lower()
     pack = locale.get(request.language)
-    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", said) if w not in spoken(pack).request}
+    caller = {word_stem(w, pack) for w in re.findall(r"[a-z']{3,}", said) if w not in spoken(pack).request}
     groups = _groups(request)
 
     def score(tool: dict[str, Any]) -> int:

@@ -4,6 +4,8 @@ every name here. Labelled examples: tests/data/topics.tsv (both languages)."""
 
 from __future__ import annotations
 
+from loop.locale._text import unaccented
+
 # ---- what a caller's words are about (loop/grounding/_scope.py, tool_choice.py) ----------------------------
 # Words that say nothing about a topic: a caller's words made of these only are not judged out of scope
 FILLER = frozenset({
@@ -77,3 +79,13 @@ ARGUMENT_NAMES = {
     "when": ("time", "hour", "date", "day", "when", "slot", "arrival", "departure", "checkin", "checkout", "weekday",
              "night", "evening", "morning"),
 }
+
+# ---- a word as the root its forms share (loop/grounding/_scope.py; labelled: tests/data/verb_forms_es.tsv) ----
+# verbs said for the same action, read as the first (Spanish "anular" as "cancelar"): English reads each as said
+SAME_ACTION: tuple[tuple[str, ...], ...] = ()
+
+
+def word_root(word: str) -> str:
+    """A word as the root its forms share, which `stem` then cuts (Spanish "anúleme" -> "cancel"): English's is the
+    word as written, accents folded ("booking" stays "booking"; `loop.grounding._heard.stem` makes it "book")."""
+    return unaccented(word)
