@@ -242,17 +242,21 @@ def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], w
                  as_verb: bool = False, verb_only: bool = False, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
     the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares).
-    `as_verb`: the word itself or its -s/-ed forms ("can you report it?"), so "my booking" does not name
-    `book_room`; `verb_only`: by the name's first word only ("book" of `book_seats`, not "seats"). Else by the
-    word's stem in the language `words` (`word_stem`: "anúleme" names `cancelar_reserva`)."""
+    `as_verb`: the word itself or a verb's form of it (the pack's `verb_keys`: "can you report it?", Spanish
+    "resérveme"), so "my booking" does not name `book_room`; `verb_only`: by the name's first word only ("book" of
+    `book_seats`, not "seats"). Else by the word's stem in the language `words` (`word_stem`: "anúleme" names
+    `cancelar_reserva`)."""
     text = " ".join(m.content for m in since_agent_spoke(messages))
     said, written = re.findall(r"[a-z]+", unaccented(text.lower())), written_words(text)
-    fresh = {w for word in said for w in (word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word))} if as_verb else \
+    fresh = {k for w in said for k in words.verb_keys(written.get(w, w))} if as_verb else \
         {word_stem(written.get(w, w), words) for w in said}
 
     def name_stems(tool: dict[str, Any]) -> set[str]:  # verb_only: its first word ("book" of book_seats)
         named = [w for w in re.split(r"[_\W]+", tool_name(tool).lower()) if w]
-        return {w if as_verb else word_stem(w, words) for w in (named[:1] if verb_only else named) if len(w) > 2}
+        if not as_verb:
+            return {word_stem(w, words) for w in (named[:1] if verb_only else named) if len(w) > 2}
+        verb = set(words.verb_keys(named[0], said=False)) if named and len(named[0]) > 2 else set()
+        return verb | {w for w in ([] if verb_only else named[1:]) if len(w) > 2}
 
     reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
     return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]

@@ -19,7 +19,7 @@ from loop.locale.es._answers import *  # noqa: F403  (every name there is the pa
 from loop.locale.es._topics import *  # noqa: F403
 
 # a word as the root its forms share ("anúleme", "cancelar" -> "cancel"): in a module of its own
-from loop.locale.es._verbs import SAME_ACTION, word_root  # noqa: F401  (the pack's)
+from loop.locale.es._verbs import SAME_ACTION, verb_keys, word_root  # noqa: F401  (the pack's)
 
 LANGUAGE = "es"
 

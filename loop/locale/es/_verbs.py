@@ -50,6 +50,26 @@ def word_root(word: str) -> str:
     return _same_action().get(root, root)
 
 
+def verb_keys(word: str, said: bool = True) -> frozenset[str]:
+    """What a word names a tool's verb by (`loop.grounding.tool_choice.named_writes`): the word itself, and its root
+    when it is a verb's form - said with a pronoun on it, an infinitive, a gerund, an -e imperative ("resérveme",
+    "apartar", "que me aparten", "anule" name `reservar_medicamento` and `cancelar_reserva`; "mi reserva", a noun,
+    does not). A tool name's verb (`said` false) is named by its root."""
+    written = unicodedata.normalize("NFC", word.lower())
+    folded = unaccented(written)
+    if not said or _verb_shaped(written, folded):
+        return frozenset({folded, word_root(written)})
+    return frozenset({folded})
+
+
+def _verb_shaped(written: str, folded: str) -> bool:
+    """A verb's form by its letters: a pronoun written onto it, an infinitive, a gerund, an -e/-en imperative."""
+    return folded.isalpha() and len(folded) >= 5 and (
+        _without_clitics(written, folded) != folded
+        or (folded.endswith(("ar", "er", "ir")) and folded[-3] not in _VOWELS)
+        or folded.endswith(("ando", "iendo", "yendo", "e", "en")))
+
+
 def _without_clitics(written: str, folded: str) -> str:
     """`folded` less one or two pronouns written onto it (two first: "resérve|me|la"), where what is left is a
     verb: with a written accent (the stress a pronoun moved), an imperative, a gerund or an infinitive

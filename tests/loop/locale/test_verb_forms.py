@@ -10,7 +10,7 @@ import pytest
 from loop import locale
 from loop.grounding._heard import stem
 from loop.grounding._scope import word_stem
-from loop.grounding.tool_choice import about_tool
+from loop.grounding.tool_choice import about_tool, named_writes
 from loop.types import Message
 from tests.helpers import labelled
 
@@ -38,6 +38,12 @@ def _about(said: str) -> str:
                            if about_tool(t, messages, [o for o in tools if o is not t], ES)))
 
 
+def _named(said: str) -> str:
+    tools = [_tool(n, d) for n, d in TOOLS.items()]
+    writes = frozenset(TOOLS) - {"consultar_reserva"}
+    return " ".join(sorted(named_writes(tools, [Message("user", said)], writes, as_verb=True, words=ES)))
+
+
 def _read(said: str, reader: str, expected: str) -> str:
     if reader == "same_as":
         return expected if ES.word_root(said) == ES.word_root(expected) else ES.word_root(said)
@@ -45,6 +51,8 @@ def _read(said: str, reader: str, expected: str) -> str:
         return ES.word_root(said)
     if reader == "en_root":
         return EN.word_root(said)
+    if reader == "names":
+        return _named(said)
     return _about(said)
 
 
