@@ -9,8 +9,8 @@ import re
 from types import ModuleType
 
 from loop import locale
-from loop.grounding._heard import cardinal_runs, spoken, stem, words_to_number
-from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words, word_stem
+from loop.grounding._heard import cardinal_runs, spoken, stem, word_stem, words_to_number
+from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
 

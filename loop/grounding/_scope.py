@@ -20,7 +20,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import name_words
-from loop.grounding._heard import identifier_candidates, spoken, stem
+from loop.grounding._heard import identifier_candidates, spoken, stem, word_stem, written_words
 from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.grounding.speakable import quoted_lines
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -113,18 +113,6 @@ def topic_stems(text: str, stop: frozenset[str], words: ModuleType = DEFAULT_WOR
     said = re.findall(r"[a-z][a-z']+", _compounds(folded, words)) if joined else re.findall(r"[a-z]+", folded)
     written = written_words(text)
     return {word_stem(written.get(w, w), words) for w in said if len(w) >= shortest and w not in stop}
-
-
-def written_words(text: str) -> dict[str, str]:
-    """Each word of `text` folded, to it as written, lower case: a pack's `word_root` reads a verb's accent
-    ("cancélela": a pronoun written onto an imperative)."""
-    return {unaccented(w): w for w in re.findall(r"[^\W\d_]+", text.lower().replace("_", " "))}
-
-
-def word_stem(word: str, words: ModuleType = DEFAULT_WORDS) -> str:
-    """A word's stem as every reader of topics compares it: its language's root of it (the pack's `word_root`:
-    Spanish "anúleme", "anular", "cancelar" -> "cancel"), cut by `stem`. English: `stem` of the word as said."""
-    return stem(words.word_root(word))
 
 
 def _stems(text: str, language: ModuleType = DEFAULT_WORDS) -> set[str]:

@@ -19,8 +19,8 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
-from loop.grounding._heard import spoken
-from loop.grounding._scope import topic_stems, word_stem, written_words
+from loop.grounding._heard import spoken, word_stem, written_words
+from loop.grounding._scope import topic_stems
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name

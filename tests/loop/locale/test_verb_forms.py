@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from loop import locale
-from loop.grounding._heard import stem
-from loop.grounding._scope import word_stem
+from loop.grounding._heard import stem, word_stem
 from loop.grounding.tool_choice import about_tool, named_writes
 from loop.types import Message
 from tests.helpers import labelled
