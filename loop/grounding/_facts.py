@@ -9,7 +9,7 @@ import re
 from types import ModuleType
 
 from loop import locale
-from loop.grounding._heard import cardinal_runs, spoken, stem, words_to_number
+from loop.grounding._heard import cardinal_runs, spoken, stem, word_stem, words_to_number
 from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
@@ -89,7 +89,7 @@ class FactCheck:
         last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
         tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
         self.asked = last_user >= 0 and asks(request.messages[last_user].content, pack)
-        when = {stem(w) for w in when_words(pack)}  # a day or a date is a value (checked as one), not a topic
+        when = {word_stem(w, pack) for w in when_words(pack)}  # a day or a date is a value (checked as one)
         self.uncovered = set() if tool_ran or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content, pack), pack) - _vocabulary(request) - when
         self.answered_uncovered = False

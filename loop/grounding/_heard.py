@@ -160,6 +160,18 @@ def stem(word: str) -> str:
     return word[:5]
 
 
+def written_words(text: str) -> dict[str, str]:
+    """Each word of `text` folded, to it as written, lower case: a pack's `word_root` reads a verb's accent
+    ("cancélela": a pronoun written onto an imperative)."""
+    return {unaccented(w): w for w in re.findall(r"[^\W\d_]+", text.lower().replace("_", " "))}
+
+
+def word_stem(word: str, words: ModuleType = DEFAULT_WORDS) -> str:
+    """A word's stem as every reader of topics compares it: its language's root of it (the pack's `word_root`:
+    Spanish "anúleme", "anular", "cancelar" -> "cancel"), cut by `stem`. English: `stem` of the word as said."""
+    return stem(words.word_root(word))
+
+
 def lower_words(text: str) -> list[str]:
     return re.findall(r"[a-z]+", unaccented(text.lower()).replace("-", " "))
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import name_words
-from loop.grounding._heard import identifier_candidates, spoken, stem
+from loop.grounding._heard import identifier_candidates, spoken, stem, word_stem, written_words
 from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.grounding.speakable import quoted_lines
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -111,7 +111,8 @@ def topic_stems(text: str, stop: frozenset[str], words: ModuleType = DEFAULT_WOR
     a tool's words are (`loop.grounding.tool_choice`). The one tokeniser of what words are about."""
     folded = unaccented(text.lower()).replace("_", " ")
     said = re.findall(r"[a-z][a-z']+", _compounds(folded, words)) if joined else re.findall(r"[a-z]+", folded)
-    return {stem(w) for w in said if len(w) >= shortest and w not in stop}
+    written = written_words(text)
+    return {word_stem(written.get(w, w), words) for w in said if len(w) >= shortest and w not in stop}
 
 
 def _stems(text: str, language: ModuleType = DEFAULT_WORDS) -> set[str]:
@@ -125,8 +126,8 @@ Groups = tuple[frozenset[str], ...]  # stems of words said for the same thing
 def related_groups(language: str = "en", agent: tuple[tuple[str, ...], ...] = ()) -> Groups:
     """The stems of the words that say the same thing: the language's (its pack's RELATED_WORDS: asking when,
     asking how much) and the agent's own (`Agent(related=...)`: "fix" and "garage" for a repair)."""
-    groups = [*locale.get(language).RELATED_WORDS, *agent]
-    return tuple(frozenset(stem(w) for w in group) for group in groups)
+    pack = locale.get(language)
+    return tuple(frozenset(word_stem(w, pack) for w in group) for group in [*pack.RELATED_WORDS, *agent])
 
 
 def _groups(request: ModelRequest) -> Groups:
@@ -388,7 +389,7 @@ def closest_reads(reads: Sequence[dict[str, Any]], request: ModelRequest) -> lis
     for the same thing: `related_groups`); all of them when their words tell none apart."""
     said = _fresh(request.messages)[0].lower()
     pack = locale.get(request.language)
-    caller = {stem(w) for w in re.findall(r"[a-z']{3,}", said) if w not in spoken(pack).request}
+    caller = {word_stem(w, pack) for w in re.findall(r"[a-z']{3,}", said) if w not in spoken(pack).request}
     groups = _groups(request)
 
     def score(tool: dict[str, Any]) -> int:

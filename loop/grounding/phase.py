@@ -269,7 +269,8 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
     lacks only the amount): asking for the rest is what they want. A question that names a write only by its
     object ("Are there any seats left?" of `book_seats`) asks for what a read tells, not for the write."""
     question = asks(" ".join(m.content for m in since_agent_spoke(request.messages)), locale.get(request.language))
-    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True, verb_only=question))
+    found = set(named_writes(request.tools, request.messages, request.writes, as_verb=True, verb_only=question,
+                             words=locale.get(request.language)))
     found &= set(missing)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))

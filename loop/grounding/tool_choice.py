@@ -19,10 +19,10 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
-from loop.grounding._heard import spoken, stem
+from loop.grounding._heard import spoken, word_stem, written_words
 from loop.grounding._scope import topic_stems
 from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
-from loop.locale import DEFAULT_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name
 from loop.types import Message
 
@@ -182,7 +182,8 @@ def _number_stems(words: ModuleType) -> frozenset[str]:
     """The stems of a number's words in the language `words`: its number words and what counts digits
     (DIGIT_NOUNS)."""
     said = spoken(words)
-    return frozenset(stem(w) for w in [*said.units, *said.tens, words.HUNDRED, words.THOUSAND, *words.DIGIT_NOUNS])
+    return frozenset(word_stem(w, words)
+                     for w in [*said.units, *said.tens, words.HUNDRED, words.THOUSAND, *words.DIGIT_NOUNS])
 
 
 def _tool_stems(tool: dict[str, Any], words: ModuleType = DEFAULT_WORDS) -> set[str]:
@@ -247,23 +248,29 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
                                       and k.kind == "id"
                                       for r in required)
 
-    named = set(named_writes(tools, messages, writes))
+    named = set(named_writes(tools, messages, writes, words=locale.get(language)))
     return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
 
 
 def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
-                 as_verb: bool = False, verb_only: bool = False) -> list[str]:
+                 as_verb: bool = False, verb_only: bool = False, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The writes the caller named since the agent last spoke, by the word of the name that sets each apart from
     the reads ("report" of `report_outage`, "cancel" of `cancel_booking`; not "booking", which a read shares).
-    `as_verb`: the word itself or its -s/-ed forms ("can you report it?"), so "my booking" does not name
-    `book_room`; `verb_only`: by the name's first word only ("book" of `book_seats`, not "seats")."""
-    said = re.findall(r"[a-z]+", " ".join(m.content for m in since_agent_spoke(messages)).lower())
-    fresh = {w for word in said for w in (word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word))} if as_verb else \
-        {stem(w) for w in said}
+    `as_verb`: the word itself or a verb's form of it (the pack's `verb_keys`: "can you report it?", Spanish
+    "resérveme"), so "my booking" does not name `book_room`; `verb_only`: by the name's first word only ("book" of
+    `book_seats`, not "seats"). Else by the word's stem in the language `words` (`word_stem`: "anúleme" names
+    `cancelar_reserva`)."""
+    text = " ".join(m.content for m in since_agent_spoke(messages))
+    said, written = re.findall(r"[a-z]+", unaccented(text.lower())), written_words(text)
+    fresh = {k for w in said for k in words.verb_keys(written.get(w, w))} if as_verb else \
+        {word_stem(written.get(w, w), words) for w in said}
 
     def name_stems(tool: dict[str, Any]) -> set[str]:  # verb_only: its first word ("book" of book_seats)
-        words = [w for w in re.split(r"[_\W]+", tool_name(tool).lower()) if w]
-        return {w if as_verb else stem(w) for w in (words[:1] if verb_only else words) if len(w) > 2}
+        named = [w for w in re.split(r"[_\W]+", tool_name(tool).lower()) if w]
+        if not as_verb:
+            return {word_stem(w, words) for w in (named[:1] if verb_only else named) if len(w) > 2}
+        verb = set(words.verb_keys(named[0], said=False)) if named and len(named[0]) > 2 else set()
+        return verb | {w for w in ([] if verb_only else named[1:]) if len(w) > 2}
 
     reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
     return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]

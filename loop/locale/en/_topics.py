@@ -4,6 +4,10 @@ every name here. Labelled examples: tests/data/topics.tsv (both languages)."""
 
 from __future__ import annotations
 
+import re
+
+from loop.locale._text import unaccented
+
 # ---- what a caller's words are about (loop/grounding/_scope.py, tool_choice.py) ----------------------------
 # Words that say nothing about a topic: a caller's words made of these only are not judged out of scope
 FILLER = frozenset({
@@ -77,3 +81,21 @@ ARGUMENT_NAMES = {
     "when": ("time", "hour", "date", "day", "when", "slot", "arrival", "departure", "checkin", "checkout", "weekday",
              "night", "evening", "morning"),
 }
+
+# ---- a word as the root its forms share (loop/grounding/_scope.py; labelled: tests/data/verb_forms_es.tsv) ----
+# verbs said for the same action, read as the first (Spanish "anular" as "cancelar"): English reads each as said
+SAME_ACTION: tuple[tuple[str, ...], ...] = ()
+
+
+def word_root(word: str) -> str:
+    """A word as the root its forms share, which `stem` then cuts (Spanish "anúleme" -> "cancel"): English's is the
+    word as written, accents folded ("booking" stays "booking"; `loop.grounding._heard.stem` makes it "book")."""
+    return unaccented(word)
+
+
+def verb_keys(word: str, said: bool = True) -> frozenset[str]:
+    """What a word names a tool's verb by (`loop.grounding.tool_choice.named_writes`): a said word itself or its
+    -s/-ed form ("can you report it?", "reports" name `report_outage`; "booking" does not name `book_room`); a
+    tool name's word by itself."""
+    word = unaccented(word)
+    return frozenset({word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word)} if said else {word})

@@ -18,6 +18,9 @@ from loop.locale.es._answers import *  # noqa: F403  (every name there is the pa
 # what a caller's words are about, what a reply may not say, what names an argument: in their own too
 from loop.locale.es._topics import *  # noqa: F403
 
+# a word as the root its forms share ("anúleme", "cancelar" -> "cancel"): in a module of its own
+from loop.locale.es._verbs import SAME_ACTION, verb_keys, word_root  # noqa: F401  (the pack's)
+
 LANGUAGE = "es"
 
 # ---- numbers --------------------------------------------------------------------------------------------

@@ -166,9 +166,11 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         closest = {tool_name(t) for t in closest_reads(reads, request)}
         mixed = [t for t in mixed if tool_name(t) in closest or tool_name(t) not in {tool_name(r) for r in reads}]
         reads = [t for t in reads if tool_name(t) in closest]
-    if reads and fuller_writes(request.tools, tools, reads, request.messages, request.writes,
-                                 locale.get(request.language)):
+    fuller = fuller_writes(request.tools, tools, reads, request.messages, request.writes,
+                           locale.get(request.language)) if reads else []
+    if fuller:
         mixed = [t for t in mixed if tool_name(t) not in {tool_name(r) for r in reads}]  # the day has no place in it
+        reads = fuller  # naming a tool that lacks something is the write then, not the read it just ruled out
     # the caller named what a read looks up ("Why is my order 2020 late?"): the answer is in the tools, and a small
     # model that may answer in words invents one ("... because the customer has not provided ...")
     plan = Plan(compiled(build_grammar(mixed, calls_only=bool(reads))), missing,

@@ -4,6 +4,7 @@ said, not an identifier dictated. No model: the phase's own functions on tool sc
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -102,6 +103,23 @@ def test_a_value_only_a_write_has_a_place_for_makes_that_write_the_call() -> Non
         "rearrange_delivery"]
     assert _fuller("Where is my parcel? It's SB48207315.") == []  # nothing but the code: the read
     assert _fuller("Is parcel SB48207315 coming today?") == []  # "today" is no weekday the write holds
+
+
+def test_a_tool_named_that_lacks_something_gives_way_to_the_fuller_write_not_the_read_it_ruled_out() -> None:
+    """The model naming leave_with_neighbour (no house number) is answered with the call the caller's words make,
+    the rearranged delivery, not the tracking read that has no place for their Tuesday (the Spanish dev call
+    "quería traer dos bicis el viernes para cambiarles la cadena. Me llamo Javier Moreno Ruiz." got the price)."""
+    from loop.models.llama.decoding import plan_for
+    from loop.prompt import PromptAssembler
+
+    tools, _ = _courier()
+    said = "I won't be in today. Can you bring parcel SB48207315 on Tuesday instead?"
+    assembler = PromptAssembler("You answer a courier's phone.", [], lambda text: len(text) // 4 + 1, 4096)
+    request = replace(assembler.build([Message("user", said)], 0, 96)[0], tools=tools,
+                      writes=frozenset({"rearrange_delivery", "leave_with_neighbour"}))
+    plan = plan_for(request, lambda gbnf: gbnf)
+    assert plan.missing == {"leave_with_neighbour": ["house_number"]}
+    assert [c.split('"')[3] for c in plan.instead_calls] == ["rearrange_delivery"]
 
 
 def test_a_house_number_is_a_number_said_not_an_identifier() -> None:

@@ -20,7 +20,7 @@ from voice.agents.spec import AgentConfigError, AgentSpec
 from voice.call.events import RunEnded, Synthesize
 
 # what a language pack does besides its words
-FUNCTIONS = ("numbers_in_digits", "label", "the", "as_asked", "cardinal", "ordinal")
+FUNCTIONS = ("numbers_in_digits", "label", "the", "as_asked", "cardinal", "ordinal", "word_root", "verb_keys")
 
 
 def test_english_number_words_are_defined_once() -> None:
@@ -286,10 +286,12 @@ def test_a_reply_that_only_opens_says_nothing(language: str, reply: str, nothing
 def test_the_words_every_agent_shares_are_few_and_domain_words_are_the_agents(
         language: str, agent_word: str, caller_word: str, same: str) -> None:
     """tests/data/related.tsv: asking when and asking how much are the language's; "fix" for a repair is not."""
-    from loop.grounding._heard import stem
+    from loop.grounding._heard import word_stem
     from loop.grounding._scope import related_groups
 
-    linked = any({stem(agent_word), stem(caller_word)} <= group for group in related_groups(language))
+    pack = locale.get(language)  # a word's stem in its language, as the groups are stemmed
+    linked = any({word_stem(agent_word, pack), word_stem(caller_word, pack)} <= group
+                 for group in related_groups(language))
     assert linked is (same == "yes")
 
 
