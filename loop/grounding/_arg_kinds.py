@@ -158,6 +158,18 @@ def arg_kind(name: str, schema: dict[str, Any], described: str = "", words: Modu
     return kind
 
 
+def name_labels(name: str) -> list[str]:
+    """The words a caller may say before the value of the name argument `name`: its own words less "name", and for
+    a part of a name every word for that part ("surname" for `last_name`, "first" for `forename`)."""
+    own = [w for w in name_words(name) if w not in ("name", "the", "of")]
+    part = name_part(name)
+    said_of_part = _GIVEN_NAME if part == 0 else _FAMILY_NAME if part == -1 else set()
+    return list(dict.fromkeys([*own, *sorted(said_of_part)]))
+
+
+NAME_PART_WORDS = frozenset(_GIVEN_NAME | _FAMILY_NAME)
+
+
 def name_part(name: str) -> int | None:
     """Which word of a full name the argument `name` holds: 0 (the first: `first_name`, `given_name`), -1 (the
     last: `last_name`, `surname`), None (the whole name)."""

@@ -43,7 +43,10 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
         for i, raw in enumerate(raws):
             word = re.sub(r"[^\w'&-]", "", raw)
             # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
-            opens = initial or introduced or (len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(","))
+            # ("From August the fifth": a word no name is made of opens no name, asked for one or not)
+            function_word = i == 0 and len(raws) > 1 and word.lower() in _not_a_name(words)
+            opens = not function_word and (initial or introduced or (
+                len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(",")))
             capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
                        and word.lower() not in spoken(words).not_names)
             if capital:

@@ -40,8 +40,18 @@ from types import ModuleType
 from typing import Any
 
 from loop import locale
-from loop.grounding._arg_kinds import arg_kind, digits_named, id_shape, label, name_part, name_words, non_null
+from loop.grounding._arg_kinds import (
+    NAME_PART_WORDS,
+    arg_kind,
+    digits_named,
+    id_shape,
+    label,
+    name_labels,
+    name_part,
+    non_null,
+)
 from loop.grounding._clock import same_time, time_spans_in, times_named, without_times  # noqa: F401  (re-exported)
+from loop.grounding._dates import calendar_dates
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     id_candidates,
     identifier_candidates,
@@ -150,8 +160,7 @@ def _names_by_label(props: dict[str, Any], said: str, described: str, words: Mod
     names = [n for n, s in props.items() if (k := arg_kind(n, s, described, words)) is not None and k.kind == "name"]
     if len(names) < 2:
         return {}
-    labels = {n: [w for w in name_words(n) if w not in ("name", "the", "of")] for n in names}
-    return {n: found for n in names if (found := labelled_names(said, labels[n], words))}
+    return {n: found for n in names if (found := labelled_names(said, name_labels(n), words))}
 
 
 def _listed_values_named(props: dict[str, Any], ev: Evidence) -> list[str]:
@@ -225,7 +234,7 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
             found = answered_name(ev.fresh, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
-        found = [v for v in found if v not in others]  # Hughes is the surname, not also the pet
+        found = [v for v in map(_without_part_word, found) if v and v not in others]  # Hughes is the surname only
     elif k == "when":  # this turn's first, then earlier turns'; "8 Mill Street": no time
         found = list(dict.fromkeys(v for text in (ev.fresh, ev.said)
                                    for v in _when_said(without_addresses(text, ev.words), kind.when, ev.words)))
@@ -247,12 +256,33 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
 
 def _when_said(text: str, when: str, words: ModuleType) -> list[str]:
     """What a time or date argument may hold from `text`: a time as its clock reading ("half past seven in the
-    evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m."; the pack's `clock_text`), else the words that
-    say when ("Tuesday", "two" given alone)."""
+    evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m."; the pack's `clock_text`), a date as its month and
+    day ("August 5"), and the words that say when ("Tuesday", "two" given alone)."""
+    if when == "date":  # "July the sixteenth": "July 16", not "July" alone (the pack's `date_text`)
+        return [words.date_text(*d) for d in calendar_dates(text, words)] + time_spans(text, when, words)
     if when != "time":
         return time_spans(text, when, words)
     clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]
     return clocks + time_spans(without_times(text, words), when, words)  # and "two" of "make that two instead"
+
+
+def _one_name_for_two(props: dict[str, Any], names: list[str], ev: Evidence) -> list[str]:
+    """Name arguments of one call left holding the same one name that nothing labelled ("I'd like to book Biscuit
+    in" for `pet_name` and `last_name`): it is one of them only. The one kept is the first that is not a part of a
+    name; the others go without it, to be asked for ("Could you tell me the last name?")."""
+    alike = [n for n in names if len((props.get(n) or {}).get("enum") or []) == 1 and n not in ev.named_as]
+    if len(alike) < 2 or len({str(props[n]["enum"][0]) for n in alike}) != 1:
+        return []
+    keep = next((n for n in alike if name_part(n) is None), alike[0])
+    return [n for n in alike if n != keep]
+
+
+def _without_part_word(name: str) -> str:
+    """"Surname Doyle" (a sentence that opens on the word for the part of the name) is "Doyle"."""
+    words = name.split()
+    while words and words[0].lower() in NAME_PART_WORDS:
+        words = words[1:]
+    return " ".join(words)
 
 
 def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
@@ -356,6 +386,8 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools), words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
+        names = [n for n, sch in props.items()
+                 if (k := arg_kind(n, sch, described_among(tool, tools), words)) is not None and k.kind == "name"]
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
@@ -367,6 +399,11 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
                 del props[name]
             else:
                 props[name] = narrowed
+        for name in _one_name_for_two(props, names, ev):
+            if name in required:
+                unfilled.append(name)
+            else:
+                del props[name]
         if unfilled:  # worth asking the caller only when it is their words the call lacks
             missing[str(fn.get("name", ""))] = unfilled if ev.fresh else []
         elif _drop_repeats(str(fn.get("name", "")), props, ev.done):

@@ -93,6 +93,12 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 TIME_WORDS = ("tomorrow", "today", "tonight", "noon", "midnight", "morning", "afternoon", "evening", "next week",
               "weekend")
 AMBIGUOUS_MONTHS = frozenset({"may"})  # a month that is also a common word: no date on its own
+DATE_JOINERS = ("the", "of")  # between a month and its day ("July the sixteenth", "the 5th of August")
+
+
+def date_text(month: int, day: int) -> str:
+    """A calendar date as a date argument holds it: "August 5"."""
+    return f"{MONTHS[month - 1].title()} {day}"
 CLOCK_WORDS = {"noon": "12 pm", "midday": "12 pm", "midnight": "12 am"}  # a time said as a word
 # "one" that is no number ("that one", "one moment"): a regular expression
 NOT_A_NUMBER = r"\b(?:(?:the|that|this|which|no|every|any) one|one (?:moment|sec(?:ond)?|minute|thing))\b"

@@ -57,6 +57,12 @@ MONTHS = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agost
 TIME_WORDS = ("manana", "hoy", "esta noche", "mediodia", "medianoche", "la semana que viene", "fin de semana",
               "pasado manana", "tarde")
 AMBIGUOUS_MONTHS = frozenset()
+DATE_JOINERS = ("de", "del")  # between a day and its month ("el cinco de agosto")
+
+
+def date_text(month: int, day: int) -> str:
+    """A calendar date as a date argument holds it: "5 de agosto"."""
+    return f"{day} de {MONTHS[month - 1]}"
 CLOCK_WORDS = {"mediodia": "12 pm", "medianoche": "12 am"}
 NOT_A_NUMBER = r"\b(?:(?:el|la|ese|esa|este|esta|cual|ningun|ninguna|cada) (?:uno|una)|un momento|un segundo)\b"
 

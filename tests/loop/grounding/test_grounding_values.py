@@ -222,3 +222,46 @@ def test_two_names_of_one_call_are_not_the_same_name() -> None:
     tools, _ = ground([Tool(vaccinations_due).openai_schema()], [Message("user", said)])
     assert tools[0]["function"]["parameters"]["properties"] == {"pet_name": {"enum": ["Biscuit"]},
                                                                 "owner_surname": {"enum": ["Hughes"]}}
+
+
+@pytest.mark.parametrize(("language", "said", "dates"), [(row[0], *row[1].split("\t")) for row in labelled(
+    "calendar_dates.tsv")])
+def test_calendar_dates_are_read_with_their_day(language: str, said: str, dates: str) -> None:
+    from loop.grounding._dates import calendar_dates
+
+    assert {f"{m}-{d}" for m, d in calendar_dates(said, locale.get(language))} == set(dates.split())
+
+
+def test_a_date_argument_holds_the_day_as_well_as_the_month() -> None:
+    """"July the sixteenth" reaches the tool as "July 16", not "July"."""
+    tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
+        "arrival": {"type": "string", "x-kind": "date"}}, "required": ["arrival"]}}}
+    said = [Message("user", "Can I book a stay for Rocky, arriving July the sixteenth, for five nights?")]
+    (grounded,), _ = ground([tool], said)
+    assert grounded["function"]["parameters"]["properties"]["arrival"]["enum"][0] == "July 16"
+
+
+def test_a_surname_said_after_its_word_is_the_last_names_and_not_the_pets() -> None:
+    """"Can I book a stay for Rocky? Surname Doyle, ...": `last_name` Doyle (a word for its part of a name before
+    it), `pet_name` Rocky, never "Surname Doyle"."""
+    tool = {"type": "function", "function": {"name": "book_stay", "parameters": {"type": "object", "properties": {
+        "last_name": {"type": "string", "x-kind": "name"}, "pet_name": {"type": "string", "x-kind": "name"}},
+        "required": ["last_name", "pet_name"]}}}
+    said = [Message("user", "Can I book a stay for Rocky? Surname Doyle, arriving July the sixteenth.")]
+    (grounded,), _ = ground([tool], said)
+    props = grounded["function"]["parameters"]["properties"]
+    assert props["last_name"]["enum"] == ["Doyle"] and props["pet_name"]["enum"] == ["Rocky"]
+
+
+def test_one_name_said_fills_one_of_two_name_arguments() -> None:
+    """"I'd like to book Biscuit in for a stay": Biscuit is the pet; the last name is asked for, never "Biscuit
+    Biscuit"."""
+    tool = {"type": "function", "function": {"name": "book_stay", "parameters": {"type": "object", "properties": {
+        "last_name": {"type": "string", "x-kind": "name"}, "pet_name": {"type": "string", "x-kind": "name"}},
+        "required": ["last_name", "pet_name"]}}}
+    said = [Message("user", "Hello, I'd like to book Biscuit in for a stay, please.")]
+    grounded, missing = ground([tool], said)
+    assert grounded == [] and missing == {"book_stay": ["last_name"]}
+    # "From August the fifth": a sentence opening on a word no name is made of opens no name
+    said += [Message("assistant", "Which day?"), Message("user", "From August the fifth, for four nights.")]
+    assert ground([tool], said)[1] == {"book_stay": ["last_name"]}
