@@ -44,7 +44,9 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
             word = re.sub(r"[^\w'&-]", "", raw)
             # a sentence's first word is a name only when asked for one, or when a capitalised word follows it
             # ("From August the fifth": a word no name is made of opens no name, asked for one or not)
-            function_word = i == 0 and len(raws) > 1 and word.lower() in _not_a_name(words)
+            # nor one that leads into a day ("Starting Monday.", "Arriving Friday the 5th.")
+            function_word = i == 0 and len(raws) > 1 and not raw.endswith(",") and (
+                word.lower() in _not_a_name(words) or _says_a_day(raws[1:], words))
             opens = not function_word and (initial or introduced or (
                 len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(",")))
             capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
@@ -57,6 +59,15 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
         if run:
             names.append(_POSSESSIVE.sub("", " ".join(run)))
     return list(dict.fromkeys(names))
+
+
+def _says_a_day(raws: Sequence[str], words: ModuleType) -> bool:
+    """The words name a day and nothing else ("Monday", "Friday the 5th", "July 16")."""
+    said = spoken(words)
+    plain = [unaccented(re.sub(r"[^\w]", "", w).lower()) for w in raws]
+    return bool(plain) and plain[0] in said.days and all(
+        w in said.days or w in said.joiners or w in said.numbers or re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)?", w)
+        or w in words.DATE_JOINERS for w in plain if w)
 
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s$")
@@ -109,6 +120,8 @@ def answered_name(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     if not 1 <= len(said) <= 3 or any(w.lower() in spoken(words).request or unaccented(w.lower()) in _not_a_name(words)
                                       or any(c.isdigit() for c in w) for w in said):
         return []
+    if _says_a_day(said, words) or _says_a_day(said[1:], words):
+        return []  # "Monday.", "Starting Monday.": the date they were asked for too
     return [" ".join(w[:1].upper() + w[1:] for w in said)]
 
 

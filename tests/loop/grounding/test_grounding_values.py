@@ -265,3 +265,13 @@ def test_one_name_said_fills_one_of_two_name_arguments() -> None:
     # "From August the fifth": a sentence opening on a word no name is made of opens no name
     said += [Message("assistant", "Which day?"), Message("user", "From August the fifth, for four nights.")]
     assert ground([tool], said)[1] == {"book_stay": ["last_name"]}
+
+
+@pytest.mark.parametrize(("said", "names"), [
+    ("Starting Monday.", []), ("Arriving Friday the 5th.", []), ("From August the fifth, for four nights.", []),
+    ("Anna Kowalski.", ["Anna Kowalski"]), ("Sam, Monday.", ["Sam"]), ("Tom Baker on Friday.", ["Tom Baker"])])
+def test_a_sentence_that_opens_into_a_day_opens_no_name(said: str, names: list[str]) -> None:
+    """Asked for a start date and a name, "Starting Monday." gives the day, not a customer called Starting."""
+    from loop.grounding._names import proper_names
+
+    assert proper_names(said, initial=True) == names
