@@ -8,7 +8,8 @@ import functools
 import re
 from types import ModuleType
 
-from loop.grounding._heard import spoken
+from loop.grounding._clock import time_spans_in, without_times
+from loop.grounding._heard import spoken, time_spans
 from loop.locale import DEFAULT_WORDS, unaccented
 
 CalendarDate = tuple[int, int]  # month 1-12, day 1-31
@@ -17,14 +18,10 @@ CalendarDate = tuple[int, int]  # month 1-12, day 1-31
 @functools.cache
 def _day_words(words: ModuleType) -> dict[str, int]:
     """Every way the pack says a day of the month: "5", "5th", "fifth", "twenty first", "cinco", "primero"."""
-    said = spoken(words)
-    days: dict[str, int] = {}
+    days = {w: v for w, v in spoken(words).numbers.items() if 1 <= v <= 31}
     for n in range(1, 32):
-        for form in (str(n), unaccented(words.ordinal(n).lower()).replace("-", " ")):
-            days[form] = n
-        days.update({w: n for w, v in said.numbers.items() if v == n})
-    for suffix in ("st", "nd", "rd", "th"):
-        days.update({f"{n}{suffix}": n for n in range(1, 32)})
+        days.update({str(n): n, unaccented(words.ordinal(n).lower()).replace("-", " "): n})
+        days.update({f"{n}{suffix}": n for suffix in ("st", "nd", "rd", "th")})
     return days
 
 
@@ -47,3 +44,16 @@ def calendar_dates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Calenda
             continue  # "3 may tickets", "may 3 of us": a month that is also a word needs a day said as one
         found.append((words.MONTHS.index(name) + 1, days[day]))
     return list(dict.fromkeys(found))
+
+
+def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """What a time or date argument may hold from `text` (its kind's `when`: "time", "date", "" for either): a time
+    as its clock reading ("half past seven in the evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m.";
+    the pack's `clock_text`), a date as its month and day ("July the sixteenth": "July 16", the pack's
+    `date_text`), and the words that say when ("Tuesday", "two" given alone)."""
+    if when == "date":
+        return [words.date_text(*d) for d in calendar_dates(text, words)] + time_spans(text, when, words)
+    if when != "time":
+        return time_spans(text, when, words)
+    clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]
+    return clocks + time_spans(without_times(text, words), when, words)  # and "two" of "make that two instead"

@@ -11,7 +11,9 @@ import functools
 import re
 from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
+from loop.grounding._arg_kinds import NAME_PART_WORDS, name_part
 from loop.grounding._heard import _PRONOUNS, _VOCATIVE, spoken
 from loop.locale import DEFAULT_WORDS, unaccented
 
@@ -142,3 +144,22 @@ def own_name_words(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
             if raw[-1:] in ",.!?":
                 break
     return found
+
+
+def one_name_for_two(props: dict[str, Any], names: list[str], named_as: dict[str, list[str]]) -> list[str]:
+    """Name arguments of one call left holding the same one name that nothing labelled ("I'd like to book Biscuit
+    in" for `pet_name` and `last_name`): it is one of them only. The one kept is the first that is not a part of a
+    name; the others go without it, to be asked for ("Could you tell me the last name?")."""
+    alike = [n for n in names if len((props.get(n) or {}).get("enum") or []) == 1 and n not in named_as]
+    if len(alike) < 2 or len({str(props[n]["enum"][0]) for n in alike}) != 1:
+        return []
+    keep = next((n for n in alike if name_part(n) is None), alike[0])
+    return [n for n in alike if n != keep]
+
+
+def without_part_word(name: str) -> str:
+    """"Surname Doyle" (a sentence that opens on the word for the part of the name) is "Doyle"."""
+    words = name.split()
+    while words and words[0].lower() in NAME_PART_WORDS:
+        words = words[1:]
+    return " ".join(words)

@@ -41,7 +41,6 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import (
-    NAME_PART_WORDS,
     arg_kind,
     digits_named,
     id_shape,
@@ -51,7 +50,7 @@ from loop.grounding._arg_kinds import (
     non_null,
 )
 from loop.grounding._clock import same_time, time_spans_in, times_named, without_times  # noqa: F401  (re-exported)
-from loop.grounding._dates import calendar_dates
+from loop.grounding._dates import when_values
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     id_candidates,
     identifier_candidates,
@@ -68,8 +67,10 @@ from loop.grounding._listed import _count_nouns, _named, counted_spans
 from loop.grounding._names import (
     answered_name,
     labelled_names,
+    one_name_for_two,
     own_name_words,
     proper_names,
+    without_part_word,
 )
 from loop.grounding.speakable import join_digit_words
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -153,11 +154,14 @@ def _own_name(messages: Sequence[Message], language: ModuleType = DEFAULT_WORDS)
     return frozenset(words)
 
 
-def _names_by_label(props: dict[str, Any], said: str, described: str, words: ModuleType = DEFAULT_WORDS
-                    ) -> dict[str, list[str]]:
+def _name_args(props: dict[str, Any], described: str, words: ModuleType) -> list[str]:
+    """The tool's arguments that hold a name."""
+    return [n for n, s in props.items() if (k := arg_kind(n, s, described, words)) is not None and k.kind == "name"]
+
+
+def _names_by_label(names: list[str], said: str, words: ModuleType = DEFAULT_WORDS) -> dict[str, list[str]]:
     """For each name argument, the names the caller gave right after its own words ("The surname's Hughes" for
     `owner_surname`), when the tool takes more than one name."""
-    names = [n for n, s in props.items() if (k := arg_kind(n, s, described, words)) is not None and k.kind == "name"]
     if len(names) < 2:
         return {}
     return {n: found for n in names if (found := labelled_names(said, name_labels(n), words))}
@@ -234,10 +238,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
             found = answered_name(ev.fresh, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
-        found = [v for v in map(_without_part_word, found) if v and v not in others]  # Hughes is the surname only
+        found = [v for v in map(without_part_word, found) if v and v not in others]  # Hughes is the surname only
     elif k == "when":  # this turn's first, then earlier turns'; "8 Mill Street": no time
         found = list(dict.fromkeys(v for text in (ev.fresh, ev.said)
-                                   for v in _when_said(without_addresses(text, ev.words), kind.when, ev.words)))
+                                   for v in when_values(without_addresses(text, ev.words), kind.when, ev.words)))
     elif k == "enum":
         values = (non_null(schema) or {}).get("enum", [])
         said = _named(values, ev.said, ev.words) + times_named(values, ev.fresh, ev.words) \
@@ -252,37 +256,6 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None
-
-
-def _when_said(text: str, when: str, words: ModuleType) -> list[str]:
-    """What a time or date argument may hold from `text`: a time as its clock reading ("half past seven in the
-    evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m."; the pack's `clock_text`), a date as its month and
-    day ("August 5"), and the words that say when ("Tuesday", "two" given alone)."""
-    if when == "date":  # "July the sixteenth": "July 16", not "July" alone (the pack's `date_text`)
-        return [words.date_text(*d) for d in calendar_dates(text, words)] + time_spans(text, when, words)
-    if when != "time":
-        return time_spans(text, when, words)
-    clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]
-    return clocks + time_spans(without_times(text, words), when, words)  # and "two" of "make that two instead"
-
-
-def _one_name_for_two(props: dict[str, Any], names: list[str], ev: Evidence) -> list[str]:
-    """Name arguments of one call left holding the same one name that nothing labelled ("I'd like to book Biscuit
-    in" for `pet_name` and `last_name`): it is one of them only. The one kept is the first that is not a part of a
-    name; the others go without it, to be asked for ("Could you tell me the last name?")."""
-    alike = [n for n in names if len((props.get(n) or {}).get("enum") or []) == 1 and n not in ev.named_as]
-    if len(alike) < 2 or len({str(props[n]["enum"][0]) for n in alike}) != 1:
-        return []
-    keep = next((n for n in alike if name_part(n) is None), alike[0])
-    return [n for n in alike if n != keep]
-
-
-def _without_part_word(name: str) -> str:
-    """"Surname Doyle" (a sentence that opens on the word for the part of the name) is "Doyle"."""
-    words = name.split()
-    while words and words[0].lower() in NAME_PART_WORDS:
-        words = words[1:]
-    return " ".join(words)
 
 
 def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
@@ -383,11 +356,10 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         required = set(params.get("required") or [])
         unfilled = []
         ev = whole.one_counted(props, described_among(tool, tools), words)  # "a box of ..." is 1 of `boxes`
-        ev.named_as = _names_by_label(props, ev.said, described_among(tool, tools), words)
+        names = _name_args(props, described_among(tool, tools), words)
+        ev.named_as = _names_by_label(names, ev.said, words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
-        names = [n for n, sch in props.items()
-                 if (k := arg_kind(n, sch, described_among(tool, tools), words)) is not None and k.kind == "name"]
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
@@ -399,7 +371,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
                 del props[name]
             else:
                 props[name] = narrowed
-        for name in _one_name_for_two(props, names, ev):
+        for name in one_name_for_two(props, names, ev.named_as):
             if name in required:
                 unfilled.append(name)
             else:
