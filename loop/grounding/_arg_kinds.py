@@ -259,7 +259,9 @@ def id_shape(name: str, text: str, words: ModuleType = DEFAULT_WORDS) -> tuple[i
     counted, text = _counted(words), unaccented(text)
     own = {w[:5] for w in name_words(name) if w not in counted.named}
     for m in counted.shape.finditer(text):
-        before = {w[:5] for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())}
+        # the words just before it name what it is: "the policy number (two letters and six digits)" is no claim
+        # number's, though "make a claim" comes a few words earlier
+        before = {w[:5] for w in re.findall(r"[a-z]+", text[max(0, m.start() - 40): m.start()].lower())[-4:]}
         if own and own <= before:
             return _count(m.group(1), counted), _count(m.group(2), counted)
     return 0, 0
@@ -293,6 +295,8 @@ def label(name: str, schema: dict[str, Any] | None = None, described: str = "", 
     said_of = f"{described}\n{context}"
     is_id = kind is not None and kind.kind == "id"
     digits = (kind.digits or digits_named(name, said_of, words_of)) if kind is not None and is_id else 0
-    shape = ((kind.letters, kind.digits) if kind.letters else id_shape(name, said_of, words_of)) if (
+    # the tool's own word on its shape wins over what the instructions seem to say of it
+    declared = kind is not None and bool(kind.letters or (non_null(schema or {}) or {}).get("x-digits"))
+    shape = ((kind.letters, kind.digits) if declared else id_shape(name, said_of, words_of)) if (
         kind is not None and is_id) else (0, 0)
     return str(words_of.label(name_words(name), kind.kind if kind is not None else "", digits, shape))

@@ -106,6 +106,34 @@ def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Messa
     return any(takes_id(t) for t in tools if tool_name(t) in filled)  # as declared: a filled one holds its values
 
 
+def id_holders(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any]],
+               missing: Mapping[str, Sequence[str]], messages: Sequence[Message],
+               words: ModuleType = DEFAULT_WORDS) -> list[dict[str, Any]]:
+    """The grounded tools that hold, in a declared identifier, one the caller said since the agent spoke, and that
+    their words speak of: "a claim ... my policy number's HG318840" fills `report_claim(policy_number)`; a tool
+    that lacks its own identifier (`claim_status`, six digits) gives way to them rather than ask for a number
+    the caller did not mean (a write is still asked for the caller's yes)."""
+    fresh = re.sub(r"[^0-9a-z]", "", " ".join(m.content for m in since_agent_spoke(messages)).lower())
+    by_name = {tool_name(t): t for t in tools}
+
+    def holds_fresh_id(tool: dict[str, Any]) -> bool:
+        original = by_name.get(tool_name(tool), tool)
+        ids = [n for n, s in _properties(original).items()
+               if (k := arg_kind(n, non_null(s) or {}, _described(original))) is not None and k.kind == "id"]
+        return any(str(v).lower() in fresh and re.search(r"\d", str(v))
+                   for n in ids for v in _properties(tool).get(n, {}).get("enum") or [])
+
+    return [t for t in grounded if tool_name(t) not in missing and holds_fresh_id(t)
+            and about_tool(by_name.get(tool_name(t), t), messages, (), words)]
+
+
+def lacks_id(tool: dict[str, Any], lacking: Sequence[str]) -> bool:
+    """One of the arguments `tool` lacks is an identifier."""
+    props, described = _properties(tool), _described(tool)
+    return any((k := arg_kind(n, non_null(props.get(n, {})) or {}, described)) is not None and k.kind == "id"
+               for n in lacking)
+
+
 def takes_id(tool: dict[str, Any]) -> bool:
     """One of the tool's arguments is an identifier (declared, or read from its schema)."""
     described = _described(tool)

@@ -29,6 +29,8 @@ from loop.grounding.tool_choice import (
     answered_ask,
     fresh_reads,
     fuller_writes,
+    id_holders,
+    lacks_id,
     uncued,
     unnamed_id_writes,
 )
@@ -99,10 +101,13 @@ class Plan:
     say: str = ""  # the reply, decided before generating (a question about something the agent is not for)
     calls_only: bool = False  # the grammar admits no spoken reply
     call: str = ""  # the call, decided before generating (`sole_call`)
+    yielding: frozenset[str] | None = None  # when set, only these blocked tools give way to `instead`
 
     def yields(self, blocked: str) -> bool:
         """A named read the conversation cannot fill gives way to the reads the caller's words do fill; so does a
         write the caller neither spoke of nor gave any value for ("The reference is 3091" is no new booking)."""
+        if self.yielding is not None and blocked not in self.yielding:
+            return False
         return self.instead is not None and (blocked not in self.writes or blocked not in self.pursued)
 
     def sole_call(self) -> str:
@@ -179,6 +184,13 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     if missing and reads:
         plan.instead, plan.instead_calls = compiled(build_grammar(reads, calls_only=True)), texts(reads)
         plan.pursued = pursued_writes(request, missing)
+    elif missing and (held := id_holders(request.tools, tools, missing, request.messages,
+                                         locale.get(request.language))):
+        # "a claim ... my policy number's HG318840": a tool lacking its own identifier gives way to the one the
+        # caller's identifier fills
+        every_tool = {tool_name(t): t for t in request.tools}
+        plan.instead, plan.instead_calls = compiled(build_grammar(held, calls_only=True)), texts(held)
+        plan.yielding = frozenset(n for n, lacks in missing.items() if lacks_id(every_tool[n], lacks))
     return plan
 
 

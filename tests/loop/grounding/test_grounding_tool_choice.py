@@ -15,7 +15,7 @@ from loop.grounding._arg_kinds import arg_kind
 from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes, said_without_generating
 from loop.grounding.tool_choice import ask_for, asked_for, fresh_reads, fuller_writes
-from loop.kinds import address, identifier, person_name, when
+from loop.kinds import address, free_text, identifier, person_name, when
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
 
@@ -120,6 +120,38 @@ def test_a_tool_named_that_lacks_something_gives_way_to_the_fuller_write_not_the
     plan = plan_for(request, lambda gbnf: gbnf)
     assert plan.missing == {"leave_with_neighbour": ["house_number"]}
     assert [c.split('"')[3] for c in plan.instead_calls] == ["rearrange_delivery"]
+
+
+def _warranty() -> tuple[list[dict[str, Any]], frozenset[str]]:
+    def repair_status(repair_number: Annotated[str, identifier(digits=6)]) -> str:
+        """Where a boiler repair stands, by its six-digit repair number"""
+
+    def log_fault(warranty_number: Annotated[str, identifier(letters=3, digits=5)],
+                  fault: Annotated[str, free_text()]) -> str:
+        """Log a boiler fault under a warranty: what is wrong with it"""
+
+    tools = [Tool(repair_status), Tool(log_fault, mutates=True)]
+    return [t.openai_schema() for t in tools], frozenset({"log_fault"})
+
+
+def test_a_tool_lacking_its_own_identifier_gives_way_to_the_one_the_callers_identifier_fills() -> None:
+    """"I need a repair, the boiler's leaking; warranty WTY40213": the model naming repair_status (six digits,
+    none given) is answered with the fault log the warranty number fills, not "Could you tell me the repair
+    number?" (a boiler warranty line written for this test; the failure was an insurance line's dev call)."""
+    from loop.models.llama.decoding import plan_for
+    from loop.prompt import PromptAssembler
+
+    tools, writes = _warranty()
+    said = "I need a repair, the boiler is leaking all over the floor. My warranty number is WTY40213."
+    assembler = PromptAssembler("You answer a boiler warranty line.", [], lambda text: len(text) // 4 + 1, 4096)
+    request = replace(assembler.build([Message("user", said)], 0, 96)[0], tools=tools, writes=writes)
+    plan = plan_for(request, lambda gbnf: gbnf)
+    assert plan.missing == {"repair_status": ["repair_number"]}
+    assert plan.yields("repair_status") and [c.split('"')[3] for c in plan.instead_calls] == ["log_fault"]
+    # a repair number given: the read is filled, and nothing gives way to the fault log
+    asked = plan_for(replace(request, messages=[*request.messages[:-1], Message("user", "Where's repair 400213?")]),
+                     lambda gbnf: gbnf)
+    assert "repair_status" not in asked.missing and asked.yielding is None
 
 
 def test_a_house_number_is_a_number_said_not_an_identifier() -> None:
