@@ -67,7 +67,14 @@ def said_without_generating(request: ModelRequest, every: ModelRequest | None = 
         return scope_sentence(every)
     # "What time is check-out?": the prompt's own words for it, at once; else what the call the agent asked for
     # still lacks after the caller's answer (the model's own question was "What is the name of the Alice?")
-    return prompt_answer(every) or _still_lacking(every, words)
+    return ("" if _values_fill_a_read(request) else prompt_answer(every)) or _still_lacking(every, words)
+
+
+def _values_fill_a_read(request: ModelRequest) -> bool:
+    """The caller's words since the agent spoke fill a read that takes arguments ("from July the 22nd for six
+    nights, is there room for our cat?" fills the availability): a tool answers, not the prompt's line that shares
+    their words (the prices, "a cat is $22 a night")."""
+    return any(params_of(t) for t in fresh_reads(request.tools, request.messages, request.writes, request.language))
 
 
 def _still_lacking(request: ModelRequest, words: Any) -> str:

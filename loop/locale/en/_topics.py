@@ -23,10 +23,11 @@ FILLER = frozenset({
     "happen", "happened",
 })
 # Words of a request that say nothing of which tool it is for ("could you tell me about ..."): four letters or
-# more, the shortest word a tool is told by (loop/grounding/tool_choice.py)
+# more, the shortest word a tool is told by (loop/grounding/tool_choice.py); a day said from today is a value, not
+# what a tool does ("is the post office open today?" is nothing for `bouquets_today`)
 STOP_WORDS = frozenset({"about", "with", "from", "that", "this", "your", "what", "have", "they", "them", "there",
                         "their", "would", "could", "should", "will", "just", "like", "want", "please", "tell", "give",
-                        "need"})
+                        "need", "today", "tomorrow", "tonight", "yesterday"})
 # a caller's turn with one of these greets or thanks: never out of scope (with CLOSING_CUES, the thanks)
 SALUTATIONS = frozenset({"hi", "hello", "hey", "morning", "afternoon", "evening", "howdy", "greetings", "hiya"})
 # a sentence of the agent's prompt that says what it does not do ("anything but their orders"): a regular expression

@@ -17,7 +17,8 @@ FILLER = frozenset({
 STOP_WORDS = frozenset({"sobre", "desde", "para", "este", "esta", "esto", "estos", "estas", "usted", "ustedes",
                         "quiero", "queria", "quisiera", "necesito", "puede", "podria", "favor", "tengo", "tiene",
                         "tienen", "como", "cuando", "donde", "pero", "porque", "decir", "saber", "algo", "todo",
-                        "solo", "tambien", "ahora", "aqui", "cual", "quien", "hola", "gracias"})
+                        "solo", "tambien", "ahora", "aqui", "cual", "quien", "hola", "gracias", "ayer", "anoche",
+                        "manana"})  # a day said from today ("hoy" is under four letters) is a value, not a topic
 SALUTATIONS = frozenset({"hola", "buenas", "buenos", "saludos", "alo"})
 NEGATIVE = (r"\b(?:cualquier otra cosa|otra cosa|nada m[aá]s|salvo|excepto|no|nunca|jam[aá]s|tampoco|"
             r"ning[uú]n|ninguna)\b")
