@@ -93,7 +93,8 @@ def _svg(tl: Timeline) -> str:
                      f'y2="{lanes.y(lane) + LANE_H}" stroke="#eee"/>')
     step = max(1, round(tl.duration_s / 12))
     for s in range(0, int(tl.duration_s) + 1, step):
-        parts.append(f'<text x="{lanes.x(s)}" y="{height - 6}" fill="#777">{s}s</text>')
+        anchor = ' text-anchor="end"' if lanes.x(s) + 30 > WIDTH else ""  # the last second's label stays inside
+        parts.append(f'<text x="{lanes.x(s)}" y="{height - 6}" fill="#777"{anchor}>{s}s</text>')
     for seg in tl.caller:
         parts.append(lanes.bar("caller", seg, "#b0bec5" if seg.part else "#1e88e5", "caller-speech",
                                f"caller {seg.start:.2f}-{seg.end:.2f}s: {seg.text or '(no words)'}",

@@ -130,3 +130,19 @@ def test_the_timeline_reads_a_trace_from_before_turns_carried_their_latency() ->
     page = Elements(render_timeline(timeline))
     assert [a["data-verdict"] for a in page.of_class("tool-mark")] == ["DENY"]
     assert page.of_class("latency-part") == []  # no latency recorded: none drawn
+
+
+def test_the_last_seconds_label_stays_inside_the_picture() -> None:
+    """A call whose length is a whole number of ticks puts its last label at the right edge: it is drawn leftwards
+    of its tick (the browser check found "22s" running outside the picture on a slow machine's longer call)."""
+    import re
+
+    from voice.observe.timeline_html import WIDTH
+
+    leftwards = 0
+    for seconds in (12.0, 22.0, 22.4, 37.0):
+        page = render_timeline(build_timeline([{"t": seconds, "kind": "call_ended", "reason": "call ended"}]))
+        ticks = re.findall(r'<text x="([\d.]+)"[^>]*?( text-anchor="end")?>\d+s</text>', page)
+        assert ticks and all(float(x) + 30 <= WIDTH for x, end in ticks if not end), seconds
+        leftwards += sum(1 for _, end in ticks if end)
+    assert leftwards == 3  # 12 s, 22 s and 22.4 s end on a tick at the edge; 37 s (every 3 s) on 36 s
