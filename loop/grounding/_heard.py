@@ -17,6 +17,8 @@ from loop.locale import DEFAULT_WORDS, number_words, unaccented
 
 _ID_RE = re.compile(r"[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # a whole token with a digit: not "$600", not "35.50"
 _CLOCK = re.compile(r"\d{1,2}(?::\d\d)?(?:am|pm)|\d{1,2}:\d\d|\d+(?:st|nd|rd|th)", re.IGNORECASE)  # 7pm, 10:30, 12th
+# letters spelled one by one, then digits: "E 70346", "H. G. 318840"
+_SPELLED_ID = re.compile(r"(?<![\w'])(?P<letters>(?:[A-Z][.,]?\s+){1,3})(?P<digits>\d{3,}\b)")
 MAX_SPAN_WORDS = 8
 _PRONOUNS = {"I", "I'm", "I'd", "I've", "I'll"}
 _VOCATIVE = re.compile(r",\s*[A-Z][\w'-]*\s*$")  # a name after the last comma, closing the sentence
@@ -223,6 +225,10 @@ def identifier_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[
     for a, b in itertools.pairwise(tokens):
         if _ID_RE.fullmatch(a) and _ID_RE.fullmatch(b) and not (_CLOCK.fullmatch(a) or _CLOCK.fullmatch(b)):
             found += [f"{a} {b}", f"{a}{b}"]
+    # letters spelled one by one before the digits ("Staff ID E 70346", "It's E, 62090", "H G 318840"): one id
+    for m in _SPELLED_ID.finditer(text):
+        if not _CLOCK.fullmatch(m["digits"]) and m["letters"].strip() not in _PRONOUNS:
+            found.append(re.sub(r"[\s,.]", "", m["letters"]) + m["digits"])
     return list(dict.fromkeys(found))
 
 

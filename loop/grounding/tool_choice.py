@@ -152,8 +152,12 @@ def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, 
         return sum(1 for schema in _properties(tool).values() if "enum" in schema or "pattern" in schema)
 
     most = max(map(held, reads), default=0)
+    by_name = {tool_name(t): t for t in tools}  # as declared: a grounded one holds values, not kinds
+    # "I'm chasing ticket 318204, the one about my laptop charger": the ticket they dictated is a read's, and
+    # open_ticket(name, device, problem) has no place for it, however much else it holds
     return [t for t in grounded if tool_name(t) in writes and held(t) > most
-            and about_tool(t, messages, [o for o in tools if tool_name(o) != tool_name(t)], words)]
+            and about_tool(t, messages, [o for o in tools if tool_name(o) != tool_name(t)], words)
+            and not id_reads_elsewhere(tools, messages, writes, by_name.get(tool_name(t), t), words.LANGUAGE)]
 
 
 def _no_arguments(tool: dict[str, Any]) -> bool:

@@ -307,7 +307,8 @@ def label(name: list[str], kind: str = "", digits: int = 0, shape: tuple[int, in
         words.append("digits" if set(words) & set(ONES) else "number")  # `last_four`: "the last four digits"
     letters, shaped = shape
     if 0 < letters < len(ONES) and 1 < shaped < len(ONES):  # "the file reference, three letters and five digits"
-        return f"{' '.join(dict.fromkeys(words))}, {ONES[letters]} letters{AND}{ONES[shaped]} digits"
+        said = "a letter" if letters == 1 else f"{ONES[letters]} letters"  # "the staff ID, a letter and five digits"
+        return f"{' '.join(dict.fromkeys(words))}, {said}{AND}{ONES[shaped]} digits"
     if 1 < digits < len(ONES) and not set(words) & set(ONES):  # "the eight-digit card number": the caller knows
         # what to say, and the call how long to wait for it
         words = LABEL_DIGITS.format(n=ONES[digits], what=" ".join(words)).split()

@@ -99,6 +99,10 @@ def test_a_pattern_decides_which_identifiers_fit() -> None:
 
 def test_candidates_for_times_names_and_spans() -> None:
     assert "LS6 2AB" in identifier_candidates("at LS6 2AB at 7pm") and "7pm" not in identifier_candidates("7pm")
+    # letters spelled one by one before the digits are one id with them; a pronoun is no letter
+    assert "E70346" in identifier_candidates("Staff ID E 70346.")
+    assert "E62090" in identifier_candidates("It's E, 62090.")
+    assert "HG318840" in identifier_candidates("policy H. G. 318840") and identifier_candidates("I 4567") == ["4567"]
     assert time_spans("Tuesday at 11 for Sam Lee, or 3 p.m.")[:3] == ["Tuesday", "11", "3 p.m."]
     assert proper_names("Sam Lee.") == ["Sam Lee"] and proper_names("Lee.", initial=True) == ["Lee"]
     assert value_pattern("I want to check on my repair", address=True) is None

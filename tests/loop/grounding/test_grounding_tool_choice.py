@@ -105,6 +105,28 @@ def test_a_value_only_a_write_has_a_place_for_makes_that_write_the_call() -> Non
     assert _fuller("Is parcel SB48207315 coming today?") == []  # "today" is no weekday the write holds
 
 
+def test_a_write_with_no_place_for_the_dictated_identifier_is_not_the_fuller_call() -> None:
+    """"I'm chasing job 40213, the one about my e-bike brakes": the name, the bike and the fault fill a new service
+    booking, but the job number they dictated is the status read's, and the booking has no place for it."""
+    def job_status(job_number: Annotated[str, identifier(digits=5)]) -> str:
+        """Where a bike repair job stands, by its five-digit job number"""
+
+    def book_service(name: Annotated[str, person_name()], bike: Literal["road bike", "mountain bike", "e-bike"],
+                     fault: Annotated[str, free_text()]) -> str:
+        """Book a bike in for a service or a repair"""
+
+    tools = [t.openai_schema() for t in (Tool(job_status), Tool(book_service, mutates=True))]
+    writes = frozenset({"book_service"})
+
+    def fuller(said: str) -> list[str]:
+        messages = [Message("user", said)]
+        reads = fresh_reads(tools, messages, writes)
+        return [t["function"]["name"] for t in fuller_writes(tools, ground(tools, messages)[0], reads, messages,
+                                                              writes)]
+
+    assert fuller("Hi, it's Sam Okoro. I'm chasing job 40213, the one about my e-bike brakes.") == []
+
+
 def test_a_tool_named_that_lacks_something_gives_way_to_the_fuller_write_not_the_read_it_ruled_out() -> None:
     """The model naming leave_with_neighbour (no house number) is answered with the call the caller's words make,
     the rearranged delivery, not the tracking read that has no place for their Tuesday (the Spanish dev call
