@@ -19,6 +19,7 @@ from loop import locale
 from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._heard import street_addresses
+from loop.grounding._unclaimed import fill_counts
 from loop.grounding.arguments import Evidence, _narrow, counted_spans, described_among
 from loop.tools import tool_name
 from loop.types import Message, ModelRequest, ToolCall
@@ -70,10 +71,10 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
     evidence = Evidence.of(since, locale.get(request.language))
     props = (fn.get("parameters") or {}).get("properties") or {}
     counted = counted_spans(props, evidence.said, described_among(tool, request.tools), evidence.words)
-    found = {}
+    found, heard = {}, {}
     for name, prop in props.items():
         others = [span for arg, spans in counted.items() if arg != name for span in spans]  # "three passengers"
-        narrowed = _narrow(name, prop, evidence.without(others), described_among(tool, request.tools))
+        narrowed = heard[name] = _narrow(name, prop, evidence.without(others), described_among(tool, request.tools))
         old = str(declined.arguments.get(name, "")).strip().lower()
         if narrowed is not None and "pattern" in narrowed and _is_address(name, prop, tool, request):
             # "it's 16 Birch Avenue"
@@ -81,6 +82,13 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
         if narrowed is None or narrowed is prop or "enum" not in narrowed:
             continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
         if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:
+            found[name] = new
+    # "Sorry, I read that wrong, it's 9921.": a number no identifier of the call can be is its count's
+    before = dict(heard)
+    fill_counts(props, heard, [n for n in props if n not in found], evidence, described_among(tool, request.tools),
+                evidence.words)
+    for name in [n for n in heard if heard[n] is not before.get(n)]:
+        if new := [v for v in heard[name]["enum"] if str(v) != str(declined.arguments.get(name, ""))]:
             found[name] = new
     return found
 

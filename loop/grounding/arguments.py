@@ -72,6 +72,7 @@ from loop.grounding._names import (
     proper_names,
     without_part_word,
 )
+from loop.grounding._unclaimed import fill_counts
 from loop.grounding.speakable import join_digit_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import Message, ToolCall
@@ -360,6 +361,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         ev.named_as = _names_by_label(names, ev.said, words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
+        declared = dict(props)
         for name, schema in list(props.items()):
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
@@ -371,6 +373,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
                 del props[name]
             else:
                 props[name] = narrowed
+        unfilled = fill_counts(declared, props, unfilled, ev, described_among(tool, tools), words)  # "reading 1345"
         for name in one_name_for_two(props, names, ev.named_as):
             if name in required:
                 unfilled.append(name)

@@ -1,0 +1,65 @@
+"""A count's value of four digits or more is read when no identifier of the tool can be it: the tool's identifiers
+declare their length, so every number the caller said is accounted for by the argument whose shape it fits. Written
+for a gas meter line (the failure was a water company's dev call, "Account 55038810, and the reading is 1345")."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from loop import Tool
+from loop.grounding.arguments import ground
+from loop.kinds import count, identifier
+from loop.types import Message
+
+Customer = Annotated[str, identifier(digits=8)]
+AnyCustomer = Annotated[str, identifier()]
+Units = Annotated[int, count(), Field(ge=0, le=99999)]
+
+
+def send_reading(customer_number: Customer, units: Units) -> str:
+    """Send a gas meter reading, in units, for a customer"""
+
+
+def send_any_reading(customer_number: AnyCustomer, units: Units) -> str:
+    """Send a gas meter reading, in units, for a customer"""
+
+
+def _meter(declared: bool = True) -> list[dict]:
+    return [Tool(send_reading if declared else send_any_reading, mutates=True).openai_schema()]
+
+
+def _units(said: str, declared: bool = True) -> list:
+    grounded, _ = ground(_meter(declared), [Message("user", said)])
+    return grounded[0]["function"]["parameters"]["properties"]["units"]["enum"] if grounded else []
+
+
+def test_a_number_no_identifier_can_be_is_the_counts() -> None:
+    assert _units("Customer number 44029187, the meter says 20417.") == [20417]
+    assert _units("It's 20417 on the meter, customer 44029187.") == [20417]
+
+
+def test_a_number_an_identifier_holds_or_could_hold_is_not_a_count() -> None:
+    assert _units("Customer number 44029187.") == []  # the only number is the customer's
+    assert _units("Customer 4402 9187.") == []  # the number's pieces are the id's
+    assert _units("Customer 44029187, reading 12345678.") == []  # eight digits: an id's length (and past the bound)
+    assert _units("Customer 44029187, reading 123456.") == []  # past the count's bound
+
+
+def test_without_a_declared_length_a_bare_number_still_names_something() -> None:
+    assert _units("Customer number 44029187, the meter says 20417.", declared=False) == []
+
+
+def test_a_changed_reading_is_the_counts_new_value() -> None:
+    """"Sorry, I read that wrong, it's 20471." to the reading put to the caller: the same call with the new units."""
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    call = ToolCall("send_reading", {"customer_number": "44029187", "units": 20417}, "c1")
+    change = "Sorry, I read that wrong, it's 20471."
+    messages = [Message("user", "Customer 44029187, the meter says 20417."), Message("assistant", "", [call]),
+                Message("tool", f"send_reading was not approved (the caller asked for a change: {change!r}). "
+                                "It was not done.", tool_call_id="c1"), Message("user", change)]
+    changed = changed_call(ModelRequest(messages, _meter(), 96, writes=frozenset({"send_reading"})))
+    assert changed is not None and changed.arguments == {"customer_number": "44029187", "units": 20471}
