@@ -52,7 +52,10 @@ def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list
     the pack's `clock_text`), a date as its month and day ("July the sixteenth": "July 16", the pack's
     `date_text`), and the words that say when ("Tuesday", "two" given alone)."""
     if when == "date":
-        return [words.date_text(*d) for d in calendar_dates(text, words)] + time_spans(text, when, words)
+        dates, spans = calendar_dates(text, words), time_spans(text, when, words)
+        # "Saturday the twenty-seventh of June": the date whole; its weekday, month or day alone are no other value
+        whole = [s.lower() for s in re.split(r"[.!?;]+", text) if calendar_dates(s, words)]
+        return [words.date_text(*d) for d in dates] + [s for s in spans if not any(s.lower() in w for w in whole)]
     if when != "time":
         return time_spans(text, when, words)
     clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]

@@ -259,6 +259,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     return {"enum": found} if found else None
 
 
+def _free(name: str, schema: dict[str, Any], described: str, words: ModuleType) -> bool:
+    return (kind := arg_kind(name, non_null(schema) or {}, described, words)) is not None and kind.kind == "free"
+
+
 def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     """The numbers in the caller's words that may be an amount or a count: not a time of day ("five o'clock"),
     not a house number ("twenty two Baker Street"); number words of the pack `words`."""
@@ -361,11 +365,13 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         ev.named_as = _names_by_label(names, ev.said, words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
-        declared = dict(props)
-        for name, schema in list(props.items()):
+        declared, described = dict(props), described_among(tool, tools)
+        for name, schema in sorted(props.items(), key=lambda item: _free(*item, described, words)):  # free last
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
             others = [span for arg, spans in counted.items() if arg != name for span in spans]
+            if _free(name, schema, described, words):  # "Joe Okafor." is the name, not the cake's message
+                others += [v for arg, p in props.items() if arg != name for v in p.get("enum") or [] if str(v) == v]
             narrowed = _narrow(name, schema, (ev if lists else rest).without(others), described_among(tool, tools))
             if narrowed is None and name in required:
                 unfilled.append(name)

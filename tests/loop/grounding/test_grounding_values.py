@@ -14,7 +14,7 @@ from loop import Tool, locale
 from loop.grounding._names import labelled_names
 from loop.grounding.arguments import counts_said, ground, value_pattern
 from loop.grounding.tool_choice import ask_for
-from loop.kinds import address, item, person_name
+from loop.kinds import address, free_text, item, person_name
 from loop.locale import en
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
@@ -239,6 +239,11 @@ def test_a_date_argument_holds_the_day_as_well_as_the_month() -> None:
     said = [Message("user", "Can I book a stay for Rocky, arriving July the sixteenth, for five nights?")]
     (grounded,), _ = ground([tool], said)
     assert grounded["function"]["parameters"]["properties"]["arrival"]["enum"][0] == "July 16"
+    # the weekday, the month or the day said with it are no other value; a day said in another sentence is
+    from loop.grounding._dates import when_values
+
+    assert when_values("For Saturday the twenty-seventh of June.", "date") == ["June 27"]
+    assert when_values("On the 3rd of May, a Friday. Or tomorrow.", "date") == ["May 3", "tomorrow"]
 
 
 def test_a_surname_said_after_its_word_is_the_last_names_and_not_the_pets() -> None:
@@ -275,3 +280,23 @@ def test_a_sentence_that_opens_into_a_day_opens_no_name(said: str, names: list[s
     from loop.grounding._names import proper_names
 
     assert proper_names(said, initial=True) == names
+
+
+def _order_pie(name: Annotated[str, person_name()], note: Annotated[str, free_text()] = "") -> str:
+    """Order a pie for collection, with an optional note for the baker"""
+    return name
+
+
+def test_free_text_holds_no_other_arguments_value() -> None:
+    """"Joe Okafor." in answer to the name is the name's; a cake's optional message is not filled with it (set 5
+    dev: the cake said "Joe Okafor" on top). Words no other argument took still fill it."""
+    def props(*turns: str) -> dict:
+        messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(turns)]
+        (grounded,), _ = ground([Tool(_order_pie, mutates=True).openai_schema()], messages)
+        return grounded["function"]["parameters"]["properties"]
+
+    answered = props("Can I order a pie?", "Could you tell me the name?", "Joe Okafor.")
+    assert answered["name"] == {"enum": ["Joe Okafor"]} and "note" not in answered
+    noted = props("A pie for Joe Okafor, and no nuts please.")
+    assert re.fullmatch(noted["note"]["pattern"], "no nuts please") and not re.fullmatch(noted["note"]["pattern"],
+                                                                                         "Joe Okafor")
