@@ -8,10 +8,11 @@ A bare number of four digits or more is read as naming something (an order, an a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from loop.grounding._arg_kinds import Kind
+from loop.grounding._arg_kinds import Kind, arg_kind, non_null
 from loop.grounding._heard import id_candidates
 from loop.locale import DEFAULT_WORDS
 
@@ -41,8 +42,6 @@ def fill_counts(declared: Mapping[str, Any], props: dict[str, Any], unfilled: li
                 described: str, words: Any = DEFAULT_WORDS) -> list[str]:
     """`unfilled` less the counts the tool's unclaimed numbers fill (`props` gets their values): the caller's
     numbers are accounted for by the arguments whose shape they fit."""
-    from loop.grounding._arg_kinds import arg_kind, non_null
-
     kinds = {n: k for n, s in declared.items() if (k := arg_kind(n, non_null(s) or {}, described, words))}
     left = []
     for name in unfilled:
@@ -55,3 +54,33 @@ def fill_counts(declared: Mapping[str, Any], props: dict[str, Any], unfilled: li
         else:
             left.append(name)
     return left
+
+
+def is_free(name: str, schema: dict[str, Any], described: str, words: Any = DEFAULT_WORDS) -> bool:
+    """The argument holds free text (`loop.kinds.free_text`): read last, from what no other argument took."""
+    return (kind := arg_kind(name, non_null(schema) or {}, described, words)) is not None and kind.kind == "free"
+
+
+def without_id_pieces(declared: Mapping[str, Any], props: dict[str, Any], said: str, described: str,
+                      required: set[str], words: Any = DEFAULT_WORDS) -> list[str]:
+    """Counts and amounts in `props` lose the numbers that were pieces of an identifier the tool took whole
+    ("Customer 4 4029 187": 44029187, not 4 or 187 of anything); one left with none is dropped, and returned
+    when it is `required`."""
+    kinds = {n: k for n, s in declared.items() if (k := arg_kind(n, non_null(s) or {}, described, words))}
+    tokens = set(re.findall(r"\d+", said))
+    joined = [str(v) for n, k in kinds.items() if k.kind == "id"
+              for v in (props.get(n) or {}).get("enum") or [] if str(v) not in tokens]
+    emptied = []
+    for name, kind in kinds.items():
+        enum = (props.get(name) or {}).get("enum")
+        if kind.kind in ("integer", "number") and enum and joined:
+            if kept := [v for v in enum if not any(_whole(v) in j for j in joined)]:
+                props[name] = {**props[name], "enum": kept}
+            else:
+                del props[name]
+                emptied += [name] if name in required else []
+    return emptied
+
+
+def _whole(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)

@@ -72,7 +72,8 @@ from loop.grounding._names import (
     proper_names,
     without_part_word,
 )
-from loop.grounding._unclaimed import fill_counts
+from loop.grounding._pieces import joined_to_length
+from loop.grounding._unclaimed import fill_counts, is_free, without_id_pieces
 from loop.grounding.speakable import join_digit_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import Message, ToolCall
@@ -193,10 +194,13 @@ def _introduced_as_other(candidate: str, own: set[str], ev: Evidence) -> bool:
     return False
 
 
-def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None) -> list[Any]:
+def _identifiers(pattern: str, integer: bool, ev: Evidence, own: set[str] | None = None, digits: int = 0
+                 ) -> list[Any]:
     """Identifiers heard, that the schema's pattern admits (in capitals if only so: "sw1a 1aa" -> "SW1A 1AA"),
-    and that the caller did not name as something else ("postcode 3058" for an account number)."""
-    heard = [i for i in identifier_candidates(ev.heard, ev.words) if i not in ev.retracted
+    and that the caller did not name as something else ("postcode 3058" for an account number). `digits`: the
+    length it has, which joins pieces of digits into one ("5 5038 810")."""
+    pieces = joined_to_length(ev.heard, digits, ev.words) if digits else []
+    heard = [i for i in [*identifier_candidates(ev.heard, ev.words), *pieces] if i not in ev.retracted
              and not _introduced_as_other(i, own or set(), ev)]
     if pattern:
         try:
@@ -226,7 +230,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         said_of = f"{described}\n{ev.context}"  # the tools' words, then the agent's instructions
         digits = kind.digits or digits_named(name, said_of, ev.words) or ev.digits.get(name, 0)
         letters = kind.letters or id_shape(name, said_of, ev.words)[0]  # "(3 letters, 5 digits)": 70219 is not one
-        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name, ev.words))
+        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name, ev.words),
+                                                    digits if not letters else 0)
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
         if kind.digits and not kind.letters:  # declared digits only: "S45127" (heard for "es 45127") is 45127
@@ -257,10 +262,6 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None
-
-
-def _free(name: str, schema: dict[str, Any], described: str, words: ModuleType) -> bool:
-    return (kind := arg_kind(name, non_null(schema) or {}, described, words)) is not None and kind.kind == "free"
 
 
 def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
@@ -366,11 +367,11 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
         counted = counted_spans(props, ev.said, described_among(tool, tools), words)
         declared, described = dict(props), described_among(tool, tools)
-        for name, schema in sorted(props.items(), key=lambda item: _free(*item, described, words)):  # free last
+        for name, schema in sorted(props.items(), key=lambda item: is_free(*item, described, words)):  # free last
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
             others = [span for arg, spans in counted.items() if arg != name for span in spans]
-            if _free(name, schema, described, words):  # "Joe Okafor." is the name, not the cake's message
+            if is_free(name, schema, described, words):  # "Joe Okafor." is the name, not the cake's message
                 others += [v for arg, p in props.items() if arg != name for v in p.get("enum") or [] if str(v) == v]
             narrowed = _narrow(name, schema, (ev if lists else rest).without(others), described_among(tool, tools))
             if narrowed is None and name in required:
@@ -379,7 +380,8 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
                 del props[name]
             else:
                 props[name] = narrowed
-        unfilled = fill_counts(declared, props, unfilled, ev, described_among(tool, tools), words)  # "reading 1345"
+        unfilled += without_id_pieces(declared, props, ev.said, described, required, words)  # "4 4029 187": no 4
+        unfilled = fill_counts(declared, props, unfilled, ev, described, words)  # "the reading is 1345"
         for name in one_name_for_two(props, names, ev.named_as):
             if name in required:
                 unfilled.append(name)

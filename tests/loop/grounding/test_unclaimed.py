@@ -63,3 +63,15 @@ def test_a_changed_reading_is_the_counts_new_value() -> None:
                                 "It was not done.", tool_call_id="c1"), Message("user", change)]
     changed = changed_call(ModelRequest(messages, _meter(), 96, writes=frozenset({"send_reading"})))
     assert changed is not None and changed.arguments == {"customer_number": "44029187", "units": 20471}
+
+
+def test_pieces_of_digits_join_to_the_declared_length() -> None:
+    """Whisper writes a dictated id in pieces ("account 5 5038 810"); the argument's declared length says where it
+    starts and ends. A digit's homophone between pieces is that digit only with three real digits about it."""
+    from loop.grounding._pieces import joined_to_length
+
+    assert joined_to_length("account 5 5038 810, and the reading is 1345.", 8) == ["55038810"]
+    assert joined_to_length("It's 48 to 1.", 4) == ["4821"]
+    assert joined_to_length("I want 2 for 3 people.", 3) == []
+    assert joined_to_length("12 34. And 5", 5) == []  # never across sentences
+    assert _units("Customer 4 4029 187, the meter says 20417.") == [20417]
