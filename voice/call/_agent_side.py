@@ -252,6 +252,8 @@ class AgentSide:
         if step.hold and step.settle is not None and self.run.approval is not None and self.cfg.approval_hold_s > 0:
             self.run.approval.held = (self.now, step.settle)  # committed once the caller stays quiet (`_check_held`)
             self._trace(TraceKind.APPROVAL_HELD, hold_s=self.cfg.approval_hold_s)
+            if step.settle.approved:  # heard at once: the caller is not left in silence while the write waits
+                self._say(self.words.HELD_YES, SpeechKind.ACK)
             return
         if step.settle is None:
             if step.say and self.run.approval is not None:

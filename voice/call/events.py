@@ -33,6 +33,7 @@ class SpeechKind(StrEnum):
     REPLY = "reply"
     PROMPT = "prompt"  # an approval question, or asking again
     HINT = "hint"  # after the question, which keys answer it ("Press 1 to confirm, or 2 to cancel.")
+    ACK = "ack"  # "Okay." at once to a yes held a moment before its write commits
     GREETING = "greeting"
 
 

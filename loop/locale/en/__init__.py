@@ -217,6 +217,7 @@ PHRASE_STARTS = ("and", "but", "or", "so", "because", "from", "until", "with", "
 HAND_OVER = "Let me get a person to help you with that. Please hold."
 REPEAT_PLEASE = "Sorry, could you say that again?"
 COULD_NOT_FINISH = "Sorry, I couldn't finish that just now."
+HELD_YES = "Okay."  # at once to a yes while the write waits a moment to commit (the caller may go on)
 DID_BUT_NOT_THE_REST = "I did {made}, but I couldn't finish the rest just now."
 AND = " and "  # joins things done: "I did refund $20 and change the address"
 CONFIRM = "Just to confirm: {action}?"

@@ -149,6 +149,7 @@ PHRASE_STARTS = ("y", "pero", "o", "porque", "desde", "hasta", "con", "a las", "
 HAND_OVER = "Le paso con una persona que le ayudará. Un momento, por favor."
 REPEAT_PLEASE = "Perdone, ¿me lo puede repetir?"
 COULD_NOT_FINISH = "Lo siento, no he podido terminarlo ahora mismo."
+HELD_YES = "De acuerdo."  # al momento, a un sí, mientras la escritura espera un instante
 DID_BUT_NOT_THE_REST = "He hecho esto: {made}, pero no he podido terminar lo demás ahora mismo."
 AND = " y "
 CONFIRM = "Solo para confirmar: ¿{action}?"

@@ -4,6 +4,7 @@ how each way of declining ends the run truthfully (the dialog's own rules: tests
 from __future__ import annotations
 
 from loop import Decision, Message, RunOutcome, RunResult, ToolCall, Verdict
+from loop.locale import en
 from loop.locale.en import NO_YES_HEARD, NOT_APPROVED, SAID_NO
 from tests.voice.call.test_call_core import Harness, ask, run_started
 from voice.call.events import (
@@ -58,6 +59,8 @@ def test_a_yes_is_committed_only_after_a_moment_of_quiet() -> None:
     h.say("Yes.", 0.5)
     h.frames(0.7, speech=False)  # the yes is heard (0.45 s) but held
     assert settled(h) == [] and "approval_held" in h.kinds()
+    # the caller hears at once that they were heard, while the write waits its moment
+    assert [c.kind for c in h.log if isinstance(c, Synthesize)][-1] == SpeechKind.ACK
     h.frames(0.4, speech=False)
     (settle,) = settled(h)
     assert settle.answer.approved
@@ -72,6 +75,7 @@ def test_speech_resuming_after_a_yes_withdraws_it_and_the_whole_answer_is_read_a
     (settle,) = settled(h)
     assert not settle.answer.approved and "change" in settle.answer.reason
     assert "Yes. but make it thirty dollars." in settle.answer.reason
+    assert said(h).count(en.HELD_YES) == 1  # "Okay." to the yes, once; not to the change
 
 
 def test_noise_after_a_yes_does_not_withdraw_it() -> None:

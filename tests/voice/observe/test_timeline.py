@@ -76,9 +76,9 @@ def test_voiceloop_call_draws_the_whole_call(tmp_path: Path) -> None:
     assert "refund.confirm" in text and "(approved)" in text
 
     parts = [a["data-part"] for a in page.of_class("agent-audio")]
-    # the lookup's own words (said at once, the refund decided meanwhile), the question (a clause at a time), the
-    # refund's own words
-    assert parts == ["reply"] * 3 + ["prompt"] * 2 + ["reply"] * 2, parts
+    # the lookup's own words (said at once, the refund decided meanwhile), the question (a clause at a time), "Okay."
+    # to the yes as the refund waits its moment, the refund's own words
+    assert parts == ["reply"] * 3 + ["prompt"] * 2 + ["ack"] + ["reply"] * 2, parts
     assert "Just to confirm:" in text and "refund $20 on order 4567?" in text
 
     # the question came after one clause of the lookup, so the caller's "yes" followed it (barge-ins: the next test)
