@@ -26,6 +26,8 @@ from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name
 from loop.types import Message
 
+MAX_CHOICES_SAID = 5  # a question for one listed argument says its choices when there are no more than these
+
 
 def asked_for(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str] = frozenset(),
               language: str = "en") -> dict[str, list[str]]:
@@ -261,6 +263,9 @@ def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: M
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
     described = _described(dict(tool or {}))
     names = [words.the(label(a, props.get(a), described, system, words)) for a in arguments]
+    choices = [str(v) for v in (non_null(props.get(arguments[0], {})) or {}).get("enum") or []] if names else []
+    if len(names) == 1 and 2 <= len(choices) <= MAX_CHOICES_SAID:  # "the size: small, medium or large"
+        names = [f"{names[0]}: {words.SEPARATOR.join(choices[:-1])}{words.OR}{choices[-1]}"]
     listed = words.AND.join(names) if len(names) < 3 else words.SEPARATOR.join(names[:-1]) + words.AND + names[-1]
     return str(words.ASK_FOR.format(things=listed))
 

@@ -249,6 +249,7 @@ THE = "the {name}"  # one thing asked for: "the order number"
 LABEL_COUNT = "number of {what}"  # a count asked for: "the number of seats"
 LABEL_DIGITS = "{n}-digit {what}"  # an identifier of known length: "the eight-digit card number"
 SEPARATOR = ", "
+OR = " or "  # between the last two choices an argument has: "small, medium or large"
 YOURE_WELCOME_BYE = "You're welcome. Goodbye!"
 YOURE_WELCOME = "You're welcome. Is there anything else I can help with?"
 ANYTHING_ELSE = "Is there anything else I can help with?"  # to "Brilliant." after an answer

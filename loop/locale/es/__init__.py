@@ -182,6 +182,7 @@ FEMININE_IN_E = frozenset({"noche", "tarde", "calle", "clase", "llave", "parte",
 LABEL_COUNT = "el número de {what}"  # "¿Me puede decir el número de cajas?"
 LABEL_DIGITS = "{what}, de {n} cifras"
 SEPARATOR = ", "
+OR = " o "
 YOURE_WELCOME_BYE = "De nada. ¡Hasta luego!"
 YOURE_WELCOME = "De nada. ¿Le puedo ayudar en algo más?"
 ANYTHING_ELSE = "¿Le puedo ayudar en algo más?"

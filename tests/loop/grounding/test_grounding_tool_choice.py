@@ -58,7 +58,8 @@ def test_an_identifier_given_to_the_wrong_question_is_not_asked_the_question_aga
     answered = ModelRequest([*history, Message("user", "Oh yeah, it's 72048.")], tools, 96, writes=writes)
     assert "area" not in said_without_generating(answered)
     unanswered = ModelRequest([*history, Message("user", "Yes, it's for me.")], tools, 96, writes=writes)
-    assert said_without_generating(unanswered).endswith("the area?")  # no number: the question stands
+    # no number: the question stands
+    assert said_without_generating(unanswered).endswith("the area: city centre, old town or airport?")
 
 
 def test_a_question_cut_off_while_asked_again_is_still_the_question_answered() -> None:
@@ -70,7 +71,7 @@ def test_a_question_cut_off_while_asked_again_is_still_the_question_answered() -
                Message("user", "Yes."), Message("assistant", "Sorry,")]
     cut = ModelRequest([*history, Message("user", "Right.")], tools, 96, writes=writes)
     assert asked_for(tools, cut.messages, writes) == asked_for(tools, [*history[:3]], writes) != {}
-    assert said_without_generating(cut).endswith("the area?")
+    assert said_without_generating(cut).endswith("the area: city centre, old town or airport?")
     other = [*history[:3], Message("assistant", "Sure,"), Message("user", "Right.")]  # not a question asked again
     assert asked_for(tools, other, writes) == {}
 
@@ -283,3 +284,12 @@ def test_an_identifier_given_unasked_makes_the_one_call_it_completes() -> None:
     assert made.arguments == {"member_number": "60417", "day": "Thursday", "time": "7 p.m."}  # "evening, at seven"
     asked = [*messages[:-2], Message("assistant", "Would you like to book one?"), messages[-1]]
     assert volunteered_call(replace(request, messages=asked)) is None
+
+
+def test_a_question_for_one_listed_argument_says_its_choices() -> None:
+    """"Could you tell me the area: city centre, old town or airport?": a caller who does not know the words the
+    line takes hears them; a long list, or several things asked at once, is not read out."""
+    tools, _ = _cabs()
+    assert ask_for(["area"], tools[0]).endswith("the area: city centre, old town or airport?")
+    asked = ask_for(["pickup_address", "passengers"], tools[2])
+    assert asked.endswith("the pickup address and the number of passengers?")
