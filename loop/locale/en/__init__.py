@@ -85,6 +85,9 @@ CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0")
 DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
 REPEATED_DIGIT = {"double": 2, "triple": 3}  # "double seven" in a dictated number: 77
+# Whisper writes a digit said alone as its word rather than as the digit (a digit dictated with pauses is then read
+# again by its words, voice/speech/_island_words.py): not English's, which tiny.en writes as digits when told to
+DIGIT_ALONE_AS_WORD = False
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
