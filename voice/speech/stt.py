@@ -139,7 +139,9 @@ class WhisperSTT:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
-        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
+        pack = locale.get(language)
+        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS, pack.VOCABULARY_PROMPT,
+                                          pack.VOCABULARY_CAPITALS)
         # read a dictated id again island by island (voice/speech/_dictated_digits.py), in the call's language
         self.read_digits = read_digits
         self._digits = DigitReader(self._model, self._tokenizer, self._features, locale.get(language))

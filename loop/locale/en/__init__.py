@@ -88,6 +88,9 @@ REPEATED_DIGIT = {"double": 2, "triple": 3}  # "double seven" in a dictated numb
 # Whisper writes a digit said alone as its word rather than as the digit (a digit dictated with pauses is then read
 # again by its words, voice/speech/_island_words.py): not English's, which tiny.en writes as digits when told to
 DIGIT_ALONE_AS_WORD = False
+# how a call's vocabulary is put before Whisper's transcript (voice/speech/_whisper_text.py `vocabulary_prompt`): a
+# list, each word capitalised ("Margherita, Calzone, Monday.")
+VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "{words}.", True
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
