@@ -91,6 +91,9 @@ DIGIT_ALONE_AS_WORD = False
 # how a call's vocabulary is put before Whisper's transcript (voice/speech/_whisper_text.py `vocabulary_prompt`): a
 # list, each word capitalised ("Margherita, Calzone, Monday.")
 VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "{words}.", True
+# caller audio from before a turn's detected onset that its recogniser needs at least (voice/call TurnConfig.preroll_s
+# is the call's own, 0.1 s: more made tiny.en repeat short utterances)
+ONSET_PREROLL_S = 0.0
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

@@ -56,6 +56,10 @@ DIGIT_ALONE_AS_WORD = True
 # written lowercase); a capitalised list made callers come out as one ("Hola, Quemilla, Reserva, Cajas"). Word error
 # over the farmacia example's and agents_es dev's 56 lines (beam 3): 0.397 -> 0.374
 VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "Hola, buenas. Hablamos de {words}.", False
+# a turn keeps 0.3 s before its detected onset: Silero rises late on a first /s/ ("Sí", "Se", "Sábado"), and with the
+# call's 0.1 s Whisper base heard "Sí, es el 50 y 8" as "C, S, el 50 y 8" and "¿Qué horario" as "que odio" (the
+# farmacia example's lines cut at their onset: 0.1 s lost the first word in 2 of 3, 0.3 s in none)
+ONSET_PREROLL_S = 0.3
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("lunes", "martes", "miercoles", "jueves", "viernes", "sabado", "domingo")
