@@ -131,19 +131,34 @@ def own_name_words(text: str, words: ModuleType = DEFAULT_WORDS) -> set[str]:
     """The words of the name a caller gave as their own ("my name is marita" -> {"marita"}, "This is Sam Lee, I
     want..." -> {"sam", "lee"}; "soy Pablo Serrano" in Spanish): what no item, title or address is ever filled
     with."""
-    found: set[str] = set()
+    return {word.lower() for run in _introduced_runs(text, words) for word in run}
+
+
+def introduced_names(text: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """The names a caller introduced by their lead words, however speech-to-text cased them ("a nombre de lucia
+    fernandez" -> "Lucia Fernandez"; Whisper base writes a Spanish name in lower case as often as not)."""
+    return [" ".join(w[:1].upper() + w[1:] for w in run) for run in _introduced_runs(text, words) if run]
+
+
+def _introduced_runs(text: str, words: ModuleType) -> list[list[str]]:
+    """The words after each of the language's leads into a name (its SELF_INTRODUCTION), up to three, to a pause
+    or a word no name is made of; after a lead that may open anything else ("this is urgent", "soy yo": its
+    CASED_LEADS) capitalised words only."""
+    runs: list[list[str]] = []
     for m in _introduction(words).finditer(unaccented(text)):  # the same offsets in `text`
-        cased = m.group(0).strip().lower() in words.CASED_LEADS  # "this is urgent", "soy yo": capitalised only
+        cased = m.group(0).strip().lower() in words.CASED_LEADS
+        run: list[str] = []
         for raw in text[m.end():].split()[:3]:
             word = re.sub(r"[^\w'-]", "", raw)
             low = word.lower()
             if (not word or any(c.isdigit() for c in word) or low in spoken(words).request or unaccented(low) in
                     _not_a_name(words) or low in spoken(words).joiners or (cased and not word[0].isupper())):
                 break
-            found.add(low)
+            run.append(word)
             if raw[-1:] in ",.!?":
                 break
-    return found
+        runs.append(run)
+    return runs
 
 
 def one_name_for_two(props: dict[str, Any], names: list[str], named_as: dict[str, list[str]]) -> list[str]:

@@ -66,6 +66,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
 from loop.grounding._listed import _count_nouns, _named, counted_spans
 from loop.grounding._names import (
     answered_name,
+    introduced_names,
     labelled_names,
     one_name_for_two,
     own_name_words,
@@ -243,6 +244,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
                                                                                                    ev.words)))
         if not found and ev.asked_name:  # "it's biscuit": a name however speech-to-text cased it
             found = answered_name(ev.fresh, ev.words)
+        if not found:  # "a nombre de lucia fernandez": introduced as a name, however cased
+            found = introduced_names(ev.fresh, ev.words) or introduced_names(ev.said, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
         found = [v for v in map(without_part_word, found) if v and v not in others]  # Hughes is the surname only
     elif k == "when":  # this turn's first, then earlier turns'; "8 Mill Street": no time

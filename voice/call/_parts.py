@@ -56,9 +56,11 @@ class Hearing:
     next_speculation: float = 0.0  # call time the caller's words so far may next be speculated on
 
     @classmethod
-    def for_turns(cls, turns: TurnConfig) -> Hearing:
-        """Room in `recent` for the start of a speech run and the pre-roll before its onset, in whole frames."""
-        return cls(deque(maxlen=turns.start_frames - 1 + math.ceil(turns.preroll_s / FRAME_S - 1e-9)))
+    def for_turns(cls, turns: TurnConfig, preroll_s: float | None = None) -> Hearing:
+        """Room in `recent` for the start of a speech run and the pre-roll before its onset (`preroll_s`, else the
+        turns' own), in whole frames."""
+        preroll_s = turns.preroll_s if preroll_s is None else preroll_s
+        return cls(deque(maxlen=turns.start_frames - 1 + math.ceil(preroll_s / FRAME_S - 1e-9)))
 
 
 @dataclass

@@ -53,7 +53,8 @@ class CallCore(AgentSide, GoingOn):
         self.cfg, self.chunker_cls, self.clock = config, chunkers_in(chunker_cls, self.words), clock
         self.detector = TurnDetector(config.turns)
         self.turn = CallerTurn(self._new_transcriber())  # the next one is made when this one ends (`_forget_turn`)
-        self.hearing = Hearing.for_turns(config.turns)
+        # the language's pre-roll when it needs more (a Spanish turn opening on "Sí" lost its /s/ to Whisper base)
+        self.hearing = Hearing.for_turns(config.turns, max(config.turns.preroll_s, self.words.ONSET_PREROLL_S))
         self.run = AgentRun(Reply(0, chunker_cls()), WriteOutcomes(words=self.words))
         self.talk = Conversation()
         self.keypad = Keypad()

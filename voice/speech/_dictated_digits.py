@@ -24,6 +24,7 @@ import numpy as np
 from loop import locale
 from loop.locale import DEFAULT_WORDS
 from voice.audio import SAMPLE_RATE
+from voice.speech._island_words import IslandWords
 from voice.speech._whisper_text import _said
 from voice.speech.caller_digits import join_spoken_digits
 
@@ -242,6 +243,9 @@ class DigitReader:
         self.suppress = suppressed_but(model, tokenizer, allowed)
         self.prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
         self._read: dict[bytes, tuple[str, float]] = {}  # islands read lately, by their samples' hash
+        # a language whose digits said alone Whisper writes as words has them read by its words (_island_words.py)
+        self._by_words = IslandWords(model, tokenizer, words, functools.partial(suppressed_but, model, tokenizer)) \
+            if words.DIGIT_ALONE_AS_WORD else None
 
     def read(self, islands: list[np.ndarray]) -> list[tuple[str, float]]:
         """Each island's best digit token (or "," / "" when it is not a digit) and its log probability. A turn's
@@ -263,8 +267,11 @@ class DigitReader:
             audio = np.zeros(size, dtype=np.float32)
             audio[: min(size, len(island))] = island[:size].astype(np.float32) / 32768.0
             batch.append(self.features(audio, padding=0))
+        features = ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(batch)))
+        if self._by_words is not None:
+            return self._by_words.decode(features, self.prompt, len(batch))
         results = self.model.generate(
-            ctranslate2.StorageView.from_array(np.ascontiguousarray(np.stack(batch))), [self.prompt] * len(batch),
+            features, [self.prompt] * len(batch),
             beam_size=1, max_length=len(self.prompt) + 1, suppress_blank=True, suppress_tokens=self.suppress,
             return_scores=True)
         return [("0" if r.sequences_ids[0][:1] and r.sequences_ids[0][0] in self.zeros

@@ -84,13 +84,17 @@ def too_fast(text: str, seconds: float) -> bool:
     return len(text.split()) > MAX_WORDS_PER_S * seconds
 
 
-def vocabulary_prompt(vocabulary: Sequence[str]) -> str:
+def vocabulary_prompt(vocabulary: Sequence[str], frame: str = "{words}.", capitals: bool = True) -> str:
     """The previous text that biases Whisper towards a call's words: "Margherita, Quattro Formaggi, Monday."
 
-    Each starts with a capital: Whisper writes in the style of its prompt, and a lowercase list ("monday,
-    tuesday") made it write whole sentences in lowercase without punctuation, and mishear more of them."""
+    Whisper writes in the style of its prompt. In English each word starts with a capital: a lowercase list
+    ("monday, tuesday") made it write whole sentences in lowercase without punctuation, and mishear more of them.
+    A language's pack may put the words in a sentence of its own, as their author wrote them (`frame`, `capitals`:
+    its VOCABULARY_PROMPT and VOCABULARY_CAPITALS): Spanish callers under a capitalised list came out as one ("Hola,
+    Quemilla, Reserva, Cajas, Lombre de Lucia").
+    """
     words = list(dict.fromkeys(w.strip() for w in vocabulary if w and w.strip()))
-    return ", ".join(capitalized(w) for w in words) + "." if words else ""
+    return frame.format(words=", ".join(capitalized(w) if capitals else w for w in words)) if words else ""
 
 
 def capitalized(word: str) -> str:
@@ -122,8 +126,10 @@ class VocabularyPrompts:
     A word Whisper writes as one token ("Monday", "small", "Paris": an enum's values, often) is one it knows
     already: it is left out, since every word of a prompt also sways how the rest is heard."""
 
-    def __init__(self, tokenizer: Any, base: list[int], max_tokens: int) -> None:
+    def __init__(self, tokenizer: Any, base: list[int], max_tokens: int, frame: str = "{words}.",
+                 capitals: bool = True) -> None:
         self.tokenizer, self.base, self.max_tokens = tokenizer, tuple(base), max_tokens
+        self.frame, self.capitals = frame, capitals  # how the callers' language puts the words (`vocabulary_prompt`)
         self._made: dict[tuple[str, ...], tuple[int, ...]] = {}
         self.terms: dict[tuple[int, ...], tuple[str, ...]] = {}  # a prompt -> what shows a transcript heard its words
 
@@ -131,7 +137,7 @@ class VocabularyPrompts:
         key = tuple(vocabulary)
         if key not in self._made:
             rare = [w for w in key if self.is_rare(w)]
-            previous = vocabulary_prompt(rare)
+            previous = vocabulary_prompt(rare, self.frame, self.capitals)
             tokens = self.tokenizer.encode(" " + previous)[: self.max_tokens] if previous else []
             prompt = (self.tokenizer.sot_prev, *tokens, *self.base) if tokens else self.base
             self._made[key] = prompt

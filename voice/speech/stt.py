@@ -32,6 +32,7 @@ from loop import locale
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
 from voice.speech._id_length import LengthFitter, needs_fitting
+from voice.speech._near_terms import fit_terms
 from voice.speech._number_again import hear_number_again
 from voice.speech._whisper_text import (
     VocabularyPrompts,
@@ -139,7 +140,9 @@ class WhisperSTT:
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
         self._suppressed = list(get_suppressed_tokens(self._tokenizer, [-1]))
         self._vad = SileroVAD(threshold=vad_threshold)
-        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS)
+        pack = locale.get(language)
+        self._prompts = VocabularyPrompts(self._tokenizer, self._prompt, MAX_PROMPT_TOKENS, pack.VOCABULARY_PROMPT,
+                                          pack.VOCABULARY_CAPITALS)
         # read a dictated id again island by island (voice/speech/_dictated_digits.py), in the call's language
         self.read_digits = read_digits
         self._digits = DigitReader(self._model, self._tokenizer, self._features, locale.get(language))
@@ -250,6 +253,9 @@ class WhisperSTT:
             lengths = id_digits[i] if i < len(id_digits) else ()
             if lengths and not quick and needs_fitting(text, lengths):
                 text = self._lengths.fit(text, item, lengths)
+            if (terms := self._prompts.terms.get(tuple(prompt))) and text and not quick:
+                # a word a letter or two off one of the call's: the audio decides (voice/speech/_near_terms.py)
+                text = fit_terms(text, terms, partial(self._lengths.likelihoods, item))
             texts.append(text)
         return texts
 

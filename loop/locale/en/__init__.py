@@ -86,6 +86,15 @@ CAPITAL_WORDS = frozenset({"I", "ID", "OK", "AM", "PM", "TV", "PIN", "ZIP", "REF
 # Words Whisper writes for a digit heard alone ("two zero two zero" -> "to 0 to 0")
 DIGIT_HOMOPHONES = {"to": "2", "too": "2", "for": "4", "won": "1", "ate": "8"}
 REPEATED_DIGIT = {"double": 2, "triple": 3}  # "double seven" in a dictated number: 77
+# Whisper writes a digit said alone as its word rather than as the digit (a digit dictated with pauses is then read
+# again by its words, voice/speech/_island_words.py): not English's, which tiny.en writes as digits when told to
+DIGIT_ALONE_AS_WORD = False
+# how a call's vocabulary is put before Whisper's transcript (voice/speech/_whisper_text.py `vocabulary_prompt`): a
+# list, each word capitalised ("Margherita, Calzone, Monday.")
+VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "{words}.", True
+# caller audio from before a turn's detected onset that its recogniser needs at least (voice/call TurnConfig.preroll_s
+# is the call's own, 0.1 s: more made tiny.en repeat short utterances)
+ONSET_PREROLL_S = 0.0
 
 # ---- the calendar ---------------------------------------------------------------------------------------
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")

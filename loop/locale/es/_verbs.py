@@ -30,9 +30,13 @@ ENDINGS = ("aciones", "iciones", "amientos", "imientos", "acion", "icion", "amie
            "amos", "emos", "imos", "ais", "eis", "ar", "er", "ir", "an", "en", "as", "es", "os", "a", "e", "o", "s")
 # verbs said for the same action ("anular" for "cancelar", "apartar" for "reservar"): the first is what the rest
 # are read as (a tool says one, its caller the other)
-SAME_ACTION = (("cancelar", "anular"), ("reservar", "apartar"))
+SAME_ACTION = (("cancelar", "anular", "quitar"), ("reservar", "apartar"))
 
 _VOWELS = "aeiou"
+_SILENT_H = re.compile(r"(?<!c)h")  # "h" is not said (but in "ch"): a transcript writes "orario" for "horario"
+# the diphthong a stressed stem takes ("devuélv|anmelo", "ciérr|ela", "cuént|emelo"), as its infinitive has it
+_DIPHTHONG = re.compile(r"(?<![qg])(ue|ie)(?=[^aeiou]*$)")  # not the "u" of "qu", "gu"
+_UNSTRESSED = {"ue": "o", "ie": "e"}
 _ACCENT = re.compile("[áéíóú]")
 _NUCLEUS = re.compile("[aeiouü]+")  # a syllable's vowels (an accented one stands apart: "en-ví-e")
 
@@ -42,12 +46,26 @@ def word_root(word: str) -> str:
     """`word` (as written: its accent tells an imperative with pronouns, "cancélela") as the root its forms share,
     accents folded: "anúleme", "anule", "anulación", "anular" -> "anul", read as "cancel" (`SAME_ACTION`);
     "resérvemela", "reservas", "reservarme" -> "reserv"; "cápsulas" -> "capsul" (no pronoun: no verb ends in -u)."""
+    root = _root_of(word)
+    return _same_action().get(root, root)
+
+
+def _root_of(word: str) -> str:
+    """`word_root` before `SAME_ACTION`: pronouns, accents and endings off, a verb's stem as its infinitive has
+    it ("devuélvanmelo" -> "devolv"), and no silent h ("horario", "orario" -> "orari")."""
     written = unicodedata.normalize("NFC", word.lower())
     folded = unaccented(written)
     if not folded.isalpha():
         return folded
-    root = _root(_without_clitics(written, folded))
-    return _same_action().get(root, root)
+    bare = _without_clitics(written, folded)
+    root = _root(bare)
+    if bare != folded or _infinitive(bare):  # a verb for certain: its stem as the infinitive has it
+        root = _DIPHTHONG.sub(lambda m: _UNSTRESSED[m[1]], root)
+    return _SILENT_H.sub("", root)
+
+
+def _infinitive(word: str) -> bool:
+    return word.endswith(("ar", "er", "ir")) and len(word) >= 5 and word[-3] not in _VOWELS
 
 
 def verb_keys(word: str, said: bool = True) -> frozenset[str]:
@@ -86,7 +104,7 @@ def _without_clitics(written: str, folded: str) -> str:
 def _verb_before(written: str, rest: str, clitics: str, first: str) -> bool:
     """What is left once `clitics` are off (`rest`; `written`, with its accent) is a verb's shape (`first`: the
     first of two pronouns, or "")."""
-    infinitive = rest.endswith(("ar", "er", "ir")) and len(rest) >= 5 and rest[-3] not in _VOWELS
+    infinitive = _infinitive(rest)
     if accent := _ACCENT.search(written):  # stressed where the verb is: "anú-le", "cancelán-do", "cancelár"
         after = len(_NUCLEUS.findall(written[accent.end():]))
         verb = rest[-1] in "aei" or rest.endswith(("an", "en", "ando", "iendo", "yendo"))
@@ -111,4 +129,4 @@ def _root(word: str) -> str:
 @functools.cache
 def _same_action() -> dict[str, str]:
     """The root of each `SAME_ACTION` verb to its first verb's root."""
-    return {_root(verb): _root(verbs[0]) for verbs in SAME_ACTION for verb in verbs[1:]}
+    return {_root_of(verb): _root_of(verbs[0]) for verbs in SAME_ACTION for verb in verbs[1:]}

@@ -109,6 +109,22 @@ def test_spanish_numbers_said_in_words_are_written_in_digits(said: str, written:
     assert locale.get("es").numbers_in_digits(said) == written
 
 
+WRITTEN_ES = [(written, *rest.split("\t")) for written, rest in labelled("numbers_written_es.tsv")]
+
+
+@pytest.mark.parametrize(("written", "half", "expected"), [r for r in WRITTEN_ES if r[1] == "dev"])
+def test_a_spanish_ten_and_unit_written_in_digits_is_one_number(written: str, half: str, expected: str) -> None:
+    """tests/data/numbers_written_es.tsv: Whisper's "50 y 8" for "cincuenta y ocho" is 58."""
+    assert locale.get("es").numbers_in_digits(written) == expected
+
+
+def test_the_held_out_spanish_numbers_as_written() -> None:
+    """The rows written before the rule was tried (read once at its end; see the commit for its figure)."""
+    rows = [r for r in WRITTEN_ES if r[1] == "test"]
+    right = sum(locale.get("es").numbers_in_digits(written) == expected for written, _, expected in rows)
+    assert right >= len(rows) * 0.8, f"{right}/{len(rows)}"
+
+
 def test_a_spanish_call_asks_and_reads_its_answers_in_spanish() -> None:
     from loop import Tool, ToolCall
     from voice.call.approval_dialog import ApprovalDialog

@@ -165,6 +165,18 @@ def test_the_prompt_names_each_word_once_with_a_capital() -> None:
     assert vocabulary_prompt([]) == ""
 
 
+def test_a_language_puts_the_words_in_its_own_sentence_as_written() -> None:
+    """The pack's VOCABULARY_PROMPT and VOCABULARY_CAPITALS: Spanish medicines are written lowercase, and under a
+    capitalised list Whisper base wrote Spanish callers as one ("Hola, Quemilla, Reserva, Cajas")."""
+    from loop import locale
+
+    en, es = locale.get("en"), locale.get("es")
+    assert vocabulary_prompt(["calzone", "Monday"], en.VOCABULARY_PROMPT, en.VOCABULARY_CAPITALS) == \
+        vocabulary_prompt(["calzone", "Monday"])
+    assert vocabulary_prompt(["Farmacia Sol", "ibuprofeno"], es.VOCABULARY_PROMPT, es.VOCABULARY_CAPITALS) == \
+        "Hola, buenas. Hablamos de Farmacia Sol, ibuprofeno."
+
+
 def test_a_sentence_said_twice_at_once_is_found_and_kept_once() -> None:
     looped = " Can I get a margarito with extra endugia? Can I get a margarito with extra endugia"
     assert repeats_a_sentence(looped) and drop_repeated_sentence(looped) == "Can I get a margarito with extra endugia?"
