@@ -17,7 +17,6 @@ from loop.locale import unaccented
 
 MIN_LETTERS = 7  # a shorter word is too near too many others ("caja", "cada")
 LETTERS_PER_EDIT = 5  # one letter off in five at most ("loratamira" is two off "loratadina")
-MIN_SOUNDED = 4  # a term proposed by its sound has this many letters at least ("Dev" is too near too many)
 JOINED_LETTERS = 2  # letters of a word before a term that Whisper may write onto it ("de omeprazol": "nomeprazol")
 
 
@@ -31,16 +30,13 @@ def edits(a: str, b: str) -> int:
     return row[-1]
 
 
-def near_term(word: str, terms: Sequence[str], sound_key: Callable[[str], str] | None = None) -> str | None:
+def near_term(word: str, terms: Sequence[str]) -> str | None:
     """The one long term of `terms` (single words, lower case) that `word` is a letter or two off, if one is; or
     that it ends in, once the last letters of a short word before it are taken off ("nomeprazol" for "de omeprazol",
-    "neloperamina" for "de loperamida": Whisper joins them); else, with the language's `sound_key`, the one term of
-    four letters or more that sounds as `word` does ("calling" for "Colin")."""
+    "neloperamina" for "de loperamida": Whisper joins them)."""
     said = unaccented(word.lower())
     if said in terms:
         return None
-    if sound_key is not None and (alike := _sounds_as(said, terms, sound_key)):
-        return alike
     for start in range(JOINED_LETTERS + 1):
         rest = said[start:]
         near = {t for t in terms if " " not in t and len(t) >= MIN_LETTERS and t[0] == rest[:1]
@@ -50,25 +46,16 @@ def near_term(word: str, terms: Sequence[str], sound_key: Callable[[str], str] |
     return None
 
 
-def _sounds_as(said: str, terms: Sequence[str], sound_key: Callable[[str], str]) -> str | None:
-    key = sound_key(said)
-    alike = {t for t in terms if " " not in t and len(t) >= MIN_SOUNDED and len(key) >= 2 and sound_key(t) == key}
-    return alike.pop() if len(alike) == 1 else None
-
-
-def fit_terms(text: str, terms: Sequence[str], likelihoods: Callable[[list[str]], list[float]],
-              sound_key: Callable[[str], str] | None = None) -> str:
+def fit_terms(text: str, terms: Sequence[str], likelihoods: Callable[[list[str]], list[float]]) -> str:
     """`text` with each word near one of `terms` replaced by it where `likelihoods` (each text's log-likelihood given
-    the window's audio) finds the replaced text likelier. `sound_key`: the language's (its pack's), for terms
-    that sound alike."""
+    the window's audio) finds the replaced text likelier."""
     for m in reversed(list(re.finditer(r"\w+", text))):
-        term = near_term(m.group(), terms, sound_key)
+        term = near_term(m.group(), terms)
         if term is None:
             continue
-        # as the heard word was written, and capitalised (a name mid-sentence: "with Colin on Friday")
-        spellings = dict.fromkeys([term.capitalize() if m.group()[:1].isupper() else term, term.capitalize()])
-        others = [f"{text[: m.start()]}{written}{text[m.end():]}" for written in spellings]
-        kept, *proposed = likelihoods([text, *others])
-        if max(proposed) > kept:
-            text = others[proposed.index(max(proposed))]
+        written = term.capitalize() if m.group()[:1].isupper() else term
+        other = f"{text[: m.start()]}{written}{text[m.end():]}"
+        kept, proposed = likelihoods([text, other])
+        if proposed > kept:
+            text = other
     return text

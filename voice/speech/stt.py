@@ -37,7 +37,6 @@ from voice.speech._number_again import hear_number_again
 from voice.speech._whisper_text import (
     VocabularyPrompts,
     drop_repeated_sentence,
-    hint_terms,
     mentions,
     repeats_a_sentence,
     too_fast,
@@ -136,7 +135,6 @@ class WhisperSTT:
             raise ValueError(f"Whisper {model} hears English only; an agent in {language!r} needs a multilingual "
                              "model: --stt base")
         self.language = language
-        self._sound_key = locale.get(language).sound_key  # a heard word proposes a call's word that sounds alike
         self._tokenizer = Tokenizer(hf_tokenizer, self._model.is_multilingual, task="transcribe", language=language)
         self._features = FeatureExtractor(feature_size=self._model.n_mels)
         self._prompt = [*self._tokenizer.sot_sequence, self._tokenizer.no_timestamps]
@@ -197,7 +195,7 @@ class WhisperSTT:
                     groups.setdefault(key, []).append((i, window, probs))
             for (padded_s, prompt), group in groups.items():
                 decoded = self._generate(padded_s, [w for _, w, _ in group], [p for _, _, p in group], list(prompt),
-                                         [tuple(id_digits[i]) for i, _, _ in group], vocabularies[group[0][0]])
+                                         [tuple(id_digits[i]) for i, _, _ in group])
                 for (i, _, _), text in zip(group, decoded, strict=True):
                     texts[i] = text
             self.work["batches"] += 1
@@ -213,8 +211,7 @@ class WhisperSTT:
         return min(MAX_WHISPER_TOKENS // 2 - len(self._prompt), int(len(window) / SAMPLE_RATE * 7) + 8)
 
     def _generate(self, padded_s: float, windows: list[np.ndarray], probs: list[np.ndarray],
-                  prompt: list[int], id_digits: Sequence[tuple[int, ...]] = (), vocabulary: Sequence[str] = ()
-                  ) -> list[str]:
+                  prompt: list[int], id_digits: Sequence[tuple[int, ...]] = ()) -> list[str]:
         import ctranslate2
 
         features = []
@@ -256,11 +253,9 @@ class WhisperSTT:
             lengths = id_digits[i] if i < len(id_digits) else ()
             if lengths and not quick and needs_fitting(text, lengths):
                 text = self._lengths.fit(text, item, lengths)
-            # the prompt's rare words, and every word of the vocabulary for one that sounds alike ("Colin")
-            terms = (*self._prompts.terms.get(tuple(prompt), ()), *hint_terms(vocabulary, lambda _word: True))
-            if terms and text and not quick:
+            if (terms := self._prompts.terms.get(tuple(prompt))) and text and not quick:
                 # a word a letter or two off one of the call's: the audio decides (voice/speech/_near_terms.py)
-                text = fit_terms(text, terms, partial(self._lengths.likelihoods, item), self._sound_key)
+                text = fit_terms(text, terms, partial(self._lengths.likelihoods, item))
             texts.append(text)
         return texts
 

@@ -37,16 +37,3 @@ def test_the_audio_decides() -> None:
 
 def test_edits_count_letters_put_in_taken_out_or_changed() -> None:
     assert (edits("loratamira", "loratadina"), edits("paracetamola", "paracetamol"), edits("", "abc")) == (2, 1, 3)
-
-
-def test_a_word_that_sounds_as_one_of_the_calls_proposes_it() -> None:
-    """"with calling on Friday" for "with Colin on Friday" (tiny.en, a driving school's dev call): the language's
-    sound key proposes Colin, and the audio decides; a short or everyday-looking match is not proposed."""
-    from loop.locale import en
-
-    terms = ("colin", "maggie", "greenlight")
-    assert near_term("calling", terms, en.sound_key) == "colin"
-    assert near_term("Mary", terms, en.sound_key) is None  # not alike: left as heard
-    assert near_term("calling", terms) is None  # without the language's sounds, only letters
-    proposed = fit_terms("a lesson with calling on Friday", terms, lambda texts: [0.0, 1.0], en.sound_key)
-    assert proposed == "a lesson with colin on Friday"
