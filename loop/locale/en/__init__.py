@@ -13,7 +13,6 @@ from loop.locale._text import SpokenRules
 
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.en._answers import *  # noqa: F403  (every name there is the pack's)
-from loop.locale.en._sounds import sound_key  # noqa: F401  (the pack's)
 
 # what a caller's words are about, what a reply may not say, what names an argument: in their own too
 from loop.locale.en._topics import *  # noqa: F403

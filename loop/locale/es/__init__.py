@@ -14,7 +14,6 @@ from loop.locale._text import SpokenRules, unaccented
 
 # the words of answers and questions, and the approval grammar: in a module of their own
 from loop.locale.es._answers import *  # noqa: F403  (every name there is the pack's)
-from loop.locale.es._sounds import sound_key  # noqa: F401  (the pack's)
 
 # what a caller's words are about, what a reply may not say, what names an argument: in their own too
 from loop.locale.es._topics import *  # noqa: F403
