@@ -17,7 +17,6 @@ from loop.locale import unaccented
 
 MIN_LETTERS = 7  # a shorter word is too near too many others ("caja", "cada")
 LETTERS_PER_EDIT = 5  # one letter off in five at most ("loratamira" is two off "loratadina")
-JOINED_LETTERS = 2  # letters of a word before a term that Whisper may write onto it ("de omeprazol": "nomeprazol")
 
 
 def edits(a: str, b: str) -> int:
@@ -31,19 +30,13 @@ def edits(a: str, b: str) -> int:
 
 
 def near_term(word: str, terms: Sequence[str]) -> str | None:
-    """The one long term of `terms` (single words, lower case) that `word` is a letter or two off, if one is; or
-    that it ends in, once the last letters of a short word before it are taken off ("nomeprazol" for "de omeprazol",
-    "neloperamina" for "de loperamida": Whisper joins them)."""
+    """The one long term of `terms` (single words, lower case) that `word` is a letter or two off, if one is."""
     said = unaccented(word.lower())
     if said in terms:
         return None
-    for start in range(JOINED_LETTERS + 1):
-        rest = said[start:]
-        near = {t for t in terms if " " not in t and len(t) >= MIN_LETTERS and t[0] == rest[:1]
-                and edits(rest, unaccented(t)) <= len(t) // LETTERS_PER_EDIT - (start > 0)}
-        if near:
-            return near.pop() if len(near) == 1 else None
-    return None
+    near = [t for t in terms if " " not in t and len(t) >= MIN_LETTERS and t[0] == said[:1]
+            and 0 < edits(said, unaccented(t)) <= len(t) // LETTERS_PER_EDIT]
+    return near[0] if len(near) == 1 else None
 
 
 def fit_terms(text: str, terms: Sequence[str], likelihoods: Callable[[list[str]], list[float]]) -> str:

@@ -8,13 +8,12 @@ import pytest
 from voice.speech._near_terms import edits, fit_terms, near_term
 
 TERMS = ("farmacia sol", "farmacia", "reserva", "caja", "ibuprofeno", "paracetamol", "loratadina", "loperamida",
-         "miligramos", "omeprazol")
+         "miligramos")
 
 
 @pytest.mark.parametrize(("word", "term"), [
     ("Loratamíra", "loratadina"), ("Paracetamola", "paracetamol"), ("ibiprofelo", "ibuprofeno"),
     ("loratadina", None),  # heard right
-    ("nomeprazol", "omeprazol"), ("neloperamina", "loperamida"),  # "de omeprazol", "de loperamida" joined
     ("Semara", None), ("cajas", None),  # short words are near too many others
     ("Poratadina", None),  # another first letter
     ("lorazepam", None),  # too far
