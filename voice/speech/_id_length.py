@@ -70,7 +70,7 @@ class LengthFitter:
             if not readings:
                 continue
             options = [heard, *sorted(readings)]
-            scores = self.likelihoods(encoded, [f"{before}{digits}{after}" for digits in options])
+            scores = self._likelihoods(encoded, [f"{before}{digits}{after}" for digits in options])
             best = options[int(np.argmax(scores))]
             if best != heard:
                 text = f"{before}{best}{after}"
@@ -95,7 +95,7 @@ class LengthFitter:
                 readings.append(digits)
         return readings
 
-    def likelihoods(self, encoded: Any, texts: list[str]) -> list[float]:
+    def _likelihoods(self, encoded: Any, texts: list[str]) -> list[float]:
         """Each text's log-likelihood given the audio: every token's, then the end's (one batch for all)."""
         import ctranslate2
 

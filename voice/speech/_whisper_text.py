@@ -89,9 +89,9 @@ def vocabulary_prompt(vocabulary: Sequence[str], frame: str = "{words}.", capita
 
     Whisper writes in the style of its prompt. In English each word starts with a capital: a lowercase list
     ("monday, tuesday") made it write whole sentences in lowercase without punctuation, and mishear more of them.
-    A language's pack may put the words in a sentence of its own, as their author wrote them (`frame`, `capitals`:
-    its VOCABULARY_PROMPT and VOCABULARY_CAPITALS): Spanish callers under a capitalised list came out as one ("Hola,
-    Quemilla, Reserva, Cajas, Lombre de Lucia").
+    A language's pack may put the words in a sentence of its own, capitalised or as their author wrote them
+    (`frame`, `capitals`: its VOCABULARY_PROMPT and VOCABULARY_CAPITALS): Spanish callers under a bare capitalised
+    list came out as one ("Hola, Quemilla, Reserva, Cajas, Lombre de Lucia").
     """
     words = list(dict.fromkeys(w.strip() for w in vocabulary if w and w.strip()))
     return frame.format(words=", ".join(capitalized(w) if capitals else w for w in words)) if words else ""

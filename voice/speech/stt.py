@@ -32,7 +32,6 @@ from loop import locale
 from voice.audio import SAMPLE_RATE, as_int16
 from voice.speech._dictated_digits import DigitReader
 from voice.speech._id_length import LengthFitter, needs_fitting
-from voice.speech._near_terms import fit_terms
 from voice.speech._number_again import hear_number_again
 from voice.speech._whisper_text import (
     VocabularyPrompts,
@@ -253,9 +252,6 @@ class WhisperSTT:
             lengths = id_digits[i] if i < len(id_digits) else ()
             if lengths and not quick and needs_fitting(text, lengths):
                 text = self._lengths.fit(text, item, lengths)
-            if (terms := self._prompts.terms.get(tuple(prompt))) and text and not quick:
-                # a word a letter or two off one of the call's: the audio decides (voice/speech/_near_terms.py)
-                text = fit_terms(text, terms, partial(self._lengths.likelihoods, item))
             texts.append(text)
         return texts
 

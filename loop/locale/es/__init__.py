@@ -52,10 +52,11 @@ REPEATED_DIGIT = {"doble": 2, "triple": 3}
 # Whisper base writes a Spanish digit said alone as its word ("Siete", "DOS"); made to write a digit token it picks
 # a wrong one ("siete" as 4, "seis" as 5): a dictated id is read again by the digit words (_island_words.py)
 DIGIT_ALONE_AS_WORD = True
-# a call's vocabulary before Whisper's transcript: in a Spanish sentence, as the agent wrote it (a medicine is
-# written lowercase); a capitalised list made callers come out as one ("Hola, Quemilla, Reserva, Cajas"). Word error
-# over the farmacia example's and agents_es dev's 56 lines (beam 3): 0.397 -> 0.374
-VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "Hola, buenas. Hablamos de {words}.", False
+# a call's vocabulary before Whisper's transcript: in a Spanish sentence, each word capitalised; a bare capitalised
+# list made callers come out as one ("Hola, Quemilla, Reserva, Cajas"). Word error over the farmacia example's and
+# agents_es dev's 56 lines (beam 3): list 0.397, this 0.391; the words as written (lower case) 0.370, but then
+# "ibuprofeno" came out "ibuprofelo" in the example's reservar_si and names in lower case
+VOCABULARY_PROMPT, VOCABULARY_CAPITALS = "Hola, buenas. Hablamos de {words}.", True
 # a turn keeps 0.3 s before its detected onset: Silero rises late on a first /s/ ("Sí", "Se", "Sábado"), and with the
 # call's 0.1 s Whisper base heard "Sí, es el 50 y 8" as "C, S, el 50 y 8" and "¿Qué horario" as "que odio" (the
 # farmacia example's lines cut at their onset: 0.1 s lost the first word in 2 of 3, 0.3 s in none)

@@ -166,15 +166,15 @@ def test_the_prompt_names_each_word_once_with_a_capital() -> None:
 
 
 def test_a_language_puts_the_words_in_its_own_sentence_as_written() -> None:
-    """The pack's VOCABULARY_PROMPT and VOCABULARY_CAPITALS: Spanish medicines are written lowercase, and under a
-    capitalised list Whisper base wrote Spanish callers as one ("Hola, Quemilla, Reserva, Cajas")."""
+    """The pack's VOCABULARY_PROMPT and VOCABULARY_CAPITALS: under a bare capitalised list Whisper base wrote Spanish
+    callers as one ("Hola, Quemilla, Reserva, Cajas")."""
     from loop import locale
 
     en, es = locale.get("en"), locale.get("es")
     assert vocabulary_prompt(["calzone", "Monday"], en.VOCABULARY_PROMPT, en.VOCABULARY_CAPITALS) == \
         vocabulary_prompt(["calzone", "Monday"])
     assert vocabulary_prompt(["Farmacia Sol", "ibuprofeno"], es.VOCABULARY_PROMPT, es.VOCABULARY_CAPITALS) == \
-        "Hola, buenas. Hablamos de Farmacia Sol, ibuprofeno."
+        "Hola, buenas. Hablamos de Farmacia Sol, Ibuprofeno."
 
 
 def test_a_sentence_said_twice_at_once_is_found_and_kept_once() -> None:
