@@ -116,7 +116,8 @@ def _instruction_ngrams(texts: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     for text in texts:
         for line in text.splitlines():
             grams |= _ngrams(_QUOTED.sub(" | ", line))
-    return frozenset(g for g in grams if "|" not in g)
+    # a run of values ("1 p.m., 3 p.m."), which a tool's result also says, is no prose read out
+    return frozenset(g for g in grams if "|" not in g and sum(len(w) > 2 and w.isalpha() for w in g) >= 2)
 
 
 def spoken_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -76,6 +76,9 @@ def test_instructions_can_be_given() -> None:
     assert find_leaks("always call the weather service first please", instructions=[
         'You must always call the weather service first please. Say "hello".']) != []
     assert find_leaks("hello", instructions=['Say "hello".']) == []
+    # the lesson times a tool's result gives are no leak of the prompt that lists them too
+    times = "Lessons are at 9 a.m., 11 a.m., 1 p.m., 3 p.m. and 5 p.m. -> free_lessons"
+    assert find_leaks("Maggie has free lessons on Tuesday at 1 p.m., 3 p.m. and 5 p.m.", instructions=[times]) == []
 
 
 def _trace(*items: tuple[float, str, str, str]) -> list[dict]:
