@@ -84,10 +84,9 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
         if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:
             found[name] = new
     # "Sorry, I read that wrong, it's 9921.": a number no identifier of the call can be is its count's
-    before = dict(heard)
-    fill_counts(props, heard, [n for n in props if n not in found], evidence, described_among(tool, request.tools),
-                evidence.words)
-    for name in [n for n in heard if heard[n] is not before.get(n)]:
+    wanting = [n for n in props if n not in found]
+    left = fill_counts(props, heard, wanting, evidence, described_among(tool, request.tools), evidence.words)
+    for name in [n for n in wanting if n not in left]:
         if new := [v for v in heard[name]["enum"] if str(v) != str(declined.arguments.get(name, ""))]:
             found[name] = new
     return found

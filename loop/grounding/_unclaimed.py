@@ -42,7 +42,7 @@ def fill_counts(declared: Mapping[str, Any], props: dict[str, Any], unfilled: li
                 described: str, words: Any = DEFAULT_WORDS) -> list[str]:
     """`unfilled` less the counts the tool's unclaimed numbers fill (`props` gets their values): the caller's
     numbers are accounted for by the arguments whose shape they fit."""
-    kinds = {n: k for n, s in declared.items() if (k := arg_kind(n, non_null(s) or {}, described, words))}
+    kinds = _kinds(declared, described, words)
     left = []
     for name in unfilled:
         schema = non_null(declared.get(name)) or {}
@@ -66,7 +66,7 @@ def without_id_pieces(declared: Mapping[str, Any], props: dict[str, Any], said: 
     """Counts and amounts in `props` lose the numbers that were pieces of an identifier the tool took whole
     ("Customer 4 4029 187": 44029187, not 4 or 187 of anything); one left with none is dropped, and returned
     when it is `required`."""
-    kinds = {n: k for n, s in declared.items() if (k := arg_kind(n, non_null(s) or {}, described, words))}
+    kinds = _kinds(declared, described, words)
     tokens = set(re.findall(r"\d+", said))
     joined = [str(v) for n, k in kinds.items() if k.kind == "id"
               for v in (props.get(n) or {}).get("enum") or [] if str(v) not in tokens]
@@ -80,6 +80,10 @@ def without_id_pieces(declared: Mapping[str, Any], props: dict[str, Any], said: 
                 del props[name]
                 emptied += [name] if name in required else []
     return emptied
+
+
+def _kinds(declared: Mapping[str, Any], described: str, words: Any) -> dict[str, Kind]:
+    return {n: k for n, s in declared.items() if (k := arg_kind(n, non_null(s) or {}, described, words))}
 
 
 def _whole(value: Any) -> str:

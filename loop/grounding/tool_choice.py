@@ -119,28 +119,29 @@ def id_holders(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any
     by_name = {tool_name(t): t for t in tools}
 
     def holds_fresh_id(tool: dict[str, Any]) -> bool:
-        original = by_name.get(tool_name(tool), tool)
-        ids = [n for n, s in _properties(original).items()
-               if (k := arg_kind(n, non_null(s) or {}, _described(original))) is not None and k.kind == "id"]
+        held = _properties(tool)  # grounded: each identifier's values
         return any(str(v).lower() in fresh and re.search(r"\d", str(v))
-                   for n in ids for v in _properties(tool).get(n, {}).get("enum") or [])
+                   for n in id_args(by_name.get(tool_name(tool), tool)) for v in held.get(n, {}).get("enum") or [])
 
     return [t for t in grounded if tool_name(t) not in missing and holds_fresh_id(t)
             and about_tool(by_name.get(tool_name(t), t), messages, (), words)]
 
 
+def id_args(tool: dict[str, Any]) -> list[str]:
+    """The tool's arguments that are identifiers (declared, or read from its schema), as the tool declares them."""
+    described = _described(tool)
+    return [name for name, schema in (_properties(tool) or {}).items()
+            if (kind := arg_kind(name, non_null(schema) or {}, described)) is not None and kind.kind == "id"]
+
+
 def lacks_id(tool: dict[str, Any], lacking: Sequence[str]) -> bool:
     """One of the arguments `tool` lacks is an identifier."""
-    props, described = _properties(tool), _described(tool)
-    return any((k := arg_kind(n, non_null(props.get(n, {})) or {}, described)) is not None and k.kind == "id"
-               for n in lacking)
+    return bool(set(id_args(tool)) & set(lacking))
 
 
 def takes_id(tool: dict[str, Any]) -> bool:
-    """One of the tool's arguments is an identifier (declared, or read from its schema)."""
-    described = _described(tool)
-    return any((kind := arg_kind(name, non_null(schema) or {}, described)) is not None and kind.kind == "id"
-               for name, schema in (_properties(tool) or {}).items())
+    """One of the tool's arguments is an identifier."""
+    return bool(id_args(tool))
 
 
 def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any]], reads: Sequence[dict[str, Any]],
