@@ -74,6 +74,13 @@ from loop.grounding._names import (
     without_part_word,
 )
 from loop.grounding._pieces import joined_to_length
+from loop.grounding._schema import (  # noqa: F401  (id_digit_counts re-exported: voice reads it)
+    described_among,
+    description_of,
+    function_of,
+    id_digit_counts,
+    properties,
+)
 from loop.grounding._unclaimed import fill_counts, is_free, without_id_pieces
 from loop.grounding.speakable import join_digit_words
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -273,24 +280,6 @@ def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     return number_candidates(without_times(without_addresses(text, words), words), words)
 
 
-def _fn(tool: dict[str, Any]) -> dict[str, Any]:
-    return tool.get("function") or tool
-
-
-def _described(tool: dict[str, Any]) -> str:
-    return str(_fn(tool).get("description", ""))
-
-
-def described_among(tool: dict[str, Any], tools: Sequence[dict[str, Any]]) -> str:
-    """The tool's description, then the others': "by its five-digit ticket number" in one tool's description says
-    what `ticket` is in every tool."""
-    return "\n".join([_described(tool), *(_described(t) for t in tools if t is not tool)])
-
-
-def _properties(tool: dict[str, Any]) -> dict[str, Any]:
-    return (_fn(tool).get("parameters") or {}).get("properties") or {}
-
-
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     """Remove already-made calls from a finite choice; True when no new call is left."""
     finite = all("enum" in p for p in props.values())
@@ -303,29 +292,6 @@ def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     if all(len(p["enum"]) == 1 for p in props.values()):
         return ToolCall(name, {k: p["enum"][0] for k, p in props.items()}).signature in done
     return False
-
-
-_PATTERN_DIGITS = re.compile(r"\\d\{(\d+)\}|\[0-9\]\{(\d+)\}")
-
-
-def id_digit_counts(tools: Sequence[dict[str, Any]], context: str = "", words: ModuleType = DEFAULT_WORDS
-                    ) -> tuple[int, ...]:
-    """How many digits the tools' identifiers have, where the agent says (`identifier(digits=8)`, a `pattern` of
-    `^\\d{6}$`, "by its four-digit order number" in a description or in `context`, the agent's instructions): what
-    a caller's dictated identifier comes to, for speech-to-text to check its reading against."""
-    counts: set[int] = set()
-    for tool in tools:
-        described = described_among(tool, tools)
-        for name, schema in _properties(tool).items():
-            kind = arg_kind(name, schema, described, words)
-            if kind is None or kind.kind != "id":
-                continue
-            in_pattern = [int(a or b) for a, b in _PATTERN_DIGITS.findall(kind.pattern)]
-            digits = kind.digits or (in_pattern[0] if len(in_pattern) == 1 else 0) or digits_named(
-                name, f"{described}\n{context}", words)
-            if digits > 0:
-                counts.add(digits)
-    return tuple(sorted(counts))
 
 
 _GROUNDED: OrderedDict[tuple[Any, ...], tuple[list[dict[str, Any]], dict[str, list[str]]]] = OrderedDict()
@@ -350,50 +316,50 @@ def ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], languag
 def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words: ModuleType
             ) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
     whole = Evidence.of(messages, words)
-    ids = [(n, k, t) for t in tools for n, s in _properties(t).items()
+    ids = [(n, k, t) for t in tools for n, s in properties(t).items()
            if (k := arg_kind(n, s, described_among(t, tools), words)) and k.kind == "id"]
     whole.id_words = {w for n, _, _ in ids for w in id_words(n, words)}
     # "by their five-digit account number" in one tool's description holds for `account_number` in every tool
     whole.digits = {n: d for n, k, t in ids
-                    if (d := k.digits or digits_named(n, str(_fn(t).get("description", "")), words))}
+                    if (d := k.digits or digits_named(n, description_of(t), words))}
     grounded, missing = [], {}
-    for tool in tools:
-        tool = copy.deepcopy(tool)
-        fn = tool.get("function") or tool
-        params = fn.get("parameters") or {}
+    for original in tools:
+        tool, among = copy.deepcopy(original), described_among(original, tools)
+        params = function_of(tool).get("parameters") or {}
         props = params.get("properties") or {}
         required = set(params.get("required") or [])
         unfilled = []
-        ev = whole.one_counted(props, described_among(tool, tools), words)  # "a box of ..." is 1 of `boxes`
-        names = _name_args(props, described_among(tool, tools), words)
+        ev = whole.one_counted(props, among, words)  # "a box of ..." is 1 of `boxes`
+        names = _name_args(props, among, words)
         ev.named_as = _names_by_label(names, ev.said, words)
         rest = ev.without(_listed_values_named(props, ev))  # "four cheese" is the pizza, not 4 of them
-        counted = counted_spans(props, ev.said, described_among(tool, tools), words)
-        declared, described = dict(props), described_among(tool, tools)
-        for name, schema in sorted(props.items(), key=lambda item: is_free(*item, described, words)):  # free last
+        counted = counted_spans(props, ev.said, among, words)
+        declared = dict(props)
+        for name, schema in sorted(props.items(), key=lambda item: is_free(*item, among, words)):  # free last
             lists = "enum" in (non_null(schema) or {})
             # "three passengers" is the passengers', never a time or an address
             others = [span for arg, spans in counted.items() if arg != name for span in spans]
-            if is_free(name, schema, described, words):  # "Joe Okafor." is the name, not the cake's message
+            if is_free(name, schema, among, words):  # "Joe Okafor." is the name, not the cake's message
                 others += [v for arg, p in props.items() if arg != name for v in p.get("enum") or [] if str(v) == v]
-            narrowed = _narrow(name, schema, (ev if lists else rest).without(others), described_among(tool, tools))
+            narrowed = _narrow(name, schema, (ev if lists else rest).without(others), among)
             if narrowed is None and name in required:
                 unfilled.append(name)
             elif narrowed is None:
                 del props[name]
             else:
                 props[name] = narrowed
-        unfilled += without_id_pieces(declared, props, ev.said, described, required, words)  # "4 4029 187": no 4
-        unfilled = fill_counts(declared, props, unfilled, ev, described, words)  # "the reading is 1345"
+        unfilled += without_id_pieces(declared, props, ev.said, among, required, words)  # "4 4029 187": no 4
+        unfilled = fill_counts(declared, props, unfilled, ev, among, words)  # "the reading is 1345"
         for name in one_name_for_two(props, names, ev.named_as):
             if name in required:
                 unfilled.append(name)
             else:
                 del props[name]
+        fn_name = str(function_of(tool).get("name", ""))
         if unfilled:  # worth asking the caller only when it is their words the call lacks
-            missing[str(fn.get("name", ""))] = unfilled if ev.fresh else []
-        elif _drop_repeats(str(fn.get("name", "")), props, ev.done):
-            missing[str(fn.get("name", ""))] = []
+            missing[fn_name] = unfilled if ev.fresh else []
+        elif _drop_repeats(fn_name, props, ev.done):
+            missing[fn_name] = []
         else:
             grounded.append(tool)
     return grounded, missing

@@ -20,8 +20,9 @@ from typing import Any
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._heard import spoken, word_stem, written_words
+from loop.grounding._schema import description_of, properties
 from loop.grounding._scope import topic_stems
-from loop.grounding.arguments import _described, _properties, ground, since_agent_spoke
+from loop.grounding.arguments import ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name
 from loop.types import Message
@@ -119,7 +120,7 @@ def id_holders(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any
     by_name = {tool_name(t): t for t in tools}
 
     def holds_fresh_id(tool: dict[str, Any]) -> bool:
-        held = _properties(tool)  # grounded: each identifier's values
+        held = properties(tool)  # grounded: each identifier's values
         return any(str(v).lower() in fresh and re.search(r"\d", str(v))
                    for n in id_args(by_name.get(tool_name(tool), tool)) for v in held.get(n, {}).get("enum") or [])
 
@@ -129,8 +130,8 @@ def id_holders(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, Any
 
 def id_args(tool: dict[str, Any]) -> list[str]:
     """The tool's arguments that are identifiers (declared, or read from its schema), as the tool declares them."""
-    described = _described(tool)
-    return [name for name, schema in (_properties(tool) or {}).items()
+    described = description_of(tool)
+    return [name for name, schema in (properties(tool) or {}).items()
             if (kind := arg_kind(name, non_null(schema) or {}, described)) is not None and kind.kind == "id"]
 
 
@@ -152,7 +153,7 @@ def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, 
     `track_parcel(code)` and `rearrange_delivery(code, day)`; only the write has a place for the Tuesday. (A write
     is still asked for the caller's yes.)"""
     def held(tool: dict[str, Any]) -> int:
-        return sum(1 for schema in _properties(tool).values() if "enum" in schema or "pattern" in schema)
+        return sum(1 for schema in properties(tool).values() if "enum" in schema or "pattern" in schema)
 
     most = max(map(held, reads), default=0)
     by_name = {tool_name(t): t for t in tools}  # as declared: a grounded one holds values, not kinds
@@ -262,7 +263,7 @@ def ask_for(arguments: Sequence[str], tool: Mapping[str, Any] | None = None, wor
 
 def _question(arguments: Sequence[str], tool: Mapping[str, Any] | None, words: ModuleType, system: str = "") -> str:
     props = (((tool or {}).get("function") or tool or {}).get("parameters") or {}).get("properties") or {}
-    described = _described(dict(tool or {}))
+    described = description_of(dict(tool or {}))
     names = [words.the(label(a, props.get(a), described, system, words)) for a in arguments]
     choices = [str(v) for v in (non_null(props.get(arguments[0], {})) or {}).get("enum") or []] if names else []
     if len(names) == 1 and 2 <= len(choices) <= MAX_CHOICES_SAID:  # "the size: small, medium or large"
@@ -281,8 +282,8 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
 
     def id_only(tool: dict[str, Any]) -> bool:
         required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
-        props = _properties(tool)
-        return bool(required) and all((k := arg_kind(r, props.get(r, {}), _described(tool))) is not None
+        props = properties(tool)
+        return bool(required) and all((k := arg_kind(r, props.get(r, {}), description_of(tool))) is not None
                                       and k.kind == "id"
                                       for r in required)
 
