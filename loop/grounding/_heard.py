@@ -153,11 +153,15 @@ def cardinal_runs(tokens: list[str], words: ModuleType = DEFAULT_WORDS) -> list[
 
 
 def stem(word: str) -> str:
-    """A word's stem, roughly: "bookings" / "booked" -> "book", "deliveries" -> "deliv", "opening" -> "open"."""
-    word = word.lower().strip("'")
+    """A word's stem, roughly: "bookings" / "booking's" / "booked" -> "book", "deliveries" -> "deliv", "opening" ->
+    "open". A plural stems as its singular does ("sailings" as "sailing")."""
+    word = word.lower().strip("'").removesuffix("'s")
     for suffix in ("ies", "ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            if suffix == "s" and (ending := next((e for e in ("ing", "ed") if word.endswith(e)), "")) \
+                    and len(word) - len(ending) >= 3:
+                word = word[: -len(ending)]  # the singular's own ending ("booking") still to go
             break
     return word[:5]
 
@@ -267,10 +271,11 @@ def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = 
 
 
 def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:
-    """A regex matching any run of up to `max_words` consecutive words of `text`: no other punctuation than a
-    comma between two words ("12 High Street, Leeds")."""
-    words = span_words(text)
-    alts = _alternatives([words], max_words) if words else []
+    """A regex matching any run of up to `max_words` consecutive words of a line of `text`: no other punctuation
+    than a comma between two words ("12 High Street, Leeds"); a line break (a turn's end, a value another argument
+    took) ends a run."""
+    runs = [words for line in text.splitlines() if (words := span_words(line))]
+    alts = _alternatives(runs, max_words)
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 

@@ -123,14 +123,15 @@ class Evidence:
                        fresh=one.sub("1 ", self.fresh))
 
     def without(self, values: Sequence[str]) -> Evidence:
-        """This evidence with `values` (what an enum argument took) blanked out of the words, for the others."""
+        """This evidence with `values` (what an enum argument took) blanked out of the words, for the others. A
+        blank is a line break: no span runs across it ("send the red roses to Jenny Hart" leaves no "send the to")."""
         if not values:
             return self
 
         def blank(text: str) -> str:
             for value in values:
                 said = re.escape(value.replace("_", " ").strip())
-                text = re.sub(rf"(?<![\w]){said}(?:s|es)?(?![\w])", " ", text, flags=re.IGNORECASE)
+                text = re.sub(rf"(?<![\w]){said}(?:s|es)?(?![\w])", "\n", text, flags=re.IGNORECASE)
             return text
 
         return replace(self, said=blank(self.said), heard=blank(self.heard), fresh=blank(self.fresh))
@@ -280,6 +281,13 @@ def counts_said(text: str, words: ModuleType = DEFAULT_WORDS) -> list[float]:
     return number_candidates(without_times(without_addresses(text, words), words), words)
 
 
+def _taken(props: dict[str, Any], free: str) -> list[str]:
+    """The words other arguments hold for certain (an enum of one value): not the free-text argument `free`'s.
+    Several candidates ("Jenny Hart", "Happy Anniversary") leave each to the model: one may be the message."""
+    return [v for arg, p in props.items() if arg != free and len(p.get("enum") or []) == 1
+            for v in p["enum"] if str(v) == v]
+
+
 def _drop_repeats(name: str, props: dict[str, Any], done: set[str]) -> bool:
     """Remove already-made calls from a finite choice; True when no new call is left."""
     finite = all("enum" in p for p in props.values())
@@ -340,7 +348,7 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
             # "three passengers" is the passengers', never a time or an address
             others = [span for arg, spans in counted.items() if arg != name for span in spans]
             if is_free(name, schema, among, words):  # "Joe Okafor." is the name, not the cake's message
-                others += [v for arg, p in props.items() if arg != name for v in p.get("enum") or [] if str(v) == v]
+                others += _taken(props, name)
             narrowed = _narrow(name, schema, (ev if lists else rest).without(others), among)
             if narrowed is None and name in required:
                 unfilled.append(name)

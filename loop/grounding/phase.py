@@ -109,8 +109,9 @@ def _answered(messages: Sequence[Message]) -> bool:
 def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], scope: str) -> dict[str, str]:
     """What to say when the model names each tool the conversation cannot fill: a question for what it lacks
     ("Could you tell me the job number?") when the caller spoke of what it does. A tool the caller did not speak of
-    ("a losing game" -> issue_refund) is not asked about: the caller is asked what the first read lacks, which
-    steers back to the agent's purpose, or told what the agent is for when no read lacks anything. Of reads that
+    ("a losing game" -> issue_refund) is not asked about: the caller is asked what a read their words speak of lacks,
+    else the first read, which steers back to the agent's purpose, or told what the agent is for when no read lacks
+    anything. Of reads that
     lack an identifier each, the one closest to the caller's words is asked for ("Is there a power cut near me?":
     the postcode, not the account number)."""
     by_name = {tool_name(t): t for t in request.tools}
@@ -133,8 +134,8 @@ def questions_for_missing(request: ModelRequest, missing: dict[str, list[str]], 
             asks[name] = _ask(request, missing[name], by_name[name])
         elif spoken := _spoken_of(request, missing):  # "I'd like the four cheese": the order's, not a tracking's
             asks[name] = _ask(request, missing[tool_name(spoken)], spoken)
-        elif lacking_reads:
-            read = lacking_reads[0]
+        elif lacking_reads:  # a read the words speak of first ("check my bookings": the booking's, not an area's)
+            read = next((t for t in about_reads if tool_name(t) in closest), lacking_reads[0])
             asks[name] = _ask(request, missing[tool_name(read)], read)
         else:
             asks[name] = scope

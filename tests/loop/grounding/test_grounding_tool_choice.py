@@ -293,3 +293,19 @@ def test_a_question_for_one_listed_argument_says_its_choices() -> None:
     assert ask_for(["area"], tools[0]).endswith("the area: city centre, old town or airport?")
     asked = ask_for(["pickup_address", "passengers"], tools[2])
     assert asked.endswith("the pickup address and the number of passengers?")
+
+
+def test_a_plural_or_a_possessive_speaks_of_what_its_singular_names() -> None:
+    """"Can you check on my bookings?" is about the booking's details as "my booking" is: a plural or a possessive
+    stems as its singular ("bookings", "booking's" -> "book"), so the question is for the booking number, not for
+    the pickup area of a read the words do not name (set 4 dev: "check my bookings" was asked for a day)."""
+    from loop.grounding._heard import stem
+    from loop.grounding.phase import questions_for_missing
+
+    assert {stem(w) for w in ("booking", "bookings", "booking's", "booked")} == {"book"}
+    assert stem("sailings") == stem("sailing") and stem("class") == "clas" and stem("things") == "thing"
+    tools, writes = _cabs()
+    for said in ("Hi, can you check on my bookings for me?", "Could you look at my taxi booking's pickup time?"):
+        request = ModelRequest([Message("user", said)], tools, 96, writes=writes)
+        _, missing = ground(tools, request.messages)
+        assert "booking number" in questions_for_missing(request, missing, "")["pickup_wait"]
