@@ -51,8 +51,9 @@ def proper_names(text: str, initial: bool = False, words: ModuleType = DEFAULT_W
                 word.lower() in _not_a_name(words) or _says_a_day(raws[1:], words))
             opens = not function_word and (initial or introduced or (
                 len(raws) > 1 and raws[1][:1].isupper() and not raw.endswith(",")))
-            capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and word not in _PRONOUNS
-                       and word.lower() not in spoken(words).not_names)
+            bare = _POSSESSIVE.sub("", word)  # "Friday's no good": a day's, not a name
+            capital = (bool(word) and word[0].isupper() and (i > 0 or opens) and bare not in _PRONOUNS
+                       and bare.lower() not in spoken(words).not_names)
             if capital:
                 run.append(word)
             if run and (not capital or raw.endswith(",") or _POSSESSIVE.search(word)):

@@ -127,7 +127,14 @@ def related_groups(language: str = "en", agent: tuple[tuple[str, ...], ...] = ()
     """The stems of the words that say the same thing: the language's (its pack's RELATED_WORDS: asking when,
     asking how much) and the agent's own (`Agent(related=...)`: "fix" and "garage" for a repair)."""
     pack = locale.get(language)
-    return tuple(frozenset(word_stem(w, pack) for w in group) for group in [*pack.RELATED_WORDS, *agent])
+    return tuple(frozenset(stem for w in group for stem in _entry_stems(w, pack))
+                 for group in [*pack.RELATED_WORDS, *agent])
+
+
+def _entry_stems(entry: str, pack: ModuleType) -> set[str]:
+    """A related entry's stems as a caller's words are read: "drop off" as the one word "dropoff", "not working" as
+    "working" (its filler said nothing); a single word as it is."""
+    return _stems(entry, pack) if re.search(r"[\s-]", entry.strip()) else {word_stem(entry, pack)}
 
 
 def _groups(request: ModelRequest) -> Groups:

@@ -327,6 +327,18 @@ def test_an_agent_declares_its_own_words_for_the_same_thing() -> None:
         return out_of_scope(agent.assembler.build([Message("user", "My lights went out")], 0, 96)[0])
 
     assert asked() and not asked(related=[("power", "outage", "light")])
+    # an entry of several words is read as a caller's words are: "drop off" as one word, "not working" as "working"
+    # (set 6 dev: "Can I drop off ..." at a tip whose related words said "drop off" was told the scope sentence)
+    def take_item(item: str) -> str:
+        """Whether the tip takes an item"""
+        return "yes"
+
+    def dropped(**extra: object) -> bool:
+        agent = Agent(ScriptedModel(["ok"]), tools=[Tool(take_item)], system_prompt="You answer a tip.", **extra)
+        request = agent.assembler.build([Message("user", "Can I drop off an old fridge?")], 0, 96)[0]
+        return out_of_scope(request)
+
+    assert dropped() and not dropped(related=[("tip", "drop off")])
     with pytest.raises(TypeError, match="list of word groups"):
         Agent(ScriptedModel(["ok"]), related="power light")  # type: ignore[arg-type]
 
