@@ -70,6 +70,13 @@ class AgentSource:
     def maker(self, data_dir: str | Path, model_for: Callable[[str], Model] | None = None) -> AgentMaker:
         return AgentMaker(self, Path(data_dir), model_for)
 
+    def build(self, call_id: str = "try", data_dir: str | Path | None = None, model: Model | None = None) -> Agent:
+        """One `loop.Agent`, as a call gets it, to try in a test or a shell: its toolset's data in `data_dir` (a
+        new scratch folder when None), its own model unless `model` is given. `agent.tools` maps each tool's name
+        to its `Tool`. Fails as `check` does, in one line naming what to fix."""
+        folder = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="voiceloop-agent-"))
+        return self.maker(folder, (lambda _id: model) if model is not None else None)(call_id)
+
     def check(self, model: Model | None = None) -> None:
         """Build one agent in a scratch folder, so a tool that cannot work as declared fails at load, in one line
         (AgentConfigError), not when the first call starts. `model`: the one the command chose, if any."""

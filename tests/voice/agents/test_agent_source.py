@@ -259,3 +259,16 @@ def test_serve_builds_its_calls_from_the_agent_file(monkeypatch: pytest.MonkeyPa
     assert isinstance(agent.model, LoopingScript)  # the file's own `script:` (no --llm, no --script)
     assert agent.model.blocks[0][0].text.startswith("I can help with appointments")
     assert (tmp_path / "appointments.db").exists()
+
+
+def test_an_agent_file_or_a_factory_builds_one_agent_to_try(tmp_path: Path) -> None:
+    """`load_agent(ref).build()`: one `loop.Agent` as a call gets it (a new user's first check, set 5 and set 6
+    outside authors both went looking for it); its toolset's data in the folder given; a model given replaces the
+    agent's own."""
+    scripted = ScriptedModel(["Hello."])
+    garage = load_agent("examples/garage/agent.yaml").build(data_dir=tmp_path / "garage", model=scripted)
+    assert "repair_status" in garage.tools and garage.tools["repair_status"].name == "repair_status"
+    assert garage.model is scripted and (tmp_path / "garage").is_dir()
+    (tmp_path / "wheels_agent.py").write_text(FACTORY)
+    wheels = load_agent(str(tmp_path / "wheels_agent.py") + ":build").build()  # a factory keeps its own model
+    Conversation(wheels).say_sync("How many wheels on a bike?").expect.executed("count_wheels").said("two wheels")
