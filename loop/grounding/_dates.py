@@ -46,12 +46,30 @@ def calendar_dates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Calenda
     return list(dict.fromkeys(found))
 
 
+@functools.cache
+def _ordinal_day(words: ModuleType) -> re.Pattern[str]:
+    """A day of the month said alone as an ordinal after its article ("the twenty-first"), not a cardinal."""
+    said = sorted((words.ordinal(n) for n in range(1, 32) if words.ordinal(n) != words.cardinal(n)), key=len,
+                  reverse=True)
+    alternatives = "|".join(re.escape(o).replace(r"\-", "[- ]") for o in said)
+    return re.compile(rf"\b({re.escape(words.DAY_ARTICLE)}\s+)({alternatives})\b", re.IGNORECASE)
+
+
+def ordinal_days_written(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
+    """`text` with each day said alone as an ordinal written in digits ("can we do the twenty-first instead?" ->
+    "... the 21st instead?"), as speech-to-text writes it more often than not."""
+    by_word = {unaccented(words.ordinal(n)).lower().replace("-", " "): n for n in range(1, 32)}
+    return _ordinal_day(words).sub(
+        lambda m: m[1] + words.ordinal_digits(by_word[unaccented(m[2]).lower().replace("-", " ")]), text)
+
+
 def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """What a time or date argument may hold from `text` (its kind's `when`: "time", "date", "" for either): a time
     as its clock reading ("half past seven in the evening", "Thursday evening, at seven": "7:30 p.m.", "7 p.m.";
     the pack's `clock_text`), a date as its month and day ("July the sixteenth": "July 16", the pack's
     `date_text`), and the words that say when ("Tuesday", "two" given alone)."""
     if when == "date":
+        text = ordinal_days_written(text, words)  # "the twenty-first" alone is the 21st
         dates, spans = calendar_dates(text, words), time_spans(text, when, words)
         # "Saturday the twenty-seventh of June": the date whole; its weekday, month or day alone are no other value
         whole = [s.lower() for s in re.split(r"[.!?;]+", text) if calendar_dates(s, words)]

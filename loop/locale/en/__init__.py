@@ -103,6 +103,12 @@ TIME_WORDS = ("tomorrow", "today", "tonight", "noon", "midnight", "morning", "af
               "weekend")
 AMBIGUOUS_MONTHS = frozenset({"may"})  # a month that is also a common word: no date on its own
 DATE_JOINERS = ("the", "of")  # between a month and its day ("July the sixteenth", "the 5th of August")
+DAY_ARTICLE = "the"  # before a day of the month said alone ("the twenty-first instead")
+
+
+def ordinal_digits(n: int) -> str:
+    """21 -> "21st", 12 -> "12th": a day of the month as it is written in digits."""
+    return f"{n}{'th' if 11 <= n % 100 <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def date_text(month: int, day: int) -> str:

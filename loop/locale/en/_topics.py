@@ -47,7 +47,8 @@ FIRST_PERSON = frozenset({"i", "i'd", "i'm", "i've", "i'll", "my", "me", "mine",
 # a reply that talks about the conversation instead of to the caller ("the caller", "this response indicates"):
 # a regular expression, matched ignoring case
 META_TALK = (r"\bthe (?:caller|user)\b|\bhere(?:'s| is) (?:a|the|my) (?:response|reply|answer|result|output)\b"
-             r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b")
+             r"|\b(?:this|the|that) (?:response|result|output|data) (?:indicates|shows|says|means|suggests)\b"
+             r"|\b(?:tool|function)(?:'s)? (?:responses?|results?|outputs?|calls?)\b")
 
 # ---- naming an action to confirm it (voice/call/approval.py) ------------------------------------------------
 # what a tool's description calls the money an action moves ("refunds the money for an order"), which the

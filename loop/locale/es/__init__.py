@@ -70,6 +70,12 @@ TIME_WORDS = ("manana", "hoy", "esta noche", "mediodia", "medianoche", "la seman
               "pasado manana", "tarde")
 AMBIGUOUS_MONTHS = frozenset()
 DATE_JOINERS = ("de", "del")  # between a day and its month ("el cinco de agosto")
+DAY_ARTICLE = "el"  # before a day of the month said alone ("el primero")
+
+
+def ordinal_digits(n: int) -> str:
+    """1 -> "1º": a day of the month said as an ordinal, written in digits."""
+    return f"{n}º"
 
 
 def date_text(month: int, day: int) -> str:

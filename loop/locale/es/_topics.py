@@ -34,7 +34,8 @@ FIRST_PERSON = frozenset({"yo", "mi", "mis", "me", "mio", "mia", "mios", "mias",
 META_TALK = (r"\b(?:el usuario|la usuaria|la persona que llama|quien llama)\b"
              r"|\baqu[ií] (?:est[aá]|tiene) (?:la|mi|una) (?:respuesta|resultado|salida)\b"
              r"|\b(?:esta|esa|la) (?:respuesta|salida) (?:indica|muestra|dice|significa)\b"
-             r"|\b(?:este|ese|el) (?:resultado|dato) (?:indica|muestra|dice|significa)\b")
+             r"|\b(?:este|ese|el) (?:resultado|dato) (?:indica|muestra|dice|significa)\b"
+             r"|\b(?:respuesta|resultado|salida|llamada)s? de (?:la|una) (?:herramienta|funci[oó]n)\b")
 
 # ---- naming an action to confirm it (voice/call/approval.py) ------------------------------------------------
 MONEY_NAMED = r"\b(?:(?:el|un|su)\s+)?(?:dinero|importe|pago)\b"

@@ -244,6 +244,11 @@ def test_a_date_argument_holds_the_day_as_well_as_the_month() -> None:
 
     assert when_values("For Saturday the twenty-seventh of June.", "date") == ["June 27"]
     assert when_values("On the 3rd of May, a Friday. Or tomorrow.", "date") == ["May 3", "tomorrow"]
+    # a day of the month said alone as an ordinal is the day, as when it is written in digits (set 6 dev: "Can we do
+    # the twenty-first instead?" read as a change of nothing)
+    assert when_values("Could we make it the thirty-first instead?", "date") == ["31st"]
+    assert when_values("Is the twelfth any good?", "date") == when_values("Is the 12th any good?", "date") == ["12th"]
+    assert when_values("I can do the eleven o'clock one", "date") == []
 
 
 def test_a_surname_said_after_its_word_is_the_last_names_and_not_the_pets() -> None:
