@@ -320,6 +320,13 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 
+def street_pattern(text: str, words: ModuleType = DEFAULT_WORDS) -> str | None:
+    """A regex for the whole street addresses `text` says ("56 Queens Road"), None when it says none: an address
+    given a turn before the one that completes a booking."""
+    streets = _street_runs(text, spoken(words))
+    return "^(" + "|".join(streets) + ")$" if streets else None
+
+
 def _street_runs(text: str, said: Spoken, max_words: int = 10) -> list[str]:
     """Regex alternatives for each street address in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane": a
     house number, up to three words of its street's name, a word that closes a street's name, the pack's

@@ -58,6 +58,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     retracted_ids,
     span_pattern,
     stem,
+    street_pattern,
     time_spans,
     value_pattern,
     without_addresses,
@@ -269,6 +270,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
     else:
         pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
                                                                            leave_out=ev.own_name, words=ev.words)
+        if pattern is None and k == "address":  # "It's Derek Mensah, 56 Queens Road." a question before
+            pattern = street_pattern(ev.said, ev.words)
         return {"type": "string", "pattern": pattern} if pattern else None
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))

@@ -324,3 +324,25 @@ def test_free_text_runs_neither_across_a_taken_value_nor_past_an_open_choice() -
     card = grounded["function"]["parameters"]["properties"]["card"]["pattern"]
     assert re.fullmatch(card, "Warm Wishes, Aunt Bea") and re.fullmatch(card, "send")
     assert not re.fullmatch(card, "send to") and not re.fullmatch(card, "Could you send to")
+
+
+def _book_visit(name: Annotated[str, person_name()], address: Annotated[str, address()],
+                visit: Literal["service", "repair"]) -> str:
+    """Book an engineer's visit to a home"""
+    return name
+
+
+def test_an_address_given_before_the_last_question_still_fills_the_booking() -> None:
+    """Asked for the name, the address and the visit, the caller gives the first two, then the visit when asked
+    again: the street address they said a turn before is still theirs (set 6 dev: it was asked for again, and again).
+    An address said this turn is read first."""
+    def props(*turns: str) -> dict:
+        messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(turns)]
+        grounded, _ = ground([Tool(_book_visit, mutates=True).openai_schema()], messages)
+        return grounded[0]["function"]["parameters"]["properties"] if grounded else {}
+
+    said = ("Can someone come and look at my boiler?", "Could you tell me the name, the address and the visit?",
+            "It's Mia Stone, 14 Larch Avenue.", "Could you tell me the visit: service or repair?")
+    assert re.fullmatch(props(*said, "A repair, please.")["address"]["pattern"], "14 Larch Avenue")
+    moved = props(*said, "A repair, and it's at 3 Mill Lane now.")["address"]["pattern"]
+    assert re.fullmatch(moved, "3 Mill Lane") and not re.fullmatch(moved, "14 Larch Avenue")
