@@ -18,7 +18,7 @@ import jsonschema
 from loop import locale
 from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind
-from loop.grounding._heard import street_addresses
+from loop.grounding._heard import spoken, street_addresses
 from loop.grounding._unclaimed import fill_counts
 from loop.grounding.arguments import Evidence, _narrow, counted_spans, described_among
 from loop.tools import tool_name
@@ -81,7 +81,7 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
             narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh, evidence.words)))}
         if narrowed is None or narrowed is prop or "enum" not in narrowed:
             continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
-        if new := [v for v in narrowed["enum"] if str(v).strip().lower() != old]:
+        if new := _one_per_value([v for v in narrowed["enum"] if str(v).strip().lower() != old], evidence):
             found[name] = new
     # "Sorry, I read that wrong, it's 9921.": a number no identifier of the call can be is its count's
     wanting = [n for n in props if n not in found]
@@ -90,6 +90,15 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
         if new := [v for v in heard[name]["enum"] if str(v) != str(declined.arguments.get(name, ""))]:
             found[name] = new
     return found
+
+
+def _one_per_value(values: list[Any], evidence: Evidence) -> list[Any]:
+    """`values` with a number said in words dropped where its figures are there too ("eleven" and "11" are one new
+    time, not two to choose between)."""
+    digit_of = spoken(evidence.words).digit_of
+    written = {" ".join(digit_of.get(w.lower(), w) for w in str(v).split()) for v in values}
+    return [v for v in values if str(v) in written or " ".join(
+        digit_of.get(w.lower(), w) for w in str(v).split()) not in {str(x) for x in values}]
 
 
 def changed_call(request: ModelRequest) -> ToolCall | None:

@@ -74,7 +74,7 @@ from loop.grounding._names import (
     proper_names,
     without_part_word,
 )
-from loop.grounding._pieces import joined_to_length
+from loop.grounding._pieces import example_shape, ids_of_shape, joined_to_length
 from loop.grounding._schema import (  # noqa: F401  (id_digit_counts re-exported: voice reads it)
     described_among,
     description_of,
@@ -244,6 +244,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
                                                     digits if not letters else 0)
                             if (not digits or sum(c.isdigit() for c in str(i)) == digits)
                             and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
+        if not digits and not letters and (shape := example_shape(said_of, id_words(name, ev.words), ev.words)):
+            found = ids_of_shape(ev.heard, shape, ev.words)  # "like LK19 RXT": "W F seven two, M Z K" is WF72 MZK
         if kind.digits and not kind.letters:  # declared digits only: "S45127" (heard for "es 45127") is 45127
             found = list(dict.fromkeys(re.sub(r"\D", "", i) if isinstance(i, str) else i for i in found))
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named

@@ -104,6 +104,8 @@ TIME_WORDS = ("tomorrow", "today", "tonight", "noon", "midnight", "morning", "af
 AMBIGUOUS_MONTHS = frozenset({"may"})  # a month that is also a common word: no date on its own
 DATE_JOINERS = ("the", "of")  # between a month and its day ("July the sixteenth", "the 5th of August")
 DAY_ARTICLE = "the"  # before a day of the month said alone ("the twenty-first instead")
+# before an example of a value in a description ("like LK19 RXT"): a regex
+EXAMPLE_LEAD = r"like|e\.g\.,?|for example|such as"
 
 
 def ordinal_digits(n: int) -> str:

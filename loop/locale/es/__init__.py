@@ -71,6 +71,8 @@ TIME_WORDS = ("manana", "hoy", "esta noche", "mediodia", "medianoche", "la seman
 AMBIGUOUS_MONTHS = frozenset()
 DATE_JOINERS = ("de", "del")  # between a day and its month ("el cinco de agosto")
 DAY_ARTICLE = "el"  # before a day of the month said alone ("el primero")
+# before an example of a value in a description ("como 1234 BCD"): a regex
+EXAMPLE_LEAD = r"como|p\. ?ej\.,?|por ejemplo"
 
 
 def ordinal_digits(n: int) -> str:

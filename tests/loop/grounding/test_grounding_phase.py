@@ -332,3 +332,23 @@ def test_a_number_said_with_a_count_arguments_noun_is_that_arguments_alone() -> 
                         tool_call_id="c1"), Message("user", change)]
     changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_taxi"})))
     assert changed is not None and changed.arguments == {**call.arguments, "passengers": 3}
+
+
+def test_a_new_time_said_in_words_is_one_new_value_not_two() -> None:
+    """"Can we make it nine instead?" to a slot at 10: the new time is 9, whether read as "nine" or "9" (both were
+    offered, the change was left ambiguous, and the model asked the same question again: set 6 dev)."""
+    from loop.approvals import not_approved
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    def book_court(day: Literal["monday", "friday"], time: Annotated[str, when()]) -> str:
+        """Book a tennis court on a day at a time"""
+
+    tools = [Tool(book_court, mutates=True).openai_schema()]
+    call = ToolCall("book_court", {"day": "friday", "time": "10"}, id="c1")
+    for change, new in [("Can we make it nine instead? I've got the school run.", "9"), ("Make it 4 instead.", "4")]:
+        messages = [Message("user", "Friday at ten, please."), Message("assistant", "", [call]),
+                    Message("tool", not_approved("book_court", f"the caller asked for a change: {change!r}"),
+                            tool_call_id="c1"), Message("user", change)]
+        changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_court"})))
+        assert changed is not None and changed.arguments == {"day": "friday", "time": new}

@@ -346,3 +346,24 @@ def test_an_address_given_before_the_last_question_still_fills_the_booking() -> 
     assert re.fullmatch(props(*said, "A repair, please.")["address"]["pattern"], "14 Larch Avenue")
     moved = props(*said, "A repair, and it's at 3 Mill Lane now.")["address"]["pattern"]
     assert re.fullmatch(moved, "3 Mill Lane") and not re.fullmatch(moved, "14 Larch Avenue")
+
+
+def _book_bay(registration: str, day: Literal["monday", "friday"]) -> str:
+    """Book a parking bay. registration: the car's number plate, like LK19 RXT"""
+    return registration
+
+
+@pytest.mark.parametrize(("said", "plates"), [
+    ("Friday please, the registration's W F seven two, M Z K.", ["WF72 MZK"]),
+    ("Monday. It's BD51 SOU.", ["BD51 SOU"]), ("Monday, plate A B one two C D E.", ["AB12 CDE"]),
+    ("Monday for a car, WF72 please.", [])])
+def test_an_identifier_shaped_by_an_example_is_read_however_it_is_spelled(said: str, plates: list[str]) -> None:
+    """An argument whose description gives an example ("like LK19 RXT") holds an identifier of that shape: letters
+    said one by one, digits in words or figures (set 6 dev: a number plate was never taken, or taken as "WF72")."""
+    grounded, _ = ground([Tool(_book_bay, mutates=True).openai_schema()], [Message("user", said)])
+    props = grounded[0]["function"]["parameters"]["properties"] if grounded else {}
+    assert props.get("registration", {}).get("enum", []) == plates
+    from loop.grounding._pieces import example_shape
+
+    assert example_shape("the booking reference, like LY4821", {"refer"}) == "AA9999"
+    assert example_shape("the date, like July 14", {"date"}) == "" and example_shape("like LK19 RXT", {"x"}) == ""
