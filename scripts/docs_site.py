@@ -8,6 +8,7 @@ code as it is, so the reference cannot go stale:
 - `imports`: who imports whom, package by package (`scripts/import_drawing.py`).
 
     python scripts/docs_site.py agent-file      # print one generated part
+    python scripts/docs_site.py --write         # write them into the pages that commit them (docs/agents.md)
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = re.compile(r"<!-- generated: ([a-z-]+) -->")
+# a bare marker, or one with the generated text committed after it (so the Markdown reads whole on its own too)
+MARKER = re.compile(r"<!-- generated: ([a-z-]+) -->(?:\n(?:.*\n)*?<!-- end generated: \1 -->)?")
+COMMITTED = ("docs/agents.md",)  # pages whose generated text is written into the Markdown (`--write`)
 
 
 def _type_name(ann: Any) -> str:
@@ -120,6 +123,17 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     return fill(markdown)
 
 
+def written(markdown: str) -> str:
+    """`markdown` with each marker followed by its generated text and an end marker, as the committed pages hold
+    it (`COMMITTED`): GitHub's reader sees the reference too, and the test suite sees when it went stale."""
+    return MARKER.sub(lambda m: f"<!-- generated: {m[1]} -->\n{GENERATED[m[1]]()}\n<!-- end generated: {m[1]} -->",
+                      markdown)
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    print(GENERATED[sys.argv[1]]())
+    if sys.argv[1] == "--write":  # python scripts/docs_site.py --write: the committed pages brought up to date
+        for page in COMMITTED:
+            (ROOT / page).write_text(written((ROOT / page).read_text()))
+    else:
+        print(GENERATED[sys.argv[1]]())

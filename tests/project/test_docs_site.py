@@ -104,3 +104,15 @@ def test_the_readme_is_a_guide_and_its_links_resolve() -> None:
     assert links and [link for link in links if not (ROOT / link).exists()] == []
     for page in ("call-scripts.md", "agents.md", "getting-started.md", "benchmarks.md"):
         assert f"docs/{page}" in readme
+
+
+def test_the_agent_file_reference_committed_in_the_markdown_is_up_to_date() -> None:
+    """docs/agents.md holds the generated agent-file reference itself (a reader of the Markdown saw only a marker:
+    set 6's author); it must be what the code generates now (`python scripts/docs_site.py --write`)."""
+    from pathlib import Path
+
+    for page in SITE["COMMITTED"]:
+        text = (Path(__file__).resolve().parents[2] / page).read_text()
+        stale = "out of date: run python scripts/docs_site.py --write"
+        assert "<!-- end generated:" in text and SITE["written"](text) == text, stale
+
