@@ -39,11 +39,21 @@ def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = 
     template = getattr(tool, "confirm", "") if tool is not None else ""
     if template:
         try:
-            return template.format_map(values)
+            return _articles_agreed(template, values, words).format_map(values)
         except (KeyError, IndexError, ValueError, AttributeError):
             pass  # the call lacks an argument the template names: say what we do know
     description = tool.description if tool is not None and tool.description != tool.name else ""
     return derived_phrase(verb_phrase(description, call.name, words), values, tool, words)
+
+
+def _articles_agreed(template: str, values: dict[str, str], words: ModuleType) -> str:
+    """`template` with the article before each value as the value's first sound wants it ("book a {visit}" with
+    "annual service": "book an annual service"): the pack's `article_for`, None in a language without the rule."""
+    def agreed(m: re.Match[str]) -> str:
+        value = values.get(m[3], "")
+        chosen = words.article_for(m[2], value) if value else None
+        return f"{m[1]}{chosen or m[2]} {{{m[3]}}}"
+    return re.sub(r"(^|\s)(\w+) \{(\w+)\}", agreed, template)
 
 
 def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = DEFAULT_WORDS) -> str:

@@ -108,6 +108,22 @@ DAY_ARTICLE = "the"  # before a day of the month said alone ("the twenty-first i
 EXAMPLE_LEAD = r"like|e\.g\.,?|for example|such as"
 
 
+def article_for(article: str, value: str) -> str | None:
+    """"a" or "an" as `value`'s first letter wants it ("an annual service", "a repair"), for a confirm template's
+    "a {visit}"; None when `article` is neither, or the value's first sound is not plain from its letter ("a unit",
+    "an hour", "a one-off"). Labelled: tests/data/articles.tsv."""
+    if article.lower() not in ("a", "an") or not value[:1].isalpha():
+        return None
+    first = value.strip().lower()
+    if first[0] in "aeio" and not first.startswith(("one", "eu")):
+        wanted = "an"
+    elif first[0] in "bcdfgjklmnpqrstvwxyz":
+        wanted = "a"
+    else:
+        return None
+    return wanted if article.islower() else wanted.capitalize()
+
+
 def ordinal_digits(n: int) -> str:
     """21 -> "21st", 12 -> "12th": a day of the month as it is written in digits."""
     return f"{n}{'th' if 11 <= n % 100 <= 13 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"

@@ -75,6 +75,11 @@ DAY_ARTICLE = "el"  # before a day of the month said alone ("el primero")
 EXAMPLE_LEAD = r"como|p\. ?ej\.,?|por ejemplo"
 
 
+def article_for(article: str, value: str) -> str | None:
+    """Spanish articles agree with the noun's gender, not its sound: a template's own article stays (None)."""
+    return None
+
+
 def ordinal_digits(n: int) -> str:
     """1 -> "1º": a day of the month said as an ordinal, written in digits."""
     return f"{n}º"

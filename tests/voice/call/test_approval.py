@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from loop import Agent, LoopConfig, ScriptedModel, Tool, ToolCall
 from tests.fakes import LoudnessVAD, ScriptedSTT, WordChunker, track
+from tests.helpers import labelled
 from voice.call.approval import action_phrase, confirmation_question, verb_phrase
 from voice.demo.order_desk import OrderDesk, order_policy
 from voice.runtime.session import CallSession
@@ -171,3 +172,22 @@ def test_a_spanish_write_without_a_template_is_asked_in_spanish() -> None:
     assert question.startswith("Solo para confirmar: ¿reserva cajas de ibuprofeno a nombre del cliente con ")
     assert " y nombre Ana Torres" in question and "urgente sí" in question
     assert not re.search(r"\b(?:with|and|yes)\b", question)
+
+
+@pytest.mark.parametrize(("language", "template", "value", "phrase"), [
+    (row[0], *row[1].split("\t")) for row in labelled("articles.tsv")])
+def test_a_confirm_templates_article_agrees_with_the_value(language: str, template: str, value: str,
+                                                          phrase: str) -> None:
+    """tests/data/articles.tsv: "book a {visit} visit" with "annual service" is asked as "book an annual service
+    visit" (set 6: an author's template read "a annual"); Spanish keeps its template's own article."""
+    from loop import locale
+
+    def book(visit: str = "", size: str = "", boat: str = "", cake: str = "", item: str = "", name: str = "",
+             caja: str = "") -> str:
+        """Book it"""
+        return "ok"
+
+    keys = re.findall(r"\{(\w+)\}", template)
+    arguments = {key: value if i == 0 else "Ann" for i, key in enumerate(keys)}
+    tool = Tool(book, mutates=True, confirm=template)
+    assert action_phrase(ToolCall("book", arguments), tool, locale.get(language)) == phrase
