@@ -309,8 +309,10 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
     house number ("12 High Street", "flat 2, ..."), in the words of the pack `words`."""
     said = spoken(words)
 
-    def starts_address(word: str) -> bool:  # on its house number: "Pizza" or "Just one" is no address
+    def starts_address(word: str) -> bool:  # on its house number: "Pizza", "Just one" or "22nd of July" is no address
         w = word.strip(",").lower()
+        if re.fullmatch(rf"\d+(?:{words.DIGIT_ORDINAL})", w):
+            return False
         return bool(re.match(r"\d", w)) or w in said.units or w in said.tens or w in said.address_starts
 
     if address and (streets := _street_runs(text, said)):  # a whole one, when the caller said its street

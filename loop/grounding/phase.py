@@ -208,15 +208,33 @@ def _ask_distinct(request: ModelRequest, asked: bool = False) -> str:
 
 
 def _unknown_fallback(request: ModelRequest, otherwise: str = "", asked: bool = False) -> str:
-    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), else
-    `otherwise`, else what the agent is for. `asked`: the caller asked a question (a write only by its name)."""
+    """A question for what a tool the caller spoke of lacks ("Could you tell me the job number?"), or for what a
+    write their words just gave values to still lacks, else `otherwise`, else what the agent is for. `asked`: the
+    caller asked a question (a write only by its name)."""
     _, missing = ground(request.tools, request.messages, request.language)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
         by_name = asked and tool_name(tool) in request.writes
         if lacks and about_tool(tool, request.messages, (), locale.get(request.language), by_name=by_name):
             return _ask(request, lacks, tool)
+    if tool := _continued_write(request, missing):
+        return _ask(request, missing[tool_name(tool)], tool)
     return otherwise or _question_again(request) or scope_sentence(request)
+
+
+def _continued_write(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str, Any] | None:
+    """The one write the caller's last words gave a value to ("Wednesday the 22nd of July." after the price of a
+    tuning: the booking's date) that still lacks something: they are going on with it."""
+    if not request.messages or request.messages[-1].role != "user":
+        return None
+    _, before = ground(request.tools, request.messages[:-1], request.language)
+    going_on = [t for t in request.tools if tool_name(t) in request.writes and missing.get(tool_name(t))
+                and set(missing[tool_name(t)]) < set(before.get(tool_name(t)) or _required(t))]
+    return going_on[0] if len(going_on) == 1 else None
+
+
+def _required(tool: dict[str, Any]) -> list[str]:
+    return list(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
 
 
 def _question_again(request: ModelRequest) -> str:

@@ -352,3 +352,32 @@ def test_a_new_time_said_in_words_is_one_new_value_not_two() -> None:
                             tool_call_id="c1"), Message("user", change)]
         changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_court"})))
         assert changed is not None and changed.arguments == {"day": "friday", "time": new}
+
+
+def test_values_for_a_write_after_an_answer_are_its_next_question_not_the_scope() -> None:
+    """Told the price of a tuning, the caller goes on with the date alone ("Wednesday the 22nd of July."): when the
+    model's reply cannot be said (it echoed the date), the fallback asks for what the booking still lacks, never the
+    scope sentence (set 6 dev through tiny.en)."""
+    from loop.grounding.phase import _unknown_fallback
+    from loop.kinds import address, person_name, when
+    from loop.types import ModelRequest, ToolCall
+
+    def tuning_price(piano: Literal["upright", "grand"]) -> str:
+        """What a tuning costs for a kind of piano"""
+
+    def book_tuning(name: Annotated[str, person_name()], address: Annotated[str, address()],
+                    date: Annotated[str, when(date=True)], piano: Literal["upright", "grand"]) -> str:
+        """Book a tuner to come to the caller's home"""
+
+    tools = [Tool(tuning_price).openai_schema(), Tool(book_tuning, mutates=True).openai_schema()]
+    price = ToolCall("tuning_price", {"piano": "grand"}, id="p1")
+    messages = [Message("user", "Could somebody come and tune our piano? It's a grand."),
+                Message("assistant", "", [price]), Message("tool", "A grand is $160.", tool_call_id="p1"),
+                Message("assistant", "Tuning a grand piano is $160."), Message("user", "Wednesday the 22nd of July.")]
+    request = ModelRequest(messages, tools, 96, writes=frozenset({"book_tuning"}), scope="I only tune pianos.")
+    asked = _unknown_fallback(request)
+    assert "name" in asked and "address" in asked and "only" not in asked
+    from loop.grounding._heard import value_pattern
+
+    assert value_pattern("Wednesday the 22nd of July.", address=True) is None  # a date's day is no house number
+    assert value_pattern("It's 22 Hill Road.", address=True) is not None
