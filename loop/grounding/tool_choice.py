@@ -19,6 +19,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
+from loop.grounding._facts import asks
 from loop.grounding._heard import spoken, word_stem, written_words
 from loop.grounding._schema import description_of, properties
 from loop.grounding._scope import topic_stems
@@ -94,8 +95,11 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     # a read that needs nothing is called only for words that set it apart: "my pizza is late" is no question
     # for the menu, though the menu lists pizzas (so does the order they wait for)
     words = locale.get(language)
+    # "Do you take old mattresses?": a read of the caller's own words, asked of by a word only it has
+    question = asks(" ".join(m.content for m in since_agent_spoke(messages)), words)
     return [t for t in ground(tools, fresh, language)[0] if tool_name(t) not in writes
-            and (_filled_by_values(t) or (_no_arguments(t) and about_tool(t, messages, others(t), words)))]
+            and (_filled_by_values(t) or ((_no_arguments(t) or (question and _filled_by_words(t)))
+                                          and about_tool(t, messages, others(t), words)))]
 
 
 def id_reads_elsewhere(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],
@@ -178,6 +182,14 @@ def _filled_by_values(tool: dict[str, Any], asked: Sequence[str] = ()) -> bool:
     required = params.get("required") or []
     return bool(required) and all("enum" in props.get(r, {}) or (r in asked and "pattern" in props.get(r, {}))
                                   for r in required)
+
+
+def _filled_by_words(tool: dict[str, Any]) -> bool:
+    """Every required argument holds a value or a span of the caller's words (an item, a reason)."""
+    params = (tool.get("function") or tool).get("parameters") or {}
+    props = params.get("properties") or {}
+    required = params.get("required") or []
+    return bool(required) and all("enum" in props.get(r, {}) or "pattern" in props.get(r, {}) for r in required)
 
 
 def sole_value(schema: dict[str, Any]) -> Any:

@@ -359,7 +359,6 @@ def test_values_for_a_write_after_an_answer_are_its_next_question_not_the_scope(
     model's reply cannot be said (it echoed the date), the fallback asks for what the booking still lacks, never the
     scope sentence (set 6 dev through tiny.en)."""
     from loop.grounding.phase import _unknown_fallback
-    from loop.kinds import address, person_name, when
     from loop.types import ModelRequest, ToolCall
 
     def tuning_price(piano: Literal["upright", "grand"]) -> str:

@@ -309,3 +309,23 @@ def test_a_plural_or_a_possessive_speaks_of_what_its_singular_names() -> None:
         request = ModelRequest([Message("user", said)], tools, 96, writes=writes)
         _, missing = ground(tools, request.messages)
         assert "booking number" in questions_for_missing(request, missing, "")["pickup_wait"]
+
+
+def test_a_question_a_read_of_the_callers_words_answers_is_that_read() -> None:
+    """"Do you take old mattresses at the tip?": a read whose argument is a span of the caller's words (the item),
+    asked of by a word only it has, is filled by their question: the model calls it rather than answer in words
+    it has no ground for (set 6 dev: "Yes, we take old mattresses" caught, then "I can't tell you that here")."""
+    def item_taken(item: str) -> str:
+        """Whether the tip takes something, like a mattress or paint, and what it costs"""
+
+    def book_visit(day: Weekday) -> str:
+        """Book a visit to the tip on a day"""
+
+    tools = [Tool(item_taken).openai_schema(), Tool(book_visit, mutates=True).openai_schema()]
+
+    def reads(said: str) -> list[str]:
+        return [t["function"]["name"] for t in fresh_reads(tools, [Message("user", said)], frozenset({"book_visit"}))]
+
+    assert reads("Hi, do you take old mattresses at the tip?") == ["item_taken"]
+    assert reads("I've got some old mattresses.") == []  # no question: the model decides
+    assert reads("Can I come on Monday?") == []
