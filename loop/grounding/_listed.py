@@ -26,12 +26,37 @@ def _count_nouns(name: str, schema: dict[str, Any], described: str,
                  words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """A count argument's own nouns as patterns for the singular or the plural (`passengers`: "passengers?"), or
     [] for an argument that counts nothing (its name's words but those that name the count: `num_seats`)."""
+    return [_noun_pattern(w) for w in _count_words(name, schema, described, words)]
+
+
+def _count_words(name: str, schema: dict[str, Any], described: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """A count argument's own nouns as its name writes them (`cajas`), or [] for one that counts nothing."""
     kind = arg_kind(name, schema, described, words)
-    counted = argument_names(words)["counted"]
-    nouns = [w for w in name_words(name) if len(w) > 2 and w not in counted]
     if kind is None or kind.kind not in ("number", "integer"):
         return []
-    return [_noun_pattern(w) for w in nouns]
+    counted = argument_names(words)["counted"]
+    return [w for w in name_words(name) if len(w) > 2 and w not in counted]
+
+
+def counting_articles(props: dict[str, Any], described: str, language: ModuleType) -> list[tuple[re.Pattern[str], str]]:
+    """Articles that count a count argument's own noun, each as (the article before the noun, the number it
+    stands for): "a box" for `boxes`, "una caja" for `cajas` is 1 (the pack's ONE_ARTICLES); an article the plural
+    noun cannot take is the number it sounds like ("los cajas": `cajas` takes "las", and "los" is heard for "dos":
+    MISHEARD_ARTICLES). Labelled: tests/data/one_counted.tsv."""
+    found: list[tuple[re.Pattern[str], str]] = []
+    for noun in (w for name, schema in props.items() for w in _count_words(name, schema, described)):
+        if language.ONE_ARTICLES:
+            found.append((_before(language.ONE_ARTICLES, _noun_pattern(noun)), "1"))
+        own = language.the(noun).split(" ", 1)[0].lower()
+        for article, n in language.MISHEARD_ARTICLES.items():
+            if article != own and noun.endswith("s"):
+                plural = "".join(_ACCENTED.get(c, re.escape(c)) for c in noun)
+                found.append((_before((article,), plural), str(n)))
+    return found
+
+
+def _before(articles: Sequence[str], noun: str) -> re.Pattern[str]:
+    return re.compile(rf"\b(?:{'|'.join(map(re.escape, articles))})\s+(?={noun}\b)", re.IGNORECASE)
 
 
 _ACCENTED = {"a": "[aá]", "e": "[eé]", "i": "[ií]", "o": "[oó]", "u": "[uúü]"}

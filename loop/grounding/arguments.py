@@ -64,7 +64,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     without_addresses,
     words_to_number,
 )
-from loop.grounding._listed import _count_nouns, _named, counted_spans
+from loop.grounding._listed import _named, counted_spans, counting_articles
 from loop.grounding._names import (
     answered_name,
     introduced_names,
@@ -113,15 +113,16 @@ class Evidence:
 
     def one_counted(self, props: dict[str, Any], described: str, words: ModuleType) -> Evidence:
         """This evidence with "a"/"an" before a count argument's own noun written as 1 ("a box of ibuprofen" for
-        `boxes`, "una caja" for `cajas`): the article counts one of the very thing the argument counts. Its
-        language's articles: `words.ONE_ARTICLES`."""
-        nouns = [noun for name, schema in props.items() for noun in _count_nouns(name, schema, described)]
-        if not nouns or not words.ONE_ARTICLES:
-            return replace(self)
-        one = re.compile(rf"\b(?:{'|'.join(map(re.escape, words.ONE_ARTICLES))})\s+(?=(?:{'|'.join(nouns)})\b)",
-                         re.IGNORECASE)
-        return replace(self, said=one.sub("1 ", self.said), heard=one.sub("1 ", self.heard),
-                       fresh=one.sub("1 ", self.fresh))
+        `boxes`, "una caja" for `cajas`): the article counts one of the very thing the argument counts; and an
+        article the noun cannot take as the number it sounds like ("los cajas": 2). `counting_articles`."""
+        articles = counting_articles(props, described, words)
+
+        def counted(text: str) -> str:
+            for article, n in articles:
+                text = article.sub(f"{n} ", text)
+            return text
+
+        return replace(self, said=counted(self.said), heard=counted(self.heard), fresh=counted(self.fresh))
 
     def without(self, values: Sequence[str]) -> Evidence:
         """This evidence with `values` (what an enum argument took) blanked out of the words, for the others. A

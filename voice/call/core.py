@@ -295,7 +295,7 @@ class CallCore(AgentSide, GoingOn):
         whole = not any(ends_on_digits(t) for k, (t, _, _) in self.turn.partials.items() if k < key)
         answered = self.run.approval is not None and self.run.approval.dialog.settled_by(text)
         needed = needed_silence(text, turns, complete, number_whole=whole, answered=answered,
-                                awaiting_digits=self.awaiting_digits,
+                                awaiting_digits=self.awaiting_digits, id_lengths=self.cfg.id_digits,
                                 digits_wanted=digits_asked(self.talk.history, self.words), words=self.words)
         silence = self.detector.silence_s(self.now + FRAME_S)
         if silence >= needed:

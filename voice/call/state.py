@@ -23,6 +23,9 @@ class SessionConfig(BaseModel):
     """Said when the call starts; empty for none."""
     language: str = "en"
     """The language of the agent's fixed sentences (`loop.locale`); a session takes its agent's."""
+    id_digits: tuple[int, ...] = ()
+    """How many digits the agent's identifiers have (`voice.speech.vocabulary.agent_id_digits`); a session takes
+    its agent's: words that end on fewer are an id being dictated (`voice.call.turns.short_of_an_id`)."""
     approval_timeout_s: float = 10.0
     """A pending approval with no answer for this long is declined."""
     approval_hold_s: float = 0.55

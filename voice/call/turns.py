@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -156,6 +157,7 @@ def trails_off(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
     return not last or last in words.TRAILING
 
 
+_DIGIT_RUN = re.compile(r"(?<![\d.,])\d(?:[\s,]*\d)*[.,]?$")  # "720", "7 2 0", "7, 2 0.": digits, spaced or not
 _NUMBER_END = re.compile(r"(?<![\d.,])\d{3,}$")  # "the reference is 3091": an id-like number ends the words
 _DIGIT_END = re.compile(r"\d[\"')\]]*[.,?!]*$")  # "... is 7," "... is 41.": a number so far, dictated on
 
@@ -191,6 +193,15 @@ def ends_on_number(text: str) -> bool:
     return bool(_NUMBER_END.search(text.strip()))
 
 
+def short_of_an_id(text: str, id_lengths: Sequence[int]) -> bool:
+    """The words end on a number of three or more digits, written whole or in pieces ("720", "7 2 0"), yet shorter
+    than every identifier the agent has (`id_lengths`, its declared lengths): an id being dictated, its next digits
+    after the pause ("Me puede cancelar la reserva ... siete ... dos ... cero ..." for a five-digit reservation)."""
+    run = _DIGIT_RUN.search(text.strip())
+    heard = sum(c.isdigit() for c in run.group()) if run else 0
+    return bool(id_lengths) and 3 <= heard < min(id_lengths)
+
+
 def ends_on_digits(text: str) -> bool:
     """The words end on digits, whatever follows them ("is 7,", "for 41."): a number was being said."""
     return bool(_DIGIT_END.search(text.strip()))
@@ -208,7 +219,7 @@ def sentence_done(text: str, words: ModuleType = DEFAULT_WORDS) -> bool:
 
 def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, number_whole: bool = False,
                    answered: bool = False, awaiting_digits: bool = False, digits_wanted: int = 0,
-                   words: ModuleType = DEFAULT_WORDS) -> float:
+                   words: ModuleType = DEFAULT_WORDS, id_lengths: Sequence[int] = ()) -> float:
     """How long a silence ends the turn after these words; `complete`: the end-of-turn model's verdict on the
     audio (None: not asked, or not back yet). The model only ever shortens the wait for words that look finished:
     on its own it was wrong both ways on synthetic speech, and the words keep a half-said request open.
@@ -221,7 +232,8 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     model's word. `awaiting_digits`: the agent has just asked for a number (`asked_for_a_number`) and these words
     hold no digit yet and are a lead-in to them ("Sure, it's ...", `TurnConfig.lead_in_words`): the digits come
     next, after the pause. `digits_wanted`: how many digits it asked for ("the eight-digit card number"); fewer
-    heard so far ("Sure, it's 6821 ...") wait the same.
+    heard so far ("Sure, it's 6821 ...") wait the same, as do words that end on fewer digits than any of the
+    agent's identifiers has (`id_lengths`, `short_of_an_id`), asked for or not.
     `words`: the call's language pack (`loop.locale`), whose words trail off, greet and name a number."""
     quick = None  # the silence that ends a turn the model calls complete
     if complete is not None and cfg.semantic_silence_s is not None and complete >= cfg.semantic_threshold:
@@ -230,7 +242,7 @@ def needed_silence(text: str, cfg: TurnConfig, complete: float | None = None, nu
     if only_greets(text, words):
         return cfg.hold_silence_s  # "Hi." and a pause: why they called comes next
     lead_in = not re.search(r"\d", text) and (len(_words(text)) <= cfg.lead_in_words or not looks_finished(text))
-    if announces_a_number(text, words) or (awaiting_digits and (short or lead_in)):
+    if announces_a_number(text, words) or (awaiting_digits and (short or lead_in)) or short_of_an_id(text, id_lengths):
         return cfg.hold_silence_s  # "... job number." and a pause: the digits come next
     if answered and not trails_off(text, words):
         return max(cfg.endpoint_silence_s, cfg.answer_silence_s)

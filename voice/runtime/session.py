@@ -24,6 +24,7 @@ from voice.observe.otel import CallTelemetry
 from voice.runtime.drivers import Observer, VirtualDriver
 from voice.runtime.realtime import RealtimeDriver
 from voice.speech.engines import STT, TTS, VAD, Chunker, EndOfTurn
+from voice.speech.vocabulary import agent_id_digits
 from voice.trace import transport_trace_kind
 
 __all__ = ["CallSession", "SessionConfig", "TurnRecord"]
@@ -38,6 +39,8 @@ class CallSession:
         config = config or SessionConfig()
         if config.language != agent.language:  # the agent's fixed sentences are said in its own language
             config = config.model_copy(update={"language": agent.language})
+        if not config.id_digits:  # ... and a number shorter than its identifiers is one being dictated
+            config = config.model_copy(update={"id_digits": agent_id_digits(agent)})
         # one id for the whole call: every run's gen_ai.conversation.id, the telemetry's and the timeline's
         self.call_id = call_id or uuid.uuid4().hex[:12]
         agent = agent.override(conversation_id=self.call_id)  # the call's own view: the user's agent is left as is

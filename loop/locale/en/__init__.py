@@ -26,6 +26,7 @@ TENS = ("", "", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eight
 HUNDRED, THOUSAND = "hundred", "thousand"
 # the articles that count one of a count argument's own noun ("a box" for `boxes`: 1); tests/data/one_counted.tsv
 ONE_ARTICLES = ("a", "an")
+MISHEARD_ARTICLES: dict[str, int] = {}  # an article heard for a number it sounds like (es: "los" for "dos"); none
 SCALES = ((10**12, "trillion"), (10**9, "billion"), (10**6, "million"), (1000, THOUSAND))
 IRREGULAR_ORDINALS = {"one": "first", "two": "second", "three": "third", "five": "fifth", "eight": "eighth",
                       "nine": "ninth", "twelve": "twelfth"}

@@ -14,7 +14,8 @@ ModelResponse with exact Usage (tokens from the model's own tokenizer; cached = 
   prompt ends the reply (replaced by the tool's own result or a request to repeat when nothing was said yet). Every
   firing is logged and counted in `guard_fired`; `guard=False` lets the raw text through.
 - Threads: generation runs in a worker thread with 1 thread to generate and 2 for the prompt (the machine's two
-  cores are shared with STT and TTS); the consumer stopping (barge-in) stops generation at the next token.
+  cores are shared with STT and TTS), 1 for both while other processes hold the cores (`cpu_share`); the consumer
+  stopping (barge-in) stops generation at the next token.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from loop.errors import ModelError, ModelRequestError
 from loop.grounding.phase import reply_guard
 from loop.grounding.speakable import ReplyGuard, leaks, sentences
 from loop.models.llama._token_loop import TokenLoop
+from loop.models.llama.cpu_share import CpuShare
 from loop.models.llama.decoding import Emit, GenStats, GrammarSampler, Plan, plan_for, read_out
 from loop.models.llama.kv_cache import kv_state_path, load_kv_state, save_kv_state
 from loop.models.llama.qwen_format import (
@@ -98,6 +100,7 @@ class LlamaModel:
         # decoding threads while no voice is synthesised beside it: a tool call, and a spoken reply up to its
         # first clause (then `n_threads`, and the other core for Piper); a copied address ~670 -> ~490 ms here
         self.quiet_threads = quiet_threads
+        self.cpu = CpuShare()  # fewer threads while other processes hold the cores (loop/models/llama/cpu_share.py)
         self.path = Path(model_path) if model_path else runnable_gguf(name)
         started = time.perf_counter()
         self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads,
@@ -372,8 +375,8 @@ class LlamaModel:
                     emit(("piece", lead))
                 # the tools' words are being synthesised now: one core for the prompt, one for the voice (README)
                 # nothing is synthesised yet: decode on `quiet_threads` until a spoken reply's first clause is out
-                quick = self.threads[0] if request.words_spoken else self.quiet_threads
-                self.llm._ctx.set_n_threads(quick, 1 if request.words_spoken else self.threads[1])
+                quick, batch = (self.threads[0], 1) if request.words_spoken else (self.quiet_threads, self.threads[1])
+                self.llm._ctx.set_n_threads(self.cpu.threads(quick), self.cpu.threads(batch))
                 loop = TokenLoop(self, plan, max_tokens, emit, voice_threads=self.threads[0])
                 stats = loop.run(prompt, cancel, lead)
             except Exception as exc:  # llama.cpp failure: surface it to the consumer, never leave it hanging

@@ -86,6 +86,23 @@ def test_a_number_dictated_in_pieces_is_waited_for_until_it_has_the_digits_asked
                           digits_wanted=4) == cfg.endpoint_silence_s  # something else than the number
 
 
+@pytest.mark.parametrize(("said", "lengths", "waits"), [
+    ("Me puede cancelar la reserva. 720", (5,), True),  # three of five digits, the model calling it complete
+    ("Me puede cancelar la reserva, 7 2 0", (5,), True),  # dictated in pieces
+    ("Me puede cancelar la reserva 72046.", (5,), False),  # all five
+    ("Job number 4712", (4, 6), False),  # as long as one of the agent's ids
+    ("Me puede cancelar la reserva. 720", (), False),  # an agent that declares no length
+    ("Las de 10", (5,), False),  # two digits: a count or a time, not an id begun
+])
+def test_words_ending_on_fewer_digits_than_any_id_wait_for_the_rest(said: str, lengths: tuple[int, ...],
+                                                                    waits: bool) -> None:
+    """An id dictated with pauses ("siete ... dos ... cero ... cuatro ... seis") is not ended after "720" on the
+    end-of-turn model's word: the agent's identifiers are five digits long, so the rest comes after the pause."""
+    cfg = TurnConfig()
+    needed = needed_silence(said, cfg, complete=0.9, number_whole=True, id_lengths=lengths)
+    assert (needed == cfg.hold_silence_s) is waits, needed
+
+
 @pytest.mark.parametrize(("said", "interrupts"), [
     ("681.", True), ("3390", True), ("Sure, it's 6821.", True), ("mm-hmm", False), ("yeah", False),
     ("okay okay", False), ("4", False), ("wait, stop", True),

@@ -141,16 +141,23 @@ async def test_grammars_compile_for_whatever_words_the_caller_says(model: Any, d
         assert response.finish_reason in ("stop", "length", "tool_calls")
 
 
-async def test_decoding_uses_both_threads_until_a_voice_speaks_beside_it(model: Any, desk: Any) -> None:
+async def test_decoding_uses_both_threads_until_a_voice_speaks_beside_it(model: Any, desk: Any,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A tool call is decoded on `quiet_threads` (nothing is synthesised meanwhile); a spoken reply only up to its
-    first clause, which Piper then speaks on the other core, and with the tools' words already being said, on one."""
+    first clause, which Piper then speaks on the other core, and with the tools' words already being said, on one.
+    (The cores count as free here, whatever else this machine runs: tests/loop/models/llama/test_cpu_share.py.)"""
     import llama_cpp
+
+    from loop.models.llama.cpu_share import CpuShare
+
+    monkeypatch.setattr(model, "cpu", CpuShare(read=lambda: None))
 
     def threads() -> int:
         return int(llama_cpp.llama_n_threads(model.llm._ctx.ctx))
 
-    _, response = await _collect(model, _ask(desk, "Where is my order 4567?"))
-    assert response.tool_calls and threads() == model.quiet_threads == 2
+    model.llm._ctx.set_n_threads(1, 1)  # a call decided without decoding ("Where is my order 4567?") sets none
+    _, response = await _collect(model, _ask(desk, "I want a refund of $20 on order 4567."))
+    assert response.tool_calls and model.last.output_tokens and threads() == model.quiet_threads == 2
     _, response = await _collect(model, _ask(desk, "Hello! How are you today?"))
     from loop.grounding.speakable import CLAUSE_END
 
@@ -159,6 +166,11 @@ async def test_decoding_uses_both_threads_until_a_voice_speaks_beside_it(model: 
     request.words_spoken = True
     await _collect(model, request)
     assert threads() == 1
+    busy = CpuShare(cpus=2, read=lambda: None)
+    busy.others = 1.2  # another process holds a core: one thread, which it cannot stall
+    monkeypatch.setattr(model, "cpu", busy)
+    _, response = await _collect(model, _ask(desk, "I want a refund of $20 on order 4567."))
+    assert response.tool_calls and model.last.output_tokens and threads() == 1
 
 
 async def test_a_call_with_no_alternative_is_not_generated(model: Any, monkeypatch: pytest.MonkeyPatch) -> None:
