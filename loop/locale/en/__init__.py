@@ -273,6 +273,7 @@ REPLY_OPENERS = frozenset({"yes", "yeah", "yep", "no", "nope", "sure", "certainl
 COURTESY_WORDS = frozenset({"of", "course", "happy", "glad", "to"})  # a reply's courtesy ("Of course, happy to.")
 CANNOT_TELL = "I'm afraid I can't tell you that here."  # then the scope: to a question nothing here answers
 CANNOT_DO = "Sorry, I can't do that: {reason}."
+CANNOT_DO_PLAIN = "Sorry, I can't do that here."  # a policy rule that gives no reason
 WRITE_FAILED = "I'm sorry, I couldn't {action}: it didn't go through, so nothing was changed."
 WRITE_UNKNOWN = ("I'm sorry, I can't tell yet whether I managed to {action}. Please don't ask again until we've "
                  "checked, so it isn't done twice.")

@@ -200,6 +200,7 @@ REPLY_OPENERS = frozenset({"si", "sí", "no", "claro", "por supuesto", "vale", "
 COURTESY_WORDS = frozenset({"por", "supuesto", "encantado", "encantada", "con", "gusto", "claro", "desde", "luego"})
 CANNOT_TELL = "Me temo que eso no se lo puedo decir aquí."
 CANNOT_DO = "Lo siento, no puedo hacerlo: {reason}."
+CANNOT_DO_PLAIN = "Lo siento, eso no puedo hacerlo por aquí."  # una regla sin motivo
 WRITE_FAILED = "Lo siento, no he podido {action}: no se ha completado, así que no se ha cambiado nada."
 WRITE_UNKNOWN = ("Lo siento, todavía no sé si he podido {action}. No lo pida otra vez hasta que lo comprobemos, "
                  "para que no se haga dos veces.")

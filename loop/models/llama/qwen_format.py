@@ -370,7 +370,8 @@ def present(messages: Sequence[Message], words: ModuleType = DEFAULT_WORDS) -> l
             said_no = "said no" in reason
             msg = replace(msg, content=words.NOT_DONE_SAID_NO if said_no else words.NOT_DONE_NO_YES)
         elif msg.role == "tool" and (m := _DENIED.match(msg.content)):
-            reason = m.group("reason").strip()
-            msg = replace(msg, content=words.CANNOT_DO.format(reason=reason))
+            reason = m.group("reason").strip()  # "rule receta.amoxicilina": a rule given no reason is not read out
+            plain = re.fullmatch(r"rule \S+", reason) is not None
+            msg = replace(msg, content=words.CANNOT_DO_PLAIN if plain else words.CANNOT_DO.format(reason=reason))
         out.append(msg)
     return out

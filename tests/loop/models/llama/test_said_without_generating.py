@@ -85,3 +85,17 @@ def test_a_word_for_the_same_thing_counts_toward_the_prompts_line() -> None:
     assert answer("What time do you close on Saturday?").startswith("We're open Monday to Friday")
     assert answer("When is my car ready?") == "" and answer("How much does a service cost?") == ""
     assert answer("Can I collect my car on Saturday at 9am?") == ""
+
+
+def test_a_policy_rule_without_a_reason_is_never_read_out_by_its_name() -> None:
+    """A rule given no `reason:` denies as "rule receta.amoxicilina" (the trace keeps it); the model is shown a
+    plain refusal, not the rule's name, which the 0.5B read aloud (the Spanish example's helper saw "Lo siento, no
+    puedo hacerlo: rule receta.amoxicilina.")."""
+    call = ToolCall("reserve", {"item": "amoxicilina"}, "d1")
+    shown = present([Message("user", "Resérveme amoxicilina."), Message("assistant", "", [call]),
+                     Message("tool", "Denied by policy (receta.amoxicilina): rule receta.amoxicilina. Do not retry; "
+                                     "tell the caller.", tool_call_id="d1")])[-1].content
+    assert shown == en.CANNOT_DO_PLAIN and "receta" not in shown
+    given = present([Message("tool", "Denied by policy (weekend): the practice is closed at the weekend. Do not "
+                                     "retry; tell the caller.", tool_call_id="d1")])[-1].content
+    assert given == "Sorry, I can't do that: the practice is closed at the weekend."
