@@ -95,10 +95,12 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
 def _one_per_value(values: list[Any], evidence: Evidence) -> list[Any]:
     """`values` with a number said in words dropped where its figures are there too ("eleven" and "11" are one new
     time, not two to choose between)."""
-    digit_of = spoken(evidence.words).digit_of
-    written = {" ".join(digit_of.get(w.lower(), w) for w in str(v).split()) for v in values}
-    return [v for v in values if str(v) in written or " ".join(
-        digit_of.get(w.lower(), w) for w in str(v).split()) not in {str(x) for x in values}]
+    digit_of, said = spoken(evidence.words).digit_of, {str(v) for v in values}
+
+    def in_figures(value: Any) -> str:
+        return " ".join(digit_of.get(w.lower(), w) for w in str(value).split())
+
+    return [v for v in values if in_figures(v) == str(v) or in_figures(v) not in said]
 
 
 def changed_call(request: ModelRequest) -> ToolCall | None:

@@ -10,15 +10,11 @@ from typing import Any
 import jsonschema
 
 from loop import locale
+from loop.grounding._schema import properties
 from loop.grounding.arguments import ground, identifier_candidates, since_agent_spoke
 from loop.grounding.tool_choice import answered_ask, sole_value, uncued, unnamed_id_writes
 from loop.tools import tool_name
 from loop.types import ModelRequest, ToolCall
-
-
-def params_of(tool: dict[str, Any]) -> dict[str, Any]:
-    """A tool schema's parameters by name."""
-    return ((tool.get("function") or tool).get("parameters") or {}).get("properties") or {}
 
 
 def fits(value: Any, schema: dict[str, Any]) -> bool:
@@ -37,7 +33,7 @@ def completed_ask(request: ModelRequest) -> ToolCall | None:
     completing = answered_ask(tools, request.messages, grounded, request.writes, request.language)
     if len(completing) != 1:
         return None
-    values = {name: sole_value(schema) for name, schema in params_of(completing[0]).items()}
+    values = {name: sole_value(schema) for name, schema in properties(completing[0]).items()}
     if any(v is None for v in values.values()):
         return None
     return ToolCall(tool_name(completing[0]), values)
@@ -59,12 +55,12 @@ def volunteered_call(request: ModelRequest) -> ToolCall | None:
         return None
     grounded, _ = ground(request.tools, messages, request.language)
     takers = [t for t in grounded if any(len(p.get("enum") or []) == 1 and fits(given[0], p)
-                                         for p in params_of(t).values())]
+                                         for p in properties(t).values())]
     if len(takers) != 1:
         return None
     last = next((c for m in reversed(messages) if m.role == "assistant" for c in m.tool_calls), None)
     values = {}
-    for name, schema in params_of(takers[0]).items():
+    for name, schema in properties(takers[0]).items():
         value = sole_value(schema)
         if value is None and last is not None and name in last.arguments and fits(last.arguments[name], schema):
             value = last.arguments[name]

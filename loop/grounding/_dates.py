@@ -47,20 +47,25 @@ def calendar_dates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[Calenda
 
 
 @functools.cache
-def _ordinal_day(words: ModuleType) -> re.Pattern[str]:
-    """A day of the month said alone as an ordinal after its article ("the twenty-first"), not a cardinal."""
+def _ordinal_day(words: ModuleType) -> tuple[re.Pattern[str], dict[str, int]]:
+    """A day of the month said alone as an ordinal after its article ("the twenty-first"), not a cardinal; and
+    each ordinal's day, as the match folds it."""
     said = sorted((words.ordinal(n) for n in range(1, 32) if words.ordinal(n) != words.cardinal(n)), key=len,
                   reverse=True)
     alternatives = "|".join(re.escape(o).replace(r"\-", "[- ]") for o in said)
-    return re.compile(rf"\b({re.escape(words.DAY_ARTICLE)}\s+)({alternatives})\b", re.IGNORECASE)
+    by_word = {_folded(words.ordinal(n)): n for n in range(1, 32)}
+    return re.compile(rf"\b({re.escape(words.DAY_ARTICLE)}\s+)({alternatives})\b", re.IGNORECASE), by_word
+
+
+def _folded(ordinal: str) -> str:
+    return unaccented(ordinal).lower().replace("-", " ")
 
 
 def ordinal_days_written(text: str, words: ModuleType = DEFAULT_WORDS) -> str:
     """`text` with each day said alone as an ordinal written in digits ("can we do the twenty-first instead?" ->
     "... the 21st instead?"), as speech-to-text writes it more often than not."""
-    by_word = {unaccented(words.ordinal(n)).lower().replace("-", " "): n for n in range(1, 32)}
-    return _ordinal_day(words).sub(
-        lambda m: m[1] + words.ordinal_digits(by_word[unaccented(m[2]).lower().replace("-", " ")]), text)
+    pattern, by_word = _ordinal_day(words)
+    return pattern.sub(lambda m: m[1] + words.ordinal_digits(by_word[_folded(m[2])]), text)
 
 
 def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:

@@ -315,8 +315,8 @@ def value_pattern(text: str, max_words: int = 6, address: bool = False,
             return False
         return bool(re.match(r"\d", w)) or w in said.units or w in said.tens or w in said.address_starts
 
-    if address and (streets := _street_runs(text, said)):  # a whole one, when the caller said its street
-        return "^(" + "|".join(streets) + ")$"
+    if address and (streets := street_pattern(text, words)):  # a whole one, when the caller said its street
+        return streets
     alts = _alternatives(_content_runs(text, said, leave_out), max_words, starts_address if address else None,
                          min_words=2 if address else 1)  # a house number and its street
     return "^(" + "|".join(alts) + ")$" if alts else None

@@ -31,6 +31,11 @@ def properties(tool: dict[str, Any]) -> dict[str, Any]:
     return (function_of(tool).get("parameters") or {}).get("properties") or {}
 
 
+def required_of(tool: dict[str, Any]) -> list[str]:
+    """The names of the tool's required arguments."""
+    return list((function_of(tool).get("parameters") or {}).get("required") or [])
+
+
 _PATTERN_DIGITS = re.compile(r"\\d\{(\d+)\}|\[0-9\]\{(\d+)\}")
 
 

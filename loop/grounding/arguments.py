@@ -241,12 +241,13 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         said_of = f"{described}\n{ev.context}"  # the tools' words, then the agent's instructions
         digits = kind.digits or digits_named(name, said_of, ev.words) or ev.digits.get(name, 0)
         letters = kind.letters or id_shape(name, said_of, ev.words)[0]  # "(3 letters, 5 digits)": 70219 is not one
-        found: list[Any] = [i for i in _identifiers(kind.pattern, kind.integer, ev, id_words(name, ev.words),
-                                                    digits if not letters else 0)
-                            if (not digits or sum(c.isdigit() for c in str(i)) == digits)
-                            and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
-        if not digits and not letters and (shape := example_shape(said_of, id_words(name, ev.words), ev.words)):
-            found = ids_of_shape(ev.heard, shape, ev.words)  # "like LK19 RXT": "W F seven two, M Z K" is WF72 MZK
+        own = id_words(name, ev.words)
+        if not digits and not letters and (shape := example_shape(said_of, own, ev.words)):
+            found: list[Any] = ids_of_shape(ev.heard, shape, ev.words)  # "like LK19 RXT": "W F 7 2, M Z K" is WF72 MZK
+        else:
+            found = [i for i in _identifiers(kind.pattern, kind.integer, ev, own, digits if not letters else 0)
+                     if (not digits or sum(c.isdigit() for c in str(i)) == digits)
+                     and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
         if kind.digits and not kind.letters:  # declared digits only: "S45127" (heard for "es 45127") is 45127
             found = list(dict.fromkeys(re.sub(r"\D", "", i) if isinstance(i, str) else i for i in found))
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named

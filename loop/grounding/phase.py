@@ -28,8 +28,9 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
     fixed_call_tool,
     unclear_change,
 )
-from loop.grounding._completion import completed_ask, fits, params_of, volunteered_call
+from loop.grounding._completion import completed_ask, fits, volunteered_call
 from loop.grounding._facts import FactCheck, asks
+from loop.grounding._schema import properties, required_of
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
@@ -74,7 +75,7 @@ def _values_fill_a_read(request: ModelRequest) -> bool:
     """The caller's words since the agent spoke fill a read that takes arguments ("from July the 22nd for six
     nights, is there room for our cat?" fills the availability): a tool answers, not the prompt's line that shares
     their words (the prices, "a cat is $22 a night")."""
-    return any(params_of(t) for t in fresh_reads(request.tools, request.messages, request.writes, request.language))
+    return any(properties(t) for t in fresh_reads(request.tools, request.messages, request.writes, request.language))
 
 
 def _still_lacking(request: ModelRequest, words: Any) -> str:
@@ -173,7 +174,7 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
 
 def _nothing_given(tool: dict[str, Any], lacks: Sequence[str]) -> bool:
     """The caller gave none of the tool's required arguments."""
-    return set(lacks) >= set(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
+    return set(lacks) >= set(required_of(tool))
 
 
 def _cannot_tell(request: ModelRequest, facts: FactCheck) -> str:
@@ -229,12 +230,8 @@ def _continued_write(request: ModelRequest, missing: dict[str, list[str]]) -> di
         return None
     _, before = ground(request.tools, request.messages[:-1], request.language)
     going_on = [t for t in request.tools if tool_name(t) in request.writes and missing.get(tool_name(t))
-                and set(missing[tool_name(t)]) < set(before.get(tool_name(t)) or _required(t))]
+                and set(missing[tool_name(t)]) < set(before.get(tool_name(t)) or required_of(t))]
     return going_on[0] if len(going_on) == 1 else None
-
-
-def _required(tool: dict[str, Any]) -> list[str]:
-    return list(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
 
 
 def _question_again(request: ModelRequest) -> str:
@@ -283,7 +280,7 @@ def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[st
         return []
     calls = []
     for read in fresh_reads(request.tools, request.messages, request.writes, request.language):
-        options = {name: schema.get("enum") or [] for name, schema in params_of(read).items()}
+        options = {name: schema.get("enum") or [] for name, schema in properties(read).items()}
         if any(len(values) != 1 for values in options.values()):
             return []  # the model must choose: it named a write instead
         calls.append(ToolCall(tool_name(read), {name: values[0] for name, values in options.items()}))
@@ -300,7 +297,7 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
     found &= set(missing)
     for tool in request.tools:
         lacks = missing.get(tool_name(tool))
-        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
+        required = required_of(tool)
         # by a word only it has: "the repair on job 5186" is about every tool of a garage, "collect" about one
         others = [t for t in request.tools if t is not tool]
         about = about_tool(tool, request.messages, others, locale.get(request.language))
@@ -314,7 +311,7 @@ def pursued_writes(request: ModelRequest, missing: dict[str, list[str]]) -> set[
 def _as_heard(call: ToolCall, tool: dict[str, Any]) -> ToolCall | None:
     """`call` with each argument as the conversation holds it, or None when one holds a value nobody gave."""
     arguments = dict(call.arguments)
-    for name, schema in params_of(tool).items():
+    for name, schema in properties(tool).items():
         if name not in arguments or fits(arguments[name], schema):
             continue
         options = schema.get("enum") or []
@@ -325,7 +322,7 @@ def _as_heard(call: ToolCall, tool: dict[str, Any]) -> ToolCall | None:
 
 
 def _unheard(call: ToolCall, tool: dict[str, Any]) -> list[str]:
-    return [n for n, s in params_of(tool).items() if n in call.arguments and not fits(call.arguments[n], s)]
+    return [n for n, s in properties(tool).items() if n in call.arguments and not fits(call.arguments[n], s)]
 
 
 async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[ModelEvent]:

@@ -21,7 +21,7 @@ from loop import locale
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._facts import asks
 from loop.grounding._heard import spoken, word_stem, written_words
-from loop.grounding._schema import description_of, properties
+from loop.grounding._schema import description_of, properties, required_of
 from loop.grounding._scope import topic_stems
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -68,8 +68,7 @@ def _question_in_force(messages: Sequence[Message], at: int, words: ModuleType) 
 
 
 def _required(name: str, tools: Sequence[dict[str, Any]]) -> list[str]:
-    tool = next((t for t in tools if tool_name(t) == name), {})
-    return list(((tool.get("function") or tool).get("parameters") or {}).get("required") or [])
+    return required_of(next((t for t in tools if tool_name(t) == name), {}))
 
 
 def answered_ask(tools: Sequence[dict[str, Any]], messages: Sequence[Message], grounded: Sequence[dict[str, Any]],
@@ -98,7 +97,7 @@ def fresh_reads(tools: Sequence[dict[str, Any]], messages: Sequence[Message], wr
     # "Do you take old mattresses?": a read of the caller's own words, asked of by a word only it has
     question = asks(" ".join(m.content for m in since_agent_spoke(messages)), words)
     return [t for t in ground(tools, fresh, language)[0] if tool_name(t) not in writes
-            and (_filled_by_values(t) or ((_no_arguments(t) or (question and _filled_by_words(t)))
+            and (_filled_by_values(t) or ((_no_arguments(t) or (question and _filled_by_values(t, required_of(t))))
                                           and about_tool(t, messages, others(t), words)))]
 
 
@@ -170,26 +169,16 @@ def fuller_writes(tools: Sequence[dict[str, Any]], grounded: Sequence[dict[str, 
 
 def _no_arguments(tool: dict[str, Any]) -> bool:
     """A read that needs nothing ("When are you open?" -> opening_hours())."""
-    return not ((tool.get("function") or tool).get("parameters") or {}).get("required")
+    return not required_of(tool)
 
 
 def _filled_by_values(tool: dict[str, Any], asked: Sequence[str] = ()) -> bool:
     """Every required argument is a value the caller said (an id, an amount, a name), not any span of words; or,
     for an argument the agent asked for (`asked`), the span of the caller's answer ("Could you tell me the
     address?" - "It should go to 8 Quay Street.")."""
-    params = (tool.get("function") or tool).get("parameters") or {}
-    props = params.get("properties") or {}
-    required = params.get("required") or []
+    props, required = properties(tool), required_of(tool)
     return bool(required) and all("enum" in props.get(r, {}) or (r in asked and "pattern" in props.get(r, {}))
                                   for r in required)
-
-
-def _filled_by_words(tool: dict[str, Any]) -> bool:
-    """Every required argument holds a value or a span of the caller's words (an item, a reason)."""
-    params = (tool.get("function") or tool).get("parameters") or {}
-    props = params.get("properties") or {}
-    required = params.get("required") or []
-    return bool(required) and all("enum" in props.get(r, {}) or "pattern" in props.get(r, {}) for r in required)
 
 
 def sole_value(schema: dict[str, Any]) -> Any:
@@ -293,8 +282,7 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
     asked = asked_for(tools, messages, writes, language)
 
     def id_only(tool: dict[str, Any]) -> bool:
-        required = ((tool.get("function") or tool).get("parameters") or {}).get("required") or []
-        props = properties(tool)
+        required, props = required_of(tool), properties(tool)
         return bool(required) and all((k := arg_kind(r, props.get(r, {}), description_of(tool))) is not None
                                       and k.kind == "id"
                                       for r in required)
