@@ -7,7 +7,7 @@ import re
 from types import ModuleType
 
 from loop.grounding._heard import spoken, stem
-from loop.locale import DEFAULT_WORDS
+from loop.locale import DEFAULT_WORDS, unaccented
 
 
 def joined_to_length(text: str, digits: int, words: ModuleType = DEFAULT_WORDS) -> list[str]:
@@ -43,7 +43,8 @@ def example_shape(text: str, own: set[str], words: ModuleType = DEFAULT_WORDS) -
     its spaces and hyphens kept; "" when it gives none. An example mixes capitals and digits (a plain number says
     its length in words, `digits_named`). The words that lead into an example: the pack's EXAMPLE_LEAD."""
     for m in re.finditer(rf"\b(?:{words.EXAMPLE_LEAD})\s+([A-Z0-9]+(?:[ -][A-Z0-9]+)*)", text):
-        before = {stem(w) for w in re.findall(r"[a-z]+", text[max(0, m.start() - 50): m.start()].lower())[-6:]}
+        lead = unaccented(text[max(0, m.start() - 50): m.start()].lower())  # "matrícula" is one word
+        before = {stem(w) for w in re.findall(r"[a-z]+", lead)[-6:]}
         token = m.group(1)
         if own & before and re.search(r"[A-Z]", token) and re.search(r"\d", token):
             return re.sub(r"\d", "9", re.sub(r"[A-Z]", "A", token))

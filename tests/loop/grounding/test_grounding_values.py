@@ -367,3 +367,17 @@ def test_an_identifier_shaped_by_an_example_is_read_however_it_is_spelled(said: 
 
     assert example_shape("the booking reference, like LY4821", {"refer"}) == "AA9999"
     assert example_shape("the date, like July 14", {"date"}) == "" and example_shape("like LK19 RXT", {"x"}) == ""
+
+
+@pytest.mark.parametrize(("language", "description", "own", "said", "shape", "ids"), [
+    (row[0], *row[1].split("\t")) for row in labelled("example_shapes.tsv")])
+def test_example_shapes_labelled(language: str, description: str, own: str, said: str, shape: str, ids: str) -> None:
+    """tests/data/example_shapes.tsv: the shape an example in a description gives an identifier (the pack's
+    EXAMPLE_LEAD), and the caller's words read at it."""
+    from loop import locale
+    from loop.grounding._pieces import example_shape, ids_of_shape
+
+    words = locale.get(language)
+    assert example_shape(description, {own}, words) == shape
+    if shape:
+        assert ids_of_shape(said, shape, words) == [i for i in ids.split("|") if i]
