@@ -1,6 +1,6 @@
 """Calendar dates as callers say them ("July the sixteenth", "the 5th of August", "August 5th", "el cinco de
-agosto"), read as (month, day) so a date argument holds the day as well as the month. Labelled examples:
-tests/data/calendar_dates.tsv."""
+agosto"), read as (month, day) so a date argument holds the day as well as the month, and the runs of words that say
+when ("Tuesday", "half past three"). Labelled examples: tests/data/calendar_dates.tsv."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 from types import ModuleType
 
 from loop.grounding._clock import time_spans_in, without_times
-from loop.grounding._heard import spoken, time_spans
+from loop.grounding._heard import Spoken, spoken
 from loop.locale import DEFAULT_WORDS, unaccented
 
 CalendarDate = tuple[int, int]  # month 1-12, day 1-31
@@ -83,3 +83,50 @@ def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list
         return time_spans(text, when, words)
     clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]
     return clocks + time_spans(without_times(text, words), when, words)  # and "two" of "make that two instead"
+
+
+def _says_when(word: str, said: Spoken) -> bool:
+    """A word that says when on its own ("Tuesday", "10", "noon"), unlike "p.m." or "past"."""
+    w = unaccented(word.lower().strip(",."))
+    return w in said.when_core or bool(re.match(r"\d", w))
+
+
+def _says_time(word: str, said: Spoken) -> bool:
+    w = unaccented(word.lower().strip(",."))
+    named = w in said.units or w in said.tens or w in said.clock_words
+    return named or bool(re.match(r"\d{1,2}(?::\d\d)?(?:am|pm)?$", w))
+
+
+def _says_date(word: str, said: Spoken) -> bool:
+    w = unaccented(word.lower().strip(",."))
+    return w in said.days or bool(re.fullmatch(r"\d{1,2}(?:st|nd|rd|th)|\d{1,4}[/-]\d{1,2}(?:[/-]\d{1,4})?", w))
+
+
+def _time_word(word: str, said: Spoken) -> bool:
+    w = unaccented(word.lower().strip(",."))
+    return w in said.time_words or bool(re.fullmatch(r"\d{1,4}(?::\d\d)?(?:am|pm|st|nd|rd|th)?", w))
+
+
+def time_spans(text: str, when: str = "", words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """Runs of words that say when ("Tuesday", "10 a.m.", "half past three", "the 12th of June" -> "12th of June"),
+    with every shorter run inside them: what a time or date argument may be filled with. `when="time"`: only runs
+    with a number in them (an hour); `when="date"`: only runs with a day in them (a weekday, a month, "tomorrow",
+    an ordinal). Words of the pack `words`."""
+    said = spoken(words)
+    says = functools.partial(_says_time if when == "time" else _says_date if when == "date" else _says_when, said=said)
+    spans: list[str] = []
+    for sentence in re.split(r"[!?\n,;]+|(?<![ap]\.m)\.(?=\s|$)", text, flags=re.IGNORECASE):  # "2 p.m." keeps its dot
+        said_words = [w for w in (re.sub(r"[^\w'.:-]", "", w) for w in sentence.split()) if w]
+        run: list[str] = []
+        for i, word in enumerate([*said_words, ""]):
+            joins = word.lower() == "of" and run and i + 1 < len(said_words) and _time_word(said_words[i + 1], said)
+            if word and (_time_word(word, said) or joins):
+                run.append(word.rstrip(".") if not word.lower().startswith(("a.m", "p.m")) else word)
+                continue
+            for a in range(len(run)):
+                for b in range(len(run), a, -1):
+                    if run[a].lower() != "of" and run[b - 1].lower() != "of" and any(map(says, run[a:b])):
+                        spans.append(" ".join(run[a:b]))
+                        spans.append(" ".join(said.digit_of.get(w.lower(), w) for w in run[a:b]))  # "eleven" -> "11"
+            run = []
+    return list(dict.fromkeys(spans))

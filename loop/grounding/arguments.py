@@ -50,7 +50,7 @@ from loop.grounding._arg_kinds import (
     non_null,
 )
 from loop.grounding._clock import same_time, time_spans_in, times_named, without_times  # noqa: F401  (re-exported)
-from loop.grounding._dates import when_values
+from loop.grounding._dates import time_spans, when_values  # noqa: F401  (time_spans re-exported)
 from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, read out of the caller's words)
     id_candidates,
     identifier_candidates,
@@ -59,7 +59,6 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     span_pattern,
     stem,
     street_pattern,
-    time_spans,
     value_pattern,
     without_addresses,
     words_to_number,

@@ -31,7 +31,8 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
 from loop.grounding._completion import completed_ask, fits, volunteered_call
 from loop.grounding._facts import FactCheck, asks
 from loop.grounding._schema import properties, required_of
-from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence, spoken_data
+from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence
+from loop.grounding._spoken_data import spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
 from loop.grounding.speakable import ReplyGuard, first_sentences, leaks, sentences

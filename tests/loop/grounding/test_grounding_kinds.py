@@ -15,7 +15,8 @@ from pydantic import Field
 from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, is_id_pattern, label
 from loop.grounding._facts import FactCheck
-from loop.grounding._scope import out_of_scope, scope_sentence, spoken_data
+from loop.grounding._scope import out_of_scope, scope_sentence
+from loop.grounding._spoken_data import spoken_data
 from loop.grounding.arguments import ground, identifier_candidates, proper_names, time_spans, value_pattern
 from loop.grounding.speakable import ReplyGuard
 from loop.grounding.tool_choice import ask_for, uncued
