@@ -159,7 +159,7 @@ def build(call_id: str = "") -> Agent:
         _owner, dog, service, day, slot = bookings[number]
         cancelled.append(number)
         taken.get(day, set()).discard(slot)
-        return f"Cancelled: {dog}'s {service} on {say(day)} at {slot}."
+        return f"Cancelled: {dog}'s {service} on {say(day)} at {slot}".rstrip(".") + "."
 
     prompt = (
         "You answer the phone for Muddy Paws Dog Grooming. Be warm and brief: one or two short sentences.\n"

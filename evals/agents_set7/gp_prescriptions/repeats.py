@@ -94,7 +94,7 @@ class RepeatPrescriptions:
         for number, (nhs, ordered, _, status) in self.orders.items():
             if nhs == digits(nhs_number) and ordered == found and number not in self.cancelled \
                     and status != "collected":
-                return f"The {found} is already ordered for {name}: order {number}, {status}."
+                return f"There's already an order of {found} for {name}: order {number}, {status}."
         number = str(self.next_order)
         self.next_order += 1
         self.orders[number] = (digits(nhs_number), found, pharmacy, f"ordered, ready at {pharmacy} on Wednesday")

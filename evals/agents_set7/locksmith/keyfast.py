@@ -38,7 +38,7 @@ def reference_key(value: str) -> str:
 def callout_price(job: Job) -> str:
     """What a locksmith's call-out costs for a kind of job: locked out, lock change, broken key or door repair"""
     day, evening, covers = PRICES[job]
-    return (f"For {job}, it's £{day} between 8 a.m. and 6 p.m., and £{evening} in the evening or at night. That "
+    return (f"For {job} jobs, it's £{day} between 8 a.m. and 6 p.m., and £{evening} in the evening or at night. That "
             f"covers {covers}.")
 
 
@@ -63,9 +63,9 @@ def build(call_id: str = "") -> Agent:
         key = f"K{FIRST_NEW_JOB + len(visits) - len(VISITS)}"
         visits[key] = (name, job, address, arrival, "booked")
         when_said = "within the hour" if urgent else arrival
-        said = f"Booked: a locksmith for {name} at {address}, {job}, {when_said}."
+        said = f"Booked: a locksmith for {name} at {address}, {job}, {when_said}".rstrip(".") + "."
         if note:
-            said += f" I've noted: {note}."
+            said += f" I've noted: {note}".rstrip(".") + "."
         return said + f" Your job reference is {key}; the locksmith will ring ten minutes before arriving."
 
     def cancel_visit(job_reference: JobReference) -> str:

@@ -80,5 +80,5 @@ def withdraw(enrolment_number: str) -> str:
     child, stage, day, time = ENROLMENTS[number]
     WITHDRAWN.append(number)
     CLASSES[(day, time)][2] -= 1
-    return (f"Withdrawn: {child} from {stage} on {day}s at {time}. The lessons left this term are refunded to the "
+    return (f"Withdrawn: {child} from {stage} on {day}s at {time}; the lessons left this term are refunded to the "
             f"card you paid with.")
