@@ -11,6 +11,7 @@ their words fill none of those, or one ambiguously: then the model decides, as b
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import jsonschema
@@ -21,20 +22,37 @@ from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._heard import spoken, street_addresses
 from loop.grounding._unclaimed import fill_counts
 from loop.grounding.arguments import Evidence, _narrow, counted_spans, described_among
+from loop.locale import unaccented
 from loop.tools import tool_name
 from loop.types import Message, ModelRequest, ToolCall
 
 
-def _declined_for_a_change(messages: list[Message]) -> tuple[ToolCall, list[Message]] | None:
-    """The call the caller asked to change, and what they have said since, when that is where the call stands."""
+def _declined_for_a_change(messages: list[Message], words: Any = None) -> tuple[ToolCall, list[Message]] | None:
+    """The call the caller asked to change, and what they have said since, when that is where the call stands.
+    With the call's pack `words`: any write not approved (a no, no yes heard) when the caller's words since ask
+    for a change of it ("can we do the 21st instead?" after "Okay, I haven't done that.")."""
     at = len(messages) - 1
     while at >= 0 and messages[at].role == "user":
         at -= 1
-    if at < 0 or at == len(messages) - 1 or messages[at].role != "tool" or not (
-            not_approved_reason(messages[at].content) or "").startswith("the caller asked for a change: "):
+    if at == len(messages) - 1:
+        return None
+    since = messages[at + 1:]
+    if words is not None:  # past the agent's own words saying it was not done
+        while at >= 0 and messages[at].role == "assistant" and not messages[at].tool_calls:
+            at -= 1
+    reason = not_approved_reason(messages[at].content) if at >= 0 and messages[at].role == "tool" else None
+    if reason is None:
+        return None
+    if not reason.startswith("the caller asked for a change: ") and not (
+            words is not None and _asks_a_change(" ".join(m.content for m in since), words)):
         return None
     call = next((c for m in messages[:at] for c in m.tool_calls if c.id == messages[at].tool_call_id), None)
-    return (call, messages[at + 1:]) if call is not None else None
+    return (call, since) if call is not None else None
+
+
+def _asks_a_change(text: str, words: Any) -> bool:
+    """The words ask for a change (the pack's ANSWER_CHANGE anywhere: "instead", "make it", "how about")."""
+    return bool(re.search(r"\b(?:{})\b".format("|".join(words.ANSWER_CHANGE)), unaccented(text.lower())))
 
 
 def declined_just_now(messages: list[Message]) -> bool:
@@ -105,7 +123,7 @@ def _one_per_value(values: list[Any], evidence: Evidence) -> list[Any]:
 
 def changed_call(request: ModelRequest) -> ToolCall | None:
     """The declined call with the values the caller's change gave (see the module's docstring)."""
-    found = _declined_for_a_change(request.messages)
+    found = _declined_for_a_change(request.messages, locale.get(request.language))
     tool = next((t for t in request.tools if found and tool_name(t) == found[0].name), None)
     if found is None or tool is None:
         return None

@@ -10,7 +10,7 @@ from types import ModuleType
 
 from loop import locale
 from loop.grounding._heard import cardinal_runs, spoken, stem, word_stem, words_to_number
-from loop.grounding._scope import _STATUS, _stems, _vocabulary, _without_names, when_words
+from loop.grounding._scope import _STATUS, _amends, _stems, _vocabulary, _without_names, when_words
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import ModelRequest
 
@@ -85,12 +85,14 @@ class FactCheck:
         self.callers = [w for w in map(_words, caller) if w]
         # what the caller spoke of that nothing the agent knows covers (no tool ran for it this turn): a reply
         # that speaks of it answers from nowhere ("Are there restaurants near the cinema?" -> "Yes, there are
-        # several good restaurants near the Regent Cinema.")
+        # several good restaurants near the Regent Cinema."); a change to what they asked before speaks of that
+        # ("Can we make it 11 instead?")
         last_user = max((i for i, m in enumerate(request.messages) if m.role == "user"), default=-1)
-        tool_ran = any(m.role == "tool" for m in request.messages[last_user + 1:])
+        covered = any(m.role == "tool" for m in request.messages[last_user + 1:]) or (
+            last_user >= 0 and _amends(request.messages[last_user].content, request))
         self.asked = last_user >= 0 and asks(request.messages[last_user].content, pack)
         when = {word_stem(w, pack) for w in when_words(pack)}  # a day or a date is a value (checked as one)
-        self.uncovered = set() if tool_ran or last_user < 0 else \
+        self.uncovered = set() if covered or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content, pack), pack) - _vocabulary(request) - when
         self.answered_uncovered = False
 

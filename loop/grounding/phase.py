@@ -35,16 +35,18 @@ from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, qu
 from loop.grounding._spoken_data import spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
-from loop.grounding.speakable import ReplyGuard, first_sentences, leaks, sentences
+from loop.grounding.speakable import ReplyGuard, first_sentences, leaks
 from loop.grounding.tool_choice import (
     about_tool,
     ask_for,
     asked_for,
     fresh_reads,
     id_reads_elsewhere,
+    made_writes,
     named_writes,
     uncued,
     unnamed_id_writes,
+    without_made_writes,
 )
 from loop.tools import tool_name
 from loop.types import Message, ModelEvent, ModelRequest, ModelResponse, TextDelta, ToolCall, ToolCallDelta
@@ -65,7 +67,9 @@ def said_without_generating(request: ModelRequest, every: ModelRequest | None = 
     yes_to_nothing = affirmation(last.content, words) and not declined_just_now(request.messages)
     if (acknowledgement(last.content, words) or yes_to_nothing) and _answered(request.messages):
         return str(words.ANYTHING_ELSE)  # "Brilliant." or "Yes, that's right." after an answer
-    if out_of_scope(request):  # "What is the capital of France?": the scope sentence, never an invented answer
+    # "What is the capital of France?": the scope sentence, never an invented answer ("can we do the 21st
+    # instead?" after a no is the declined write, changed)
+    if out_of_scope(request) and not changed_call(every):
         return scope_sentence(every)
     # "What time is check-out?": the prompt's own words for it, at once; else what the call the agent asked for
     # still lacks after the caller's answer (the model's own question was "What is the name of the Alice?")
@@ -157,11 +161,8 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     system = request.messages[0].content if request.messages and request.messages[0].role == "system" else ""
     last = request.messages[-1] if request.messages else None
     fallback, facts = repeat, FactCheck(request)
-    if last is not None and last.role == "tool" and not leaks(last.content, names) and sentences(last.content) <= 2:
-        fallback = last.content.strip()
-    elif last is not None and last.role == "tool":  # plain data as words, or a long plain result's first sentences
-        fallback = spoken_data(last.content) or (
-            first_sentences(last.content) if not leaks(last.content, names) else "") or repeat
+    if last is not None and last.role == "tool":  # the result itself, its data as words, or its first sentences
+        fallback = _results_said(request) or repeat
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
@@ -252,13 +253,13 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
     batch is made (a write after a read that was guessed is no better)."""
     if not calls:
         return [], ""
-    every = request
-    request = replace(request, tools=unnamed_id_writes(uncued(request.tools, request.messages, request.cues),
-                                                        request.messages, request.writes, request.language))
+    request, every = _narrowed(request)
     grounded, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in grounded}
     asks = questions_for_missing(request, missing, scope_sentence(every))
-    made = []
+    made, done = [], made_writes(request.messages, request.writes)
+    if calls and all(c.name in done for c in calls):  # the write just made, again: what it did is the answer
+        return [], _results_said(request)
     for call in calls:
         tool = by_name.get(call.name)
         if tool is None:  # a tool the caller's words cannot fill, or one it may not name yet
@@ -272,6 +273,17 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
             return [], _ask(request, lacking, original)
         made.append(fixed)
     return made, ""
+
+
+def _results_said(request: ModelRequest) -> str:
+    """The last tool result as it may be said (itself, up to 40 words; its data as words; its first sentences),
+    else "" (the loop then says what was done): a booking's own words, with its reference number."""
+    last = request.messages[-1] if request.messages else None
+    if last is None or last.role != "tool" or leaks(last.content, [tool_name(t) for t in request.tools]):
+        return ""
+    text = last.content.strip()
+    plain = len(text.split()) <= 40 and not text.startswith(("{", "["))
+    return spoken_data(text) or (text if plain else first_sentences(text))
 
 
 def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[str]]) -> list[ToolCall]:
@@ -380,5 +392,7 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
 
 
 def _narrowed(request: ModelRequest) -> tuple[ModelRequest, ModelRequest]:
-    tools = uncued(request.tools, request.messages, request.cues)
+    """The request with the tools the caller's words allow now, and the request with all of them."""
+    tools = without_made_writes(uncued(request.tools, request.messages, request.cues), request.messages,
+                                request.writes)
     return replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language)), request

@@ -18,6 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from loop import locale
+from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._facts import asks
 from loop.grounding._heard import spoken, word_stem, written_words
@@ -289,6 +290,22 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
 
     named = set(named_writes(tools, messages, writes, words=locale.get(language)))
     return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
+
+
+def made_writes(messages: Sequence[Message], writes: frozenset[str]) -> set[str]:
+    """The writes run since the caller last spoke (approved, or tried and failed; not one they declined): another
+    call of one waits for their words, as its approval did. The 0.5B proposed the booking the caller had just
+    approved a second time, and the run ended as a loop ("I did book ..., but I couldn't finish the rest")."""
+    at = max((i for i, m in enumerate(messages) if m.role == "user"), default=-1)
+    ran = {m.tool_call_id for m in messages[at + 1:] if m.role == "tool" and not_approved_reason(m.content) is None}
+    return {c.name for m in messages[at + 1:] for c in m.tool_calls if c.id in ran and c.name in writes}
+
+
+def without_made_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str]
+                        ) -> list[dict[str, Any]]:
+    """`tools` without the writes made since the caller last spoke (`made_writes`)."""
+    made = made_writes(messages, writes)
+    return [t for t in tools if tool_name(t) not in made]
 
 
 def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], writes: frozenset[str],

@@ -33,6 +33,7 @@ from loop.grounding.tool_choice import (
     lacks_id,
     uncued,
     unnamed_id_writes,
+    without_made_writes,
 )
 from loop.models.llama.qwen_format import build_grammar, call_texts, tool_name
 from loop.types import ModelRequest
@@ -145,6 +146,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         return Plan(compiled(build_grammar(request.tools)))
     every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
     tools = uncued(request.tools, request.messages, request.cues)
+    tools = without_made_writes(tools, request.messages, request.writes)  # the write just made, not again
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language))
     if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
         return Plan(None, say=say)

@@ -193,6 +193,17 @@ def test_a_follow_up_to_a_tool_result_or_an_answer_to_a_question_is_in_scope() -
 # ---- facts in what is said -------------------------------------------------------------------------------------------
 
 
+def test_a_change_to_what_the_caller_asked_before_is_no_topic_from_nowhere() -> None:
+    """"Can we make it 11 instead?" while a booking is being asked for: a reply about that change answers the
+    caller, not a question nothing here covers ("instead" is no topic)."""
+    facts = FactCheck(_request("garage", "Book a service on Friday at 10.", "Could you tell me the name?",
+                               "Can we make it 11 instead?"))
+    assert facts.unknown("Sure, I can make it 11 instead.") is None
+    facts = FactCheck(_request("garage", "Book a service on Friday at 10.", "Could you tell me the name?",
+                               "Can we go to the cinema instead?"))
+    assert facts.unknown("Sure, the cinema is open late.") is not None  # "instead" late: no change of theirs
+
+
 def test_a_clause_states_only_facts_the_conversation_holds() -> None:
     facts = FactCheck(_request("garage", "Job 4521 please", tool_result=(
         '{"job_number": "4521", "car": "blue Ford Focus", "status": "waiting for parts", "ready": "Thursday"}')))

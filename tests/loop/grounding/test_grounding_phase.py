@@ -134,6 +134,28 @@ def test_a_question_back_and_a_reply_on_known_ground_are_said_as_they_are(server
     assert agent.run_sync("Can you help with my order?").answer == "Yes, I can help with your order."
 
 
+def test_the_write_just_made_is_not_proposed_again(server: OpenAIServer) -> None:
+    """The caller approved the booking and it was made; a model that proposes the same booking again (the 0.5B did,
+    and the run ended as a loop: "I did book ..., but I couldn't finish the rest") is not asked a second time: what
+    the booking did is the answer, and it is made once. (A result of three sentences is not said without asking
+    the model, as a short one is.)"""
+    booked: list[str] = []
+
+    def book_tuning(name: Annotated[str, person_name()], date: Annotated[str, when(date=True)]) -> str:
+        """Book a piano tuning visit"""
+        booked.append(date)
+        return f"Booked: the tuner comes on {date}. It's $110, paid on the day. Your visit number is 5501."
+
+    call = ("c1", "book_tuning", json.dumps({"name": "Ken Lowry", "date": "July 21"}))
+    server.enqueue(tool_calls_reply([call]), tool_calls_reply([("c2", *call[1:])]))
+    model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+    agent = Agent(model=model, tools=[Tool(book_tuning, mutates=True)], system_prompt="You book piano tunings.",
+                  config=LoopConfig.profile("voice"), approver=lambda call, verdict: True)
+    result = agent.run_sync("Book a tuning on July 21 for Ken Lowry, please.")
+    assert result.outcome is RunOutcome.COMPLETED, result.reason
+    assert booked == ["July 21"] and "5501" in result.answer
+
+
 def test_a_change_to_a_write_being_confirmed_is_the_same_write_with_the_new_value(server: OpenAIServer,
                                                                                 tmp_path: Path) -> None:
     """"Just to confirm: refund $20 on order 4567?" - "No wait, make it thirty dollars.": the refund is proposed
@@ -180,6 +202,36 @@ def test_a_change_that_names_no_new_value_of_any_kind_asks_what_to_change() -> N
     assert after("Thursday or Friday, whichever.") is None  # ambiguous: the model reads it
     assert said_without_generating(request("Thursday or Friday, whichever.")) != en.WHICH_CHANGE
     assert after("Yes, Tuesday.") is None  # nothing new
+
+
+def test_a_change_asked_after_a_no_is_the_declined_write_changed() -> None:
+    """"Go on, I'm away that day." (a no), "Okay, I haven't done that.", then "Can we do the 21st instead?": the
+    same booking on the 21st, put to the caller again; never the scope sentence (its words name no topic). After a
+    no, only words that ask for a change change it: "What about ticket 50123's status?" is no new delivery."""
+    from loop.approvals import not_approved
+    from loop.grounding._change import changed_call
+    from loop.grounding.phase import said_without_generating
+    from loop.types import ModelRequest, ToolCall
+
+    def book_tuning(name: Annotated[str, person_name()], date: Annotated[str, when(date=True)],
+                    piano: Literal["upright", "grand"]) -> str:
+        """Book a piano tuning visit"""
+
+    tools = [Tool(book_tuning, mutates=True).openai_schema()]
+    call = ToolCall("book_tuning", {"name": "Ken Lowry", "date": "16th", "piano": "upright"}, id="c1")
+
+    def request(said: str, reason: str = "the caller said no") -> ModelRequest:
+        messages = [Message("user", "Book a tuning on the 16th for my upright, Ken Lowry."),
+                    Message("assistant", "", [call]), Message("tool", not_approved("book_tuning", reason),
+                                                              tool_call_id="c1"),
+                    Message("assistant", "Okay, I haven't done that."), Message("user", said)]
+        return ModelRequest(messages, tools, 96, writes=frozenset({"book_tuning"}))
+
+    changed = changed_call(request("can we do the 21st instead?"))
+    assert changed is not None and changed.arguments == {"name": "Ken Lowry", "date": "21st", "piano": "upright"}
+    assert said_without_generating(request("can we do the 21st instead?")) == ""
+    assert changed_call(request("The 21st, what's the weather then?")) is None  # no change asked for
+    assert changed_call(request("how about the 21st?", "no answer came")) is not None
 
 
 @pytest.mark.parametrize(("said", "nothing_asked"), [("Yes, that's right.", True), ("Yeah.", True),
