@@ -144,6 +144,7 @@ def _padded_variant(stt: str) -> str:
 async def _run(calls: list[Path], llm: str, stt: str, keep: Path | None) -> list[tuple[str, str, str, str]]:
     from voice.cli import _model_for
     from voice.speech.stack import load_stack
+    from voice.testing.reply_checks import said_in_call
     from voice.testing.scripted_call import Fixture, run_call, write_outputs
 
     language = Fixture.load(calls[0]).agent_source().language if calls else "en"  # a set's agents share one
@@ -162,7 +163,7 @@ async def _run(calls: list[Path], llm: str, stt: str, keep: Path | None) -> list
         with tempfile.TemporaryDirectory() as tmp:
             try:
                 result = await run_call(fixture, stack, Path(tmp), model=model, agent=fixture.agent_source())
-                fails = result.failures
+                fails = result.failures + said_in_call(fixture.data.get("reply"), result.trace)
                 verdict = "unchecked" if not checked else "pass" if not fails else "FAIL"
                 why = "; ".join(fails)[:400]
                 if keep:

@@ -52,13 +52,13 @@ _QUOTED = re.compile(r"\"[^\"]*\"")
 
 
 def check_reply(text: str, expect: Mapping[str, Any] | None = None, *,
-                instructions: Iterable[str] | None = None) -> list[str]:
+                instructions: Iterable[str] | None = None, own_words: Iterable[str] = ()) -> list[str]:
     """Every problem with one spoken reply, as readable lines; empty when it is fine."""
     expect = expect or {}
-    problems = find_leaks(text, expect.get("never", ()), instructions=instructions)
+    problems = find_leaks(text, expect.get("never", ()), instructions=instructions, own_words=own_words)
     for item in expect.get("contains", ()):
         options = [item] if isinstance(item, str) else list(item)
-        if not any(_found(o, text) for o in options):
+        if not any(found(o, text) for o in options):
             problems.append(f"missing {' or '.join(repr(o) for o in options)} in {text!r}")
     limit = expect.get("max_sentences", MAX_SENTENCES)
     if limit is not None and (n := count_sentences(text)) > limit:
@@ -67,18 +67,23 @@ def check_reply(text: str, expect: Mapping[str, Any] | None = None, *,
 
 
 def find_leaks(text: str, never: Iterable[str | Sequence[str]] = (), *,
-               instructions: Iterable[str] | None = None) -> list[str]:
+               instructions: Iterable[str] | None = None, own_words: Iterable[str] = ()) -> list[str]:
     """What must never be spoken: the default list, the extra fragments in `never`, and any run of `NGRAM`
-    words taken from the agent's instructions, when given (its prompt and policy text)."""
+    words taken from the agent's instructions, when given (its prompt and policy text), unless every word in it
+    longer than three letters is the agent's own to say (`own_words`: its tools' argument names and listed values
+    and the words its questions are made of: "Could you tell me the town, the date and the time?" beside a prompt
+    that lists them too)."""
     problems: list[str] = []
     for label, pattern in DEFAULT_NEVER:
         if m := re.search(pattern, text, re.IGNORECASE | re.MULTILINE):
             problems.append(f"{label}: {m.group(0)!r} in {text!r}")
     for item in never:
         for frag in [item] if isinstance(item, str) else item:
-            if _found(frag, text):
+            if found(frag, text):
                 problems.append(f"must not say {frag!r}: {text!r}")
-    shared = _ngrams(text) & _instruction_ngrams(tuple(instructions or ()))
+    own = {w.lower() for w in own_words}
+    shared = {g for g in _ngrams(text) & _instruction_ngrams(tuple(instructions or ()))
+              if any(len(w) > 3 and w not in own for w in g)}
     if shared:
         problems.append(f"leaked instruction: {' '.join(sorted(shared)[0])!r} in {text!r}")
     return problems
@@ -90,12 +95,14 @@ def count_sentences(text: str) -> int:
     return sum(1 for s in re.split(r"(?<![a-zA-Z]\.[a-zA-Z])[.?!]+(?=\s+[^a-z\s]|\s*$)", text) if re.search(r"\w", s))
 
 
-def _found(fragment: str, text: str) -> bool:
+def found(fragment: str, text: str) -> bool:
+    """Is `fragment` said in `text` (case-insensitive, on word boundaries, a word's plural too; `re:` a regex)?"""
     if fragment.startswith("re:"):
         return re.search(fragment[3:], text, re.IGNORECASE) is not None
     frag = " ".join(fragment.split())
     left = r"(?<!\w)" if frag[:1].isalnum() else ""
-    right = r"(?!\w)" if frag[-1:].isalnum() else ""
+    # a word's plural or possessive is the word ("mattress" in "Mattresses are taken"); a number is whole
+    right = r"(?:e?s|'s)?(?!\w)" if frag[-1:].isalpha() else r"(?!\w)" if frag[-1:].isalnum() else ""
     return re.search(left + re.escape(frag) + right, " ".join(text.split()), re.IGNORECASE) is not None
 
 
@@ -140,15 +147,18 @@ def spoken_turns(trace: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]],
-               turn_starts: Sequence[float], instructions: Sequence[str] | None = None) -> list[str]:
+               turn_starts: Sequence[float], instructions: Sequence[str] | None = None,
+               own_words: Iterable[str] = ()) -> list[str]:
     """A whole call against a script's `reply:` section.
 
     `spec` holds `contains`/`never`/`max_sentences` for the reply to the call's last turn, `never` for every
     reply, and optionally `turns: [{contains, never, max_sentences}, ...]`, one per turn the agent answered
     (`turn_starts`: each turn's start time, e.g. from `TurnRecord.started_s`). Every reply is held to the
     default leak list and the length limit; approval questions and other session lines only to the leak list.
-    `instructions`: the agent's prompt and policy text, never to be read aloud (no such check when not given).
+    `instructions`: the agent's prompt and policy text, never to be read aloud (no such check when not given);
+    `own_words`: what the agent's questions may name besides (`find_leaks`).
     """
+    own_words = frozenset(own_words)
     spec = dict(spec or {})
     per_turn = list(spec.pop("turns", None) or [])
     call_never = list(spec.get("never", ()))
@@ -159,9 +169,11 @@ def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]
         text = " ".join(a["reply"])
         if text:
             limits = {"never": call_never, "max_sentences": spec.get("max_sentences", MAX_SENTENCES)}
-            problems += [f"{label}: {p}" for p in check_reply(text, limits, instructions=instructions)]
+            problems += [f"{label}: {p}"
+                         for p in check_reply(text, limits, instructions=instructions, own_words=own_words)]
         for part, said in a["other"]:
-            problems += [f"{label} ({part}): {p}" for p in find_leaks(said, call_never, instructions=instructions)]
+            problems += [f"{label} ({part}): {p}"
+                         for p in find_leaks(said, call_never, instructions=instructions, own_words=own_words)]
     starts = list(turn_starts)
     texts = [" ".join(r for x in _within(answers, starts, i) for r in x["reply"]) for i in range(len(starts))]
     if per_turn and len(per_turn) != len(texts):
@@ -178,9 +190,28 @@ def check_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]
             continue
         want = {"max_sentences": None, **want}  # length is checked per answer above
         want["never"] = list(want.get("never", ()))
-        problems += [f"turn {i}: {p}" for p in check_reply(text, want, instructions=instructions)
+        problems += [f"turn {i}: {p}" for p in check_reply(text, want, instructions=instructions, own_words=own_words)
                      if not _default_leak(p)]
     return list(dict.fromkeys(problems))
+
+
+def said_in_call(spec: Mapping[str, Any] | None, trace: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A call's `says` facts (`contains`: each said somewhere in the call, in any of the agent's words after the
+    caller first spoke) and `never` fragments (said nowhere): what an outside set's caller expects to hear, checked
+    over the whole call, not its last reply (which is often a goodbye)."""
+    spec = spec or {}
+    said = " ".join([*(r for a in spoken_turns(trace) for r in a["reply"]),
+                     *(text for a in spoken_turns(trace) for _, text in a["other"])])
+    problems = []
+    for item in spec.get("contains", ()):
+        options = [item] if isinstance(item, str) else list(item)
+        if not any(found(o, said) for o in options):
+            problems.append(f"never said {' or '.join(repr(o) for o in options)}")
+    for item in spec.get("never", ()):
+        for frag in [item] if isinstance(item, str) else item:
+            if found(frag, said):
+                problems.append(f"said {frag!r}")
+    return problems
 
 
 def _within(answers: list[dict[str, Any]], starts: list[float], i: int) -> list[dict[str, Any]]:

@@ -132,6 +132,7 @@ class CallResult:
     failures: list[str] = field(default_factory=list)  # every unmet expectation (a scripted call's replies included)
     reply_problems: list[str] = field(default_factory=list)  # what was said that should not have been, or was not
     instructions: tuple[str, ...] = ()  # the agent's prompt and policy text: never to be read aloud
+    own_words: frozenset[str] = frozenset()  # its tools' argument names and listed values: its questions name them
     words: ModuleType = locale.DEFAULT_WORDS  # the call's language pack: what its `user_text` checks read
 
     @property
@@ -199,6 +200,8 @@ def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np
     audio = np.concatenate(out) if out else np.zeros(0, np.int16)
     result = CallResult(session.turns, session.trace, audio, state)
     result.instructions = (session.agent.assembler.system, session.agent.policy.text)
+    result.own_words = tool_words(session.agent.assembler.tool_schemas) | frozenset(re.findall(r"[a-z]+", " ".join(
+        (result.words.ASK_FOR, result.words.LABEL_COUNT, result.words.LABEL_DIGITS)).lower()))
     result.words = locale.get(session.agent.language)
     # A real model may take another (valid) route than the script: it is held to `expect_llm` instead.
     expect = fixture.data.get("expect_llm", {}) if model is not None else fixture.data.get("expect", {})
@@ -216,7 +219,18 @@ def finish_call(fixture: Fixture, session: CallSession, state: Any, out: list[np
 def check_replies(fixture: Fixture, result: CallResult) -> list[str]:
     """The agent's spoken replies against the fixture's `reply:` section (see voice/testing/reply_checks.py)."""
     return check_call(fixture.data.get("reply"), result.trace, [t.started_s for t in result.turns],
-                      instructions=result.instructions or None)
+                      instructions=result.instructions or None, own_words=result.own_words)
+
+
+def tool_words(schemas: list[dict[str, Any]]) -> frozenset[str]:
+    """The words of the tools' argument names ("arrival_date": arrival, date) and listed values ("baby grand")."""
+    words: set[str] = set()
+    for schema in schemas:
+        for name, prop in ((schema.get("function") or schema).get("parameters") or {}).get("properties", {}).items():
+            words.update(name.lower().split("_"))
+            for value in prop.get("enum") or [v for p in prop.get("anyOf", []) for v in p.get("enum", [])]:
+                words.update(re.findall(r"[a-z0-9$']+", str(value).lower()))
+    return frozenset(words)
 
 
 def check_expectations(expect: dict[str, Any], result: CallResult) -> list[str]:

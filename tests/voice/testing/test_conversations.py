@@ -15,7 +15,7 @@ import pytest
 from voice.audio import read_wav
 from voice.demo.order_desk import demo_config
 from voice.speech.stack import SpeechStack, load_stack
-from voice.testing.reply_checks import check_call, check_reply, count_sentences, find_leaks, spoken_turns
+from voice.testing.reply_checks import check_call, check_reply, count_sentences, find_leaks, said_in_call, spoken_turns
 from voice.testing.scripted_call import FIXTURES, Fixture, run_call
 
 CONVERSATIONS = [p for p in sorted(FIXTURES.glob("*.yaml"))
@@ -79,6 +79,19 @@ def test_instructions_can_be_given() -> None:
     # the lesson times a tool's result gives are no leak of the prompt that lists them too
     times = "Lessons are at 9 a.m., 11 a.m., 1 p.m., 3 p.m. and 5 p.m. -> free_lessons"
     assert find_leaks("Maggie has free lessons on Tuesday at 1 p.m., 3 p.m. and 5 p.m.", instructions=[times]) == []
+    # the agent's own question names its arguments, which the prompt names too: no leak; the prompt's prose is one
+    prompt = ["To book, ask for the donor number, the town, the date and the time, then confirm it."]
+    asked = "Could you tell me the town, the date and the time?"
+    assert find_leaks(asked, instructions=prompt, own_words={"town", "date", "time", "donor", "number"}) == []
+    assert find_leaks(asked, instructions=prompt) != []  # without them, as before
+    assert find_leaks("To book, ask for the donor number.", instructions=prompt,
+                      own_words={"town", "date", "time", "donor", "number"}) != []  # "book": the prompt's
+
+
+def test_a_fact_is_found_in_its_plural() -> None:
+    assert check_reply("Mattresses are taken free.", {"contains": ["mattress"]}) == []
+    assert check_reply("We take two dogs.", {"contains": ["dog"]}) == []
+    assert check_reply("Order 2020 is delayed.", {"contains": ["202"]}) != []  # a number is whole
 
 
 def _trace(*items: tuple[float, str, str, str]) -> list[dict]:
@@ -163,3 +176,14 @@ def test_asking_for_a_person_escalates_with_speculation_on(stack: SpeechStack, t
     fixture.data = {k: v for k, v in fixture.data.items() if k != "session"}
     result = asyncio.run(run_call(fixture, stack, tmp_path))
     assert result.failures == [], "\n".join(result.failures)
+
+
+def test_an_outside_calls_facts_are_looked_for_in_the_whole_call() -> None:
+    """`says` of an outside set's call: each fact in any of the agent's words once the caller spoke (the booking
+    number before the goodbye, the "not done" of a declined write), `never` in none of them."""
+    trace = _trace((0.0, "agent_said", "greeting", "Hello, booking 999 line."),
+                   (2.0, "caller_turn_ended", "", "Book it."), (2.1, "agent_said", "reply", "Booked: number 2301."),
+                   (6.0, "caller_turn_ended", "", "Thanks."), (6.1, "agent_said", "reply", "You're welcome!"),
+                   (7.0, "caller_turn_ended", "", "No."), (7.1, "agent_said", "declined", "I haven't done that."))
+    assert said_in_call({"contains": [["booked", "2301"], "haven't"], "never": ["cancelled"]}, trace) == []
+    assert said_in_call({"contains": ["999"], "never": ["welcome"]}, trace) == ["never said '999'", "said 'welcome'"]
