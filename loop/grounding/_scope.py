@@ -313,6 +313,9 @@ def prompt_answer(request: ModelRequest) -> str:
         return ""
     pack = locale.get(request.language)
     caller = _stems(fresh, pack)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
+    # the words of what the agent is for (its own scope sentence: "council tax") are in every question it gets:
+    # they tell no quote from a tool ("Is there any discount on the council tax?": the discount's line)
+    caller = (caller - _stems(request.scope, pack)) or caller
     best, found = _best_quote(request, caller)
     groups = _groups(request)
     tools = max((_fit(caller, _stems(_name_and_description(t), pack), groups) for t in request.tools), default=0)

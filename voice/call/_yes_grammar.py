@@ -54,6 +54,7 @@ class YesGrammar:
     stem: Callable[[str], str]
     enclitics: tuple[str, ...]  # pronouns written onto a verb ("resérvala"), longest first
     noun_markers: frozenset[str]  # words after which a courtesy is a noun ("mi señora")
+    contractions: tuple[str, ...]  # a verb written onto a word ("three's": APPROVE_CONTRACTIONS)
 
     @classmethod
     def of(cls, words: ModuleType) -> YesGrammar:
@@ -64,7 +65,8 @@ class YesGrammar:
                    frozenset(plain(w) for w in words.APPROVE_GOES_ON), frozenset(map(plain, numbers)),
                    frozenset(map(plain, words.OBJECT_PRONOUNS)), frozenset(words.INTERJECTION_DIGITS),
                    re.compile(rf"\d+(?:[.:]\d+)?(?:{words.DIGIT_ORDINAL})?"), stemmer(words),
-                   tuple(sorted(words.ENCLITICS, key=len, reverse=True)), frozenset(words.NOUN_MARKERS))
+                   tuple(sorted(words.ENCLITICS, key=len, reverse=True)), frozenset(words.NOUN_MARKERS),
+                   tuple(words.APPROVE_CONTRACTIONS))
 
     def verb_of(self, word: str) -> str:
         """`word` without a pronoun written onto it, when what is left is a verb of the grammar's ("mándaselo" ->
@@ -102,12 +104,23 @@ class YesGrammar:
                 word = toks[i]
                 if (root := self.stem(word)) in own.actions and i not in heard_back and self._has_object(toks, i, root):
                     affirms.append(word)  # the action's own verb, said of it: "cancel it", "freeze the card"
-                elif not (word in own.exact or root in own.stems or self._verb_with_pronoun(word, own, affirms)):
+                elif not (word in own.exact or root in own.stems or self._verb_with_pronoun(word, own, affirms)
+                          or self._contracted(words[i], own)):
                     left.append(words[i])
             i += n
         if last is not None and last[0] == 1 and (toks[-1] in self.goes_on or (toks[-1],) in self.lead):
             left.append(words[-1])  # trails off on a word of its own ("yes, and", "okay, so"): it goes on
         return affirms, left
+
+    def _contracted(self, word: str, own: Own) -> bool:
+        """A word with a verb written onto it ("three's", "tuesday's"), whose word alone is a value of the pending
+        call's (a number that names one of its values) or one of its words: "yes, three's good" restates the 3."""
+        for ending in self.contractions:
+            base = word[: -len(ending)] if word.lower().endswith(ending) else ""
+            if base and (own.number_ok(base) if self._is_number(plain(base)) else
+                         plain(base) in own.exact or self.stem(plain(base)) in own.stems):
+                return True
+        return False
 
     def _verb_with_pronoun(self, word: str, own: Own, affirms: list[str]) -> bool:
         """A verb with its object written onto it: the action's own ("resérvala" for a booking) is a yes to it, as

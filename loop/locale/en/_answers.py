@@ -116,6 +116,10 @@ OBJECT_PRONOUNS = ("it", "that", "them", "this")
 # after these a courtesy word is a noun, no form of address ("yes, my love's car"); labelled: approval_sets
 NOUN_MARKERS = ("my", "your", "his", "her", "their", "our", "the", "a", "an")
 ENCLITICS: tuple[str, ...] = ()  # pronouns written onto a verb (Spanish "resérvala"): none in English
+# A verb written onto a word ("three's good": "three is good"; "Tuesday's fine"): the word is read without it, as
+# the grammar would read it said in full (a number still restates a value or is a change). Labelled:
+# tests/data/approval_answers.tsv (rows with "'s").
+APPROVE_CONTRACTIONS = ("'s",)
 INTERJECTION_DIGITS = ("oh",)  # a digit word that alone is no number ("Oh, yes.")
 # Suffixes a crude stem drops, so "booking" restates "book" and "cancellation" "cancel"; `STEM_UNDOUBLE`: a
 # doubled last consonant is one ("cancelled" -> "cancel")

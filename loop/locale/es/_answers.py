@@ -80,6 +80,7 @@ NOUN_MARKERS = ("mi", "mis", "tu", "tus", "su", "sus", "nuestro", "nuestra", "el
 # pronouns written onto a verb ("resérvala", "mándaselo"): the verb is compared without them
 ENCLITICS = ("selos", "selas", "selo", "sela", "melo", "mela", "telo", "tela", "noslo", "los", "las", "les", "nos",
              "lo", "la", "le", "me", "te", "se")
+APPROVE_CONTRACTIONS: tuple[str, ...] = ()  # no verb is written onto another word in Spanish
 INTERJECTION_DIGITS: tuple[str, ...] = ()
 STEM_SUFFIXES = ("aciones", "acion", "encias", "encia", "ancias", "ancia",
                  "amientos", "amiento", "imientos", "imiento", "ando", "iendo", "ados", "adas",
