@@ -107,8 +107,14 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
                  for c in code]
         return re.search(r"(?<![\w])" + r"[\s-]*".join(chars) + r"(?![\w])", low) is not None
 
+    def ordinal(value: str) -> bool:  # "15th" said "the fifteenth" ("the twenty-first", "el primero"), never
+        # without the day's article ("first of all", "twenty first" for the 1st)
+        m = re.fullmatch(rf"(\d{{1,2}})(?:{words.DIGIT_ORDINAL})", value.lower().strip())
+        said_as = m and re.escape(unaccented(words.ordinal(int(m[1])).lower())).replace(r"\-", "[\\s-]")
+        return bool(said_as) and re.search(rf"(?<![\w]){words.DAY_ARTICLE}\s+{said_as}(?![\w])", low) is not None
+
     return [v for v in values if said(v) or (v.lower().endswith("s") and said(v[:-1])) or spelt(str(v))
-            or by_stems(str(v))]
+            or by_stems(str(v)) or ordinal(str(v))]
 
 
 def _stems_said(text: str, stem: Callable[[str], str], words: ModuleType) -> set[str]:

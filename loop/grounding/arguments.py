@@ -58,6 +58,7 @@ from loop.grounding._heard import (  # noqa: F401  (re-exported: what was said, 
     retracted_ids,
     span_pattern,
     stem,
+    street_addresses,
     street_pattern,
     value_pattern,
     without_addresses,
@@ -259,7 +260,9 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         if not found:  # "a nombre de lucia fernandez": introduced as a name, however cased
             found = introduced_names(ev.fresh, ev.words) or introduced_names(ev.said, ev.words)
         others = {v for arg, values in ev.named_as.items() if arg != name for v in values}
-        found = [v for v in map(without_part_word, found) if v and v not in others]  # Hughes is the surname only
+        streets = " ".join(street_addresses(ev.said, ev.words))  # "at 21 Church Road": a place, not a name
+        found = [v for v in map(without_part_word, found) if v and v not in others  # Hughes is the surname only
+                 and not re.search(rf"(?<!\w){re.escape(v)}(?!\w)", streets)]
     elif k == "when":  # this turn's first, then earlier turns'; "8 Mill Street": no time
         found = list(dict.fromkeys(v for text in (ev.fresh, ev.said)
                                    for v in when_values(without_addresses(text, ev.words), kind.when, ev.words)))
@@ -354,7 +357,8 @@ def _ground(tools: Sequence[dict[str, Any]], messages: Sequence[Message], words:
             # "three passengers" is the passengers', never a time or an address
             others = [span for arg, spans in counted.items() if arg != name for span in spans]
             if is_free(name, schema, among, words):  # "Joe Okafor." is the name, not the cake's message
-                others += _taken(props, name)
+                others += _taken(props, name) + [a for a in street_addresses(ev.said, words) if any(
+                    (k := arg_kind(n, p, among, words)) and k.kind == "address" for n, p in declared.items())]
             narrowed = _narrow(name, schema, (ev if lists else rest).without(others), among)
             if narrowed is None and name in required:
                 unfilled.append(name)

@@ -1,4 +1,5 @@
-"""The values in a caller's answer, compared with the pending call's: numbers, ids, days and times.
+"""The values in a caller's answer, compared with the pending call's: numbers, ids, days, times and street
+addresses ("It's 21 Church Lane, not Road" to "... at 21 Church Road?" is a change, not a no).
 
 `values(text)` is what `voice.call.answers` checks a change against ("yes, $30" says 30 where the question held
 20). `readings(span)` is every way a run of spoken number words can be meant: "seven thirty" is 7:30 or 730 or
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
-from loop.grounding.arguments import id_candidates, number_candidates
+from loop.grounding.arguments import id_candidates, number_candidates, street_addresses
 from loop.locale import DEFAULT_WORDS, unaccented
 
 
@@ -48,13 +49,15 @@ class AnswerValues:
         return re.sub(r"[^\W\d_]+", lambda m: self.cardinal.get(m.group(), m.group()), text)
 
     def values(self, text: str) -> set[str]:
-        """Numbers, ids, days and times in `text`, normalised so "twenty dollars" and "$20" compare equal."""
+        """Numbers, ids, days, times and street addresses in `text`, normalised so "twenty dollars" and "$20"
+        compare equal."""
+        streets = {" ".join(a.lower().strip(",. ").split()) for a in street_addresses(text, self.words)}
         cleaned = self.cardinals(self.not_a_number.sub(" ", text.lower()))
         found = {_number(n) for n in number_candidates(cleaned, self.words)}
         found |= {i.lower() for i in id_candidates(cleaned, self.words)}
         found |= {_number(float(m)) for m in re.findall(r"\d+(?:\.\d+)?", cleaned)}
         found |= self.typed(cleaned)
-        return found | {m.group() for m in self.time_words.finditer(cleaned)}
+        return found | streets | {m.group() for m in self.time_words.finditer(cleaned)}
 
     def typed(self, cleaned: str) -> set[str]:
         """Days with their month ("june 12") and times with their half of the day ("7:30 pm")."""

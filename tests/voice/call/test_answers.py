@@ -178,3 +178,12 @@ def test_a_refusal_holding_a_change_word_is_a_refusal(language: str, answer: str
     ctx = AnswerContext.of("Solo para confirmar: ¿reservar 2 cajas de ibuprofeno?" if language == "es"
                            else "Just to confirm: reserve 2 boxes of ibuprofen?", {"cajas": 2}, words=words)
     assert read_answer(answer, ctx).answer.value == kind
+
+
+def test_a_corrected_street_address_is_a_change_not_a_no() -> None:
+    """"It's 21 Church Lane, not Road." to a booking at 21 Church Road: the caller changes the address (the
+    booking is asked again with it), never declines the call; the address said back is a yes."""
+    ctx = AnswerContext.of("Just to confirm: book a locksmith for Ben Hughes at 21 Church Road?",
+                           {"name": "Ben Hughes", "address": "21 Church Road"}, ["book"])
+    assert read_answer("Oh, sorry, I said it wrong. It's 21 Church Lane, not Road.", ctx).answer is Answer.CHANGE
+    assert read_answer("Yes, 21 Church Road.", ctx).answer is Answer.YES
