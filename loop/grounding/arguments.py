@@ -141,14 +141,20 @@ class Evidence:
     @classmethod
     def of(cls, messages: Sequence[Message], words: ModuleType = DEFAULT_WORDS) -> Evidence:
         agent = next((m.content for m in reversed(messages) if m.role == "assistant"), "")
-        return cls(said="\n".join(m.content for m in messages if m.role == "user"),
-                   heard="\n".join(m.content for m in messages if m.role in ("user", "tool")),
+        return cls(said=_dictated("\n".join(m.content for m in messages if m.role == "user")),
+                   heard=_dictated("\n".join(m.content for m in messages if m.role in ("user", "tool"))),
                    fresh="\n".join(m.content for m in since_agent_spoke(messages)),
                    done={c.signature for m in messages for c in m.tool_calls},
                    retracted=retracted_ids(next((m.content for m in reversed(messages) if m.role == "user"), ""),
                                            words),
                    asked_name=_asks_name(agent, words), own_name=_own_name(messages, words), words=words,
                    context=next((m.content for m in messages if m.role == "system"), ""))
+
+
+def _dictated(text: str) -> str:
+    """Caller turns as one where one trails off and the next goes on ("The job reference is K, four oh..." then,
+    asked again, "...213."): speech-to-text's ellipsis says the words were cut, and what follows is their rest."""
+    return re.sub(r"(?:\.\.\.|\u2026)\s*\n\s*(?:\.\.\.|\u2026)", " ", text)
 
 
 def _asks_name(agent_said: str, words: ModuleType = DEFAULT_WORDS) -> bool:
@@ -244,6 +250,10 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         own = id_words(name, ev.words)
         if not digits and not letters and (shape := example_shape(said_of, own, ev.words)):
             found: list[Any] = ids_of_shape(ev.heard, shape, ev.words)  # "like LK19 RXT": "W F 7 2, M Z K" is WF72 MZK
+        elif letters and digits and not kind.pattern:  # "a letter and five digits": "K, four oh 2 1 3" is K40213
+            found = ids_of_shape(ev.heard, "A" * letters + "9" * digits, ev.words) or [
+                i for i in _identifiers(kind.pattern, kind.integer, ev, own, 0)
+                if sum(c.isdigit() for c in str(i)) == digits and sum(c.isalpha() for c in str(i)) == letters]
         else:
             found = [i for i in _identifiers(kind.pattern, kind.integer, ev, own, digits if not letters else 0)
                      if (not digits or sum(c.isdigit() for c in str(i)) == digits)

@@ -75,3 +75,25 @@ def test_pieces_of_digits_join_to_the_declared_length() -> None:
     assert joined_to_length("I want 2 for 3 people.", 3) == []
     assert joined_to_length("12 34. And 5", 5) == []  # never across sentences
     assert _units("Customer 4 4029 187, the meter says 20417.") == [20417]
+
+
+def test_a_reference_dictated_across_two_turns_is_one() -> None:
+    """"The job reference is K, four oh..." then, asked again, "...213.": speech-to-text's ellipses say the first
+    turn was cut and the second is its rest; a reference of a letter and five digits (as declared)
+    is K40213, its letter said alone and its digits in words and figures. Without the ellipses, two answers."""
+
+    def visit_status(job_reference: Annotated[str, identifier(letters=1, digits=5)]) -> str:
+        """How a call-out is going, by its job reference"""
+
+    tool = Tool(visit_status).openai_schema()
+    ask = "Could you tell me the job reference, a letter and five digits?"
+
+    def heard(first: str, second: str) -> list:
+        messages = [Message("user", "Where's my locksmith?"), Message("assistant", ask), Message("user", first),
+                    Message("assistant", f"Sorry, I didn't catch that. {ask}"), Message("user", second)]
+        grounded, _ = ground([tool], messages)
+        return grounded[0]["function"]["parameters"]["properties"]["job_reference"]["enum"] if grounded else []
+
+    assert heard("The job reference is K, four oh...", "...213.") == ["K40213"]
+    assert heard("The job reference is K, four oh.", "213.") == []
+    assert heard("It's K 40213.", "Yes.") == ["K40213"]
