@@ -194,6 +194,8 @@ def number_candidates(text: str, words: ModuleType = DEFAULT_WORDS) -> list[floa
                 run and word in said.scale):
             run.append(word)
             continue
+        if run and run[-1] in said.tens and word in words.ORDINAL_WORDS:
+            run.pop()  # "the twenty-fifth of September": the twenty is the ordinal's, no count of miles
         for number in cardinal_runs(run, words):
             while number and number[-1] in said.joins:
                 number.pop()

@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from loop.grounding._arg_kinds import arg_kind, name_words
+from loop.grounding._heard import spoken
 from loop.locale import DEFAULT_WORDS, argument_names, plain, said_numbers, stemmer, unaccented, without_enclitic
 
 
@@ -95,9 +96,15 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
         v = re.escape(unaccented(value.lower().replace("_", " ").strip()))
         return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
 
-    def by_stems(value: str) -> bool:
-        own = [w for w in re.findall(r"[^\W\d_]+", value.replace("_", " ")) if len(w) >= 4]
-        return len(value.split()) > 1 and bool(own) and all(stem(w) in stems for w in own)
+    digits_said = set(re.findall(r"\d+", low))
+    digit_of = spoken(words).digit_of
+
+    def by_stems(value: str) -> bool:  # every word of it but its joiners: "three bedroom" is no "two bedroom"
+        own = [w for w in re.findall(r"[^\W_]+", value.replace("_", " "))
+               if unaccented(w.lower()) not in spoken(words).joiners]
+        return len(value.split()) > 1 and any(not w.isdigit() for w in own) and all(
+            w in digits_said if w.isdigit() else stem(w) in stems or digit_of.get(w.lower()) in digits_said
+            for w in own)  # "3 bedroom" for "three bedroom"; "5 GB" only with its 5
 
     def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
         code = value.lower()
