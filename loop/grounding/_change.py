@@ -99,7 +99,12 @@ def _new_values(tool: dict[str, Any], declined: ToolCall, since: list[Message], 
             narrowed = {"enum": list(dict.fromkeys(street_addresses(evidence.fresh, evidence.words)))}
         if narrowed is None or narrowed is prop or "enum" not in narrowed:
             continue  # nothing of its kind, a kind left as the schema says, or a span of words (kept)
-        if new := _one_per_value([v for v in narrowed["enum"] if str(v).strip().lower() != old], evidence):
+        # a word of the declined call's other values is no new one of this ("It's 21 Church Lane, not Road": the
+        # name is not "Road", a word of the address it had)
+        theirs = {w for arg, v in declined.arguments.items() if arg != name for w in str(v).lower().split()}
+        fresh = [v for v in narrowed["enum"] if str(v).strip().lower() != old
+                 and not (isinstance(v, str) and set(v.lower().split()) <= theirs)]
+        if new := _one_per_value(fresh, evidence):
             found[name] = new
     # "Sorry, I read that wrong, it's 9921.": a number no identifier of the call can be is its count's
     wanting = [n for n in props if n not in found]

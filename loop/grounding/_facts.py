@@ -94,10 +94,21 @@ class FactCheck:
         when = {word_stem(w, pack) for w in when_words(pack)}  # a day or a date is a value (checked as one)
         self.uncovered = set() if covered or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content, pack), pack) - _vocabulary(request) - when
+        self.caller_stems = _stems(" ".join(caller), pack)
+        self.prompt_stems = _stems(system, pack)
         self.answered_uncovered = False
+
+    def _from_prompt(self, clause: str) -> bool:
+        """The clause's own words (two or more, beyond the caller's) all come from the agent's prompt: "A repeat
+        prescription usually takes two working days ..." tells the prompt's line, whatever word of the caller's
+        ("usually") it repeats."""
+        own = _stems(clause, self.pack) - self.caller_stems
+        return len(own) >= 2 and own <= self.prompt_stems
 
     def unknown(self, clause: str) -> str | None:
         about = _stems(clause, self.pack) & self.uncovered
+        if about and self._from_prompt(clause):
+            about = set()
         if about and not clause.rstrip().endswith("?"):
             self.answered_uncovered = True  # a question back to the caller is no answer; a statement is
         for value in _numbers(clause, self.pack):  # "... won by the Lakers in 2018": an answer from nowhere too

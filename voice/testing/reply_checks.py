@@ -101,8 +101,10 @@ def found(fragment: str, text: str) -> bool:
         return re.search(fragment[3:], text, re.IGNORECASE) is not None
     frag = " ".join(fragment.split())
     left = r"(?<!\w)" if frag[:1].isalnum() else ""
-    # a word's plural or possessive is the word ("mattress" in "Mattresses are taken"); a number is whole
-    right = r"(?:e?s|'s)?(?!\w)" if frag[-1:].isalpha() else r"(?!\w)" if frag[-1:].isalnum() else ""
+    # a word's plural or possessive is the word ("mattress" in "Mattresses are taken"); a number is whole, or the
+    # ordinal written with it ("15" in "the 15th of each month", never in "150")
+    right = r"(?:e?s|'s)?(?!\w)" if frag[-1:].isalpha() else r"(?:st|nd|rd|th)?(?!\w)" if frag[-1:].isdigit() \
+        else r"(?!\w)" if frag[-1:].isalnum() else ""
     return re.search(left + re.escape(frag) + right, " ".join(text.split()), re.IGNORECASE) is not None
 
 

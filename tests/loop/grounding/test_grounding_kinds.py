@@ -204,6 +204,20 @@ def test_a_change_to_what_the_caller_asked_before_is_no_topic_from_nowhere() -> 
     assert facts.unknown("Sure, the cinema is open late.") is not None  # "instead" late: no change of theirs
 
 
+def test_a_reply_told_from_the_prompt_is_no_answer_from_nowhere() -> None:
+    """The prompt says how long a repeat takes; the caller asks "How long does it usually take?": a reply whose
+    own words all come from the prompt tells its line, whatever word of the caller's ("usually") it repeats. A
+    reply that adds nothing of the prompt's (the caller's words back) is still an answer from nowhere."""
+    from loop.types import Message as M
+
+    system = 'You answer a repeat line. Timing: "A repeat takes two working days to be ready at the pharmacy."'
+    request = _request("garage", "How long does a repeat usually take at the pharmacy?")
+    request = replace(request, messages=[M("system", system), *request.messages[1:]])
+    facts = FactCheck(request)
+    assert facts.unknown("A repeat usually takes two working days to be ready at the pharmacy.") is None
+    assert facts.unknown("Yes, a repeat usually does take long at the pharmacy.") is not None
+
+
 def test_a_clause_states_only_facts_the_conversation_holds() -> None:
     facts = FactCheck(_request("garage", "Job 4521 please", tool_result=(
         '{"job_number": "4521", "car": "blue Ford Focus", "status": "waiting for parts", "ready": "Thursday"}')))

@@ -204,6 +204,26 @@ def test_a_change_that_names_no_new_value_of_any_kind_asks_what_to_change() -> N
     assert after("Yes, Tuesday.") is None  # nothing new
 
 
+def test_a_corrected_address_changes_the_address_only() -> None:
+    """"It's 21 Church Lane, not Road." to a locksmith's booking at 21 Church Road for Ben Hughes: the address
+    changes; "Road", a word of the address the call had, is no new name (the booking went to "Road")."""
+    from loop.approvals import not_approved
+    from loop.grounding._change import changed_call
+    from loop.types import ModelRequest, ToolCall
+
+    def book_visit(name: Annotated[str, person_name()], address: Annotated[str, address()]) -> str:
+        """Book a locksmith to come out"""
+
+    change = "Oh, sorry, I said it wrong. It's 21 Church Lane, not Road."
+    tools = [Tool(book_visit, mutates=True).openai_schema()]
+    call = ToolCall("book_visit", {"name": "Ben Hughes", "address": "21 Church Road"}, id="c1")
+    messages = [Message("user", "I'm locked out at 21 Church Road. I'm Ben Hughes."), Message("assistant", "", [call]),
+                Message("tool", not_approved("book_visit", f"the caller asked for a change: {change!r}"),
+                        tool_call_id="c1"), Message("user", change)]
+    changed = changed_call(ModelRequest(messages, tools, 96, writes=frozenset({"book_visit"})))
+    assert changed is not None and changed.arguments == {"name": "Ben Hughes", "address": "21 Church Lane"}
+
+
 def test_a_change_asked_after_a_no_is_the_declined_write_changed() -> None:
     """"Go on, I'm away that day." (a no), "Okay, I haven't done that.", then "Can we do the 21st instead?": the
     same booking on the 21st, put to the caller again; never the scope sentence (its words name no topic). After a

@@ -92,6 +92,7 @@ def test_a_fact_is_found_in_its_plural() -> None:
     assert check_reply("Mattresses are taken free.", {"contains": ["mattress"]}) == []
     assert check_reply("We take two dogs.", {"contains": ["dog"]}) == []
     assert check_reply("Order 2020 is delayed.", {"contains": ["202"]}) != []  # a number is whole
+    assert check_reply("It is taken on the 15th of each month.", {"contains": ["15"]}) == []  # its ordinal too
 
 
 def _trace(*items: tuple[float, str, str, str]) -> list[dict]:
