@@ -15,7 +15,7 @@ from loop import Agent, LoopConfig, RunOutcome, ScriptedModel, Tool
 from loop.approvals import ApprovalAnswer
 from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes
-from loop.kinds import address, person_name, when
+from loop.kinds import address, count, person_name, when
 from loop.locale import en
 from loop.models.openai import OpenAICompatModel
 from loop.types import Message
@@ -202,6 +202,34 @@ def test_a_change_that_names_no_new_value_of_any_kind_asks_what_to_change() -> N
     assert after("Thursday or Friday, whichever.") is None  # ambiguous: the model reads it
     assert said_without_generating(request("Thursday or Friday, whichever.")) != en.WHICH_CHANGE
     assert after("Yes, Tuesday.") is None  # nothing new
+
+
+def test_asked_for_a_price_a_caller_who_gives_a_bookings_date_is_asked_for_the_booking() -> None:
+    """"Could you tell me the size and the number of miles?" (a quote) - "A two bedroom house, on Friday the
+    twenty-fifth of September.": no quote takes a date, so they go on with the booking, and are asked for what it
+    lacks; "A three bedroom house." answers the quote, which still lacks the miles."""
+    from loop.grounding.phase import said_without_generating
+    from loop.types import ModelRequest
+
+    def quote(size: Literal["studio", "two bedroom", "three bedroom"], miles: Annotated[int, count()]) -> str:
+        """A price for a move: the size of home and the miles to the new home"""
+
+    def book_move(name: Annotated[str, person_name()], to_address: Annotated[str, address()],
+                  date: Annotated[str, when(date=True)], size: Literal["studio", "two bedroom", "three bedroom"]
+                  ) -> str:
+        """Book a moving day"""
+
+    tools = [Tool(quote).openai_schema(), Tool(book_move, mutates=True).openai_schema()]
+
+    def reply(said: str) -> str:
+        messages = [Message("user", "Hello, I'm after a price for a move."),
+                    Message("assistant", "Sure. Could you tell me the size and the number of miles?"),
+                    Message("user", said)]
+        return said_without_generating(ModelRequest(messages, tools, 96, writes=frozenset({"book_move"})))
+
+    assert "miles" in reply("It's a three bedroom house.")
+    asked = reply("It's a two bedroom house, on Friday the twenty-fifth of September.")
+    assert "name" in asked and "miles" not in asked
 
 
 def test_a_corrected_address_changes_the_address_only() -> None:
