@@ -95,15 +95,16 @@ class FactCheck:
         self.uncovered = set() if covered or last_user < 0 else \
             _stems(_without_names(request.messages[last_user].content, pack), pack) - _vocabulary(request) - when
         self.caller_stems = _stems(" ".join(caller), pack)
-        self.prompt_stems = _stems(system, pack)
+        self.prompt_lines = [stems for line in re.split(r"[\n.;!?]+", system) if (stems := _stems(line, pack))]
         self.answered_uncovered = False
 
     def _from_prompt(self, clause: str) -> bool:
-        """The clause's own words (two or more, beyond the caller's) all come from the agent's prompt: "A repeat
-        prescription usually takes two working days ..." tells the prompt's line, whatever word of the caller's
-        ("usually") it repeats."""
+        """The clause's own words (two or more, beyond the caller's) all come from one sentence of the agent's
+        prompt: "A repeat prescription usually takes two working days ..." tells the prompt's line, whatever word
+        of the caller's ("usually") it repeats; words gathered from all over it ("a grooming brush or a nail trim"
+        for a sore ear) are no line of it."""
         own = _stems(clause, self.pack) - self.caller_stems
-        return len(own) >= 2 and own <= self.prompt_stems
+        return len(own) >= 2 and any(own <= line for line in self.prompt_lines)
 
     def unknown(self, clause: str) -> str | None:
         about = _stems(clause, self.pack) & self.uncovered

@@ -96,15 +96,15 @@ def _named(values: Sequence[str], text: str, words: ModuleType = DEFAULT_WORDS) 
         v = re.escape(unaccented(value.lower().replace("_", " ").strip()))
         return bool(v) and re.search(rf"(?<![\w]){v}(?:s|es)?(?![\w])", low) is not None
 
-    digits_said = set(re.findall(r"\d+", low))
-    digit_of = spoken(words).digit_of
+    digit_of = spoken(words).digit_of  # "three" -> "3": a number said either way
+    digits_said = set(re.findall(r"\d+", low)) | {digit_of[w] for w in re.findall(r"[^\W\d_]+", low) if w in digit_of}
 
     def by_stems(value: str) -> bool:  # every word of it but its joiners: "three bedroom" is no "two bedroom"
         own = [w for w in re.findall(r"[^\W_]+", value.replace("_", " "))
                if unaccented(w.lower()) not in spoken(words).joiners]
         return len(value.split()) > 1 and any(not w.isdigit() for w in own) and all(
             w in digits_said if w.isdigit() else stem(w) in stems or digit_of.get(w.lower()) in digits_said
-            for w in own)  # "3 bedroom" for "three bedroom"; "5 GB" only with its 5
+            for w in own)  # "3 bedroom" for "three bedroom", "stage 3" for "stage three"; "5 GB" only with its 5
 
     def spelt(value: str) -> bool:  # "6B" said "six B" or "6 B": a short code of digits and letters, a word each
         code = value.lower()

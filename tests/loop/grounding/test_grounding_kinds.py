@@ -216,6 +216,10 @@ def test_a_reply_told_from_the_prompt_is_no_answer_from_nowhere() -> None:
     facts = FactCheck(request)
     assert facts.unknown("A repeat usually takes two working days to be ready at the pharmacy.") is None
     assert facts.unknown("Yes, a repeat usually does take long at the pharmacy.") is not None
+    request = _request("garage", "My car keeps making a funny noise. What should I put on it?")
+    system = "You book repairs. We fix brakes and tyres.\nOnly a tool knows a job's status."
+    facts = FactCheck(replace(request, messages=[M("system", system), *request.messages[1:]]))
+    assert facts.unknown("For a funny noise, put a tool on your brakes.") is not None  # words from all over it
 
 
 def test_a_clause_states_only_facts_the_conversation_holds() -> None:
