@@ -96,13 +96,13 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
         return ""  # "Could you tell me the area?" - "It's 72048.": the booking they meant, not the area again
     _, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in request.tools}
-    if (going := _continued_write(request, missing)) is not None and tool_name(going) not in asked:
+    lacking = [name for name in asked if missing.get(name)]
+    if lacking and (going := _continued_write(request, missing)) is not None and tool_name(going) not in asked:
         # asked for a price, the caller gave a booking's date (no price has one): they go on with the booking
         _, before = ground(request.tools, request.messages[:-1], request.language)
         gained = set(before.get(tool_name(going)) or required_of(going)) - set(missing[tool_name(going)])
         if gained - {arg for name in asked for arg in properties(by_name[name])}:
             return ask_for(missing[tool_name(going)], going, words, request.messages)
-    lacking = [name for name in asked if missing.get(name)]
     return ask_for(missing[lacking[0]], by_name[lacking[0]], words, request.messages) if lacking else ""
 
 

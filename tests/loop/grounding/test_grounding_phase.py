@@ -230,6 +230,8 @@ def test_asked_for_a_price_a_caller_who_gives_a_bookings_date_is_asked_for_the_b
     assert "miles" in reply("It's a three bedroom house.")
     asked = reply("It's a two bedroom house, on Friday the twenty-fifth of September.")
     assert "name" in asked and "miles" not in asked
+    # what was asked for is complete: the quote is made, whatever the booking could also take from it
+    assert reply("A two bedroom house, 12 miles, on Friday the twenty-fifth of September.") == ""
 
 
 def test_a_corrected_address_changes_the_address_only() -> None:
