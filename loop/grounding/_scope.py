@@ -291,7 +291,7 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
-    for line, reply in quoted_lines(system):
+    for line, reply in quoted_lines(system, locale.get(request.language)):
         if (score := _fit(caller, _stems(line, locale.get(request.language)), _groups(request))) > best:
             best, found = score, reply
     return best, found

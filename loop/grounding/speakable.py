@@ -21,17 +21,32 @@ from loop.locale import DEFAULT_WORDS, unaccented
 QUOTE = re.compile(r"\"([^\"]{8,})\"")  # a reply an agent's prompt quotes, as the caller is to hear it
 
 
-def quoted_lines(system: str) -> list[tuple[str, str]]:
+def quoted_lines(system: str, words: ModuleType = DEFAULT_WORDS) -> list[tuple[str, str]]:
     """(line, reply) for each reply an agent's prompt quotes for what callers ask ('opening hours: "We're open
     ..."'), which is said as it stands (`loop.grounding._scope.prompt_answer`); not callers' words quoted before
-    a tool call ('"Where is order 3141?" -> lookup_order')."""
-    return [(line, quotes[-1].strip()) for line in system.splitlines()
-            if "->" not in line and (quotes := QUOTE.findall(line))]
+    a tool call ('"Where is order 3141?" -> lookup_order'). And each fact a line lists for the agent to tell
+    (`told_facts`), as its own line and reply."""
+    quoted = [(line, quotes[-1].strip()) for line in system.splitlines()
+              if "->" not in line and (quotes := QUOTE.findall(line))]
+    return quoted + [(fact, fact) for line in system.splitlines() for fact in told_facts(line, words)]
 
 
-def quoted_replies(system: str) -> list[str]:
+def told_facts(line: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
+    """The facts a prompt's line lists for the agent to tell, after a lead that says so and a colon, one per
+    semicolon ("What you may tell callers without a tool: a piano should be tuned twice a year; ..." -> "A piano
+    should be tuned twice a year."): each is a reply, as a quoted one is. The lead's words: the pack's
+    TOLD_FACTS_LEAD. Labelled: tests/loop/grounding/test_spoken_check.py."""
+    m = re.match(rf"^\W*(?P<lead>[^:\"]{{0,80}}\b(?:{words.TOLD_FACTS_LEAD})\b[^:\"]{{0,60}}):\s*(?P<facts>[^\"]+)$",
+                 line.strip(), re.IGNORECASE)
+    if m is None or "->" in line:
+        return []
+    facts = [f.strip().rstrip(".").strip() for f in m["facts"].split(";")]
+    return [f[0].upper() + f[1:] + "." for f in facts if len(f.split()) >= 3]
+
+
+def quoted_replies(system: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The replies of `quoted_lines`."""
-    return [reply for _, reply in quoted_lines(system)]
+    return [reply for _, reply in quoted_lines(system, words)]
 
 PROMPT_NGRAM = 6  # this many consecutive words of the prompt in a reply is the prompt read aloud
 
@@ -66,14 +81,17 @@ def words(text: str) -> list[str]:
     return re.findall(r"(?:[^\W_]|[$'])+", unaccented(text.lower()))
 
 
-def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM) -> set[tuple[str, ...]]:
+def prompt_ngrams(prompt: str, n: int = PROMPT_NGRAM, language: ModuleType = DEFAULT_WORDS
+                  ) -> set[tuple[str, ...]]:
     """Every run of `n` consecutive words of the prompt (what a reply must never repeat), but for the replies it
-    quotes for the agent to say ('opening hours: "We're open Monday to Friday ..."'); a caller's words quoted
-    before a tool call ('"Where is order 3141?" -> {...}') stay."""
+    quotes for the agent to say ('opening hours: "We're open Monday to Friday ..."') and the facts it lists to
+    tell (`told_facts`); a caller's words quoted before a tool call ('"Where is order 3141?" -> {...}') stay."""
     grams: set[tuple[str, ...]] = set()
     for line in prompt.splitlines():
         if "->" not in line:
             line = _QUOTED.sub(" | ", line)
+            if told_facts(line, language):
+                line = line.split(":", 1)[0]
         for part in line.split("|"):
             w = words(part)
             grams |= {tuple(w[i: i + n]) for i in range(len(w) - n + 1)}
@@ -233,7 +251,7 @@ class ReplyGuard:
                  echoes: Callable[[str], str | None] | None = None, ending: str = "",
                  words: ModuleType = DEFAULT_WORDS) -> None:
         self.tool_names = [n for n in tool_names if n]
-        self.grams = prompt_ngrams(prompt) if prompt else set()
+        self.grams = prompt_ngrams(prompt, language=words) if prompt else set()
         self._fallback = fallback
         self.max_sentences = max_sentences
         self.vet, self.vet_fallback, self.echoes, self.ending = vet, vet_fallback, echoes, ending

@@ -101,3 +101,7 @@ def verb_keys(word: str, said: bool = True) -> frozenset[str]:
     tool name's word by itself."""
     word = unaccented(word)
     return frozenset({word, re.sub(r"(?<=\w\w)(e?d|s)$", "", word)} if said else {word})
+# What leads a prompt's line listing facts for the agent to tell ("What you may tell callers without a tool: ...;
+# ..."): each fact after the colon is a reply (loop/grounding/speakable.py told_facts; tests/loop/grounding/
+# test_spoken_check.py).
+TOLD_FACTS_LEAD = r"tell|say"

@@ -64,3 +64,5 @@ ARGUMENT_NAMES = {
     "when": ("hora", "fecha", "dia", "cuando", "franja", "llegada", "salida", "entrada", "turno", "noche",
              "tarde", "manana"),
 }
+# Lo que introduce una línea del prompt con datos que el agente puede decir ("Puedes decir a quien llame: ...; ...").
+TOLD_FACTS_LEAD = r"decir|contar|informar"

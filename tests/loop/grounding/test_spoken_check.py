@@ -312,3 +312,21 @@ def test_a_tool_named_by_a_plain_word_is_not_machinery_but_an_identifier_is() ->
     assert leaks("Done: membership 880013 is frozen for 2 months.", ["membership", "freeze_membership"]) == []
     assert leaks("I used freeze_membership for that.", ["membership", "freeze_membership"])
     assert leaks("I called orderStatus.", ["orderStatus"])
+
+
+@pytest.mark.parametrize(("line", "facts"), [
+    ("What you may tell callers without a tool: a piano should be tuned twice a year; we don't move pianos.",
+     ["A piano should be tuned twice a year.", "We don't move pianos."]),
+    ("You can tell callers: every cake is made in a kitchen that uses nuts.",
+     ["Every cake is made in a kitchen that uses nuts."]),
+    ("After a tool result, tell the caller what it says.", []),  # no colon: an instruction, no facts
+    ("- the caller asks the price: tell them -> quote", []),  # a tool's line
+    ('Opening hours: "We are open nine to five."', []),  # a quote is quoted_lines' own
+    ("Tell callers: yes; no.", []),  # too short to be a fact
+])
+def test_facts_a_prompt_lists_to_tell_are_replies(line: str, facts: list[str]) -> None:
+    from loop.grounding.speakable import prompt_ngrams, told_facts
+
+    assert told_facts(line) == facts
+    if facts:  # said as they stand: no prompt read aloud
+        assert not any(g in prompt_ngrams(line) for g in prompt_ngrams(facts[0]))
