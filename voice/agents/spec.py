@@ -120,7 +120,8 @@ class AgentSpec(BaseModel):
     name: str = "agent"
     """How commands and errors name it; an agent file without one is named after the file (`_name_from`)."""
     system_prompt: str = ""
-    """What the model is told it is and does; a line it quotes (`"..."`) may be said without generating."""
+    """What the model is told it is and does; a line it quotes (`"..."`), or the facts a line lists to tell
+    after a colon, one per semicolon ("What you may tell callers: ...; ..."), may be said without generating."""
     prompt_file: str = ""
     """A file holding the system prompt, relative to the YAML file (instead of `system_prompt`)."""
     greeting: str = ""
