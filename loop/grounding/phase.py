@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from loop import locale
+from loop.grounding._arg_kinds import arg_kind
 from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.models)
     changed_call,
     declined_just_now,
@@ -30,7 +31,7 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
 )
 from loop.grounding._completion import completed_ask, fits, volunteered_call
 from loop.grounding._facts import FactCheck, asks
-from loop.grounding._schema import properties, required_of
+from loop.grounding._schema import description_of, properties, required_of
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence
 from loop.grounding._spoken_data import spoken_data
 from loop.grounding.arguments import ground, since_agent_spoke
@@ -83,6 +84,9 @@ def _values_fill_a_read(request: ModelRequest) -> bool:
     return any(properties(t) for t in fresh_reads(request.tools, request.messages, request.writes, request.language))
 
 
+_TYPED = frozenset({"when", "date", "time", "number", "integer", "enum", "id"})
+
+
 def _still_lacking(request: ModelRequest, words: Any) -> str:
     """The agent asked for what a call lacked and the caller answered (not a question of theirs): ask for what it
     still lacks, in the same words a first ask uses."""
@@ -101,7 +105,9 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
         # asked for a price, the caller gave a booking's date (no price has one): they go on with the booking
         _, before = ground(request.tools, request.messages[:-1], request.language)
         gained = set(before.get(tool_name(going)) or required_of(going)) - set(missing[tool_name(going)])
-        if gained - {arg for name in asked for arg in properties(by_name[name])}:
+        typed = {arg for arg in gained  # a value of its own kind (a date, a count, a listed one), not a guessed name
+                 if (k := arg_kind(arg, properties(going)[arg], description_of(going))) and k.kind in _TYPED}
+        if typed - {arg for name in asked for arg in properties(by_name[name])}:
             return ask_for(missing[tool_name(going)], going, words, request.messages)
     return ask_for(missing[lacking[0]], by_name[lacking[0]], words, request.messages) if lacking else ""
 
