@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from types import ModuleType
 
-from loop.grounding.arguments import id_candidates, number_candidates, street_addresses
+from loop.grounding.arguments import id_candidates, number_candidates, street_addresses, words_to_number
 from loop.locale import DEFAULT_WORDS, unaccented
 
 
@@ -51,13 +51,27 @@ class AnswerValues:
     def values(self, text: str) -> set[str]:
         """Numbers, ids, days, times and street addresses in `text`, normalised so "twenty dollars" and "$20"
         compare equal."""
-        streets = {" ".join(a.lower().strip(",. ").split()) for a in street_addresses(text, self.words)}
+        streets = {self._street(a) for a in street_addresses(text, self.words)}
         cleaned = self.cardinals(self.not_a_number.sub(" ", text.lower()))
         found = {_number(n) for n in number_candidates(cleaned, self.words)}
         found |= {i.lower() for i in id_candidates(cleaned, self.words)}
         found |= {_number(float(m)) for m in re.findall(r"\d+(?:\.\d+)?", cleaned)}
         found |= self.typed(cleaned)
         return found | streets | {m.group() for m in self.time_words.finditer(cleaned)}
+
+    def _street(self, address: str) -> str:
+        """A street address as compared: its house number in digits, then its street's words ("flat 2, twenty two
+        Baker Street" -> "22 baker street"), however it was said."""
+        toks = re.findall(r"[^\W_]+", unaccented(address.lower()))
+        numbers = [i for i, t in enumerate(toks) if t.isdigit() or t in self.small]
+        if not numbers:
+            return " ".join(toks)
+        last = start = max(numbers)
+        while start - 1 in numbers and not toks[start].isdigit():
+            start -= 1
+        said = " ".join(toks[start:last + 1])
+        house = said if said.isdigit() else words_to_number(said, self.words)
+        return f"{_number(house) if isinstance(house, float) else house} {' '.join(toks[last + 1:])}"
 
     def typed(self, cleaned: str) -> set[str]:
         """Days with their month ("june 12") and times with their half of the day ("7:30 pm")."""

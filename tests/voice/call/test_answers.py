@@ -187,3 +187,4 @@ def test_a_corrected_street_address_is_a_change_not_a_no() -> None:
                            {"name": "Ben Hughes", "address": "21 Church Road"}, ["book"])
     assert read_answer("Oh, sorry, I said it wrong. It's 21 Church Lane, not Road.", ctx).answer is Answer.CHANGE
     assert read_answer("Yes, 21 Church Road.", ctx).answer is Answer.YES
+    assert read_answer("Yes, twenty one Church Road.", ctx).answer is Answer.YES  # the same address, in words
