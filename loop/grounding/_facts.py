@@ -155,3 +155,13 @@ class FactCheck:
 def _contains(words: list[str], run: list[str]) -> bool:
     n = len(run)
     return any(words[i: i + n] == run for i in range(len(words) - n + 1))
+
+
+def question_again(request: ModelRequest) -> str:
+    """The agent's own last question, when the caller's words since are an answer to it (they asked nothing)."""
+    last = request.messages[-1] if request.messages else None
+    agent = next((m.content for m in reversed(request.messages) if m.role == "assistant"), "")
+    if last is None or last.role != "user" or asks(last.content, locale.get(request.language)) \
+            or not agent.rstrip().endswith("?"):
+        return ""
+    return re.split(r"(?<=[.!])\s+", agent.strip())[-1]

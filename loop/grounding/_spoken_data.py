@@ -9,6 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from loop.grounding._arg_kinds import name_words
+from loop.grounding.speakable import first_sentences, leaks
+from loop.tools import tool_name
+from loop.types import ModelRequest
 
 
 def _plain(value: Any) -> str | None:
@@ -75,3 +78,14 @@ def spoken_data(content: str, max_words: int = 40, known: Sequence[Any] = ()) ->
     if not text or len(text.split()) > max_words or re.search(r"[{}\[\]<>_`*#|]", text):
         return ""
     return text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")  # "at 5 p.m.", not "p.m.."
+
+
+def results_said(request: ModelRequest) -> str:
+    """The last tool result as it may be said (itself, up to 40 words; its data as words; its first sentences),
+    else "" (the loop then says what was done): a booking's own words, with its reference number."""
+    last = request.messages[-1] if request.messages else None
+    if last is None or last.role != "tool" or leaks(last.content, [tool_name(t) for t in request.tools]):
+        return ""
+    text = last.content.strip()
+    plain = len(text.split()) <= 40 and not text.startswith(("{", "["))
+    return spoken_data(text) or (text if plain else first_sentences(text))

@@ -16,7 +16,6 @@ any other model's stream goes through `grounded_stream` (`loop.agent.Agent` does
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -30,13 +29,13 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
     unclear_change,
 )
 from loop.grounding._completion import completed_ask, fits, volunteered_call
-from loop.grounding._facts import FactCheck, asks
+from loop.grounding._facts import FactCheck, asks, question_again
 from loop.grounding._schema import description_of, properties, required_of
 from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence
-from loop.grounding._spoken_data import spoken_data
+from loop.grounding._spoken_data import results_said, spoken_data  # noqa: F401  (spoken_data re-exported)
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
-from loop.grounding.speakable import ReplyGuard, first_sentences, leaks
+from loop.grounding.speakable import ReplyGuard
 from loop.grounding.tool_choice import (
     about_tool,
     ask_for,
@@ -174,7 +173,7 @@ def reply_guard(request: ModelRequest, repeat: str = "") -> ReplyGuard:
     last = request.messages[-1] if request.messages else None
     fallback, facts = repeat, FactCheck(request)
     if last is not None and last.role == "tool":  # the result itself, its data as words, or its first sentences
-        fallback = _results_said(request) or repeat
+        fallback = results_said(request) or repeat
     else:  # what the prompt says to tell a caller who asks this, else a question for what the caller wants
         return ReplyGuard(names, system, lambda: quoted_reply(request) or _unknown_fallback(request, repeat),
                           vet=facts.unknown, echoes=facts.echoes,
@@ -234,7 +233,7 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "", asked: bool = 
             return _ask(request, lacks, tool)
     if tool := _continued_write(request, missing):
         return _ask(request, missing[tool_name(tool)], tool)
-    return otherwise or _question_again(request) or scope_sentence(request)
+    return otherwise or question_again(request) or scope_sentence(request)
 
 
 def _continued_write(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str, Any] | None:
@@ -246,16 +245,6 @@ def _continued_write(request: ModelRequest, missing: dict[str, list[str]]) -> di
     going_on = [t for t in request.tools if tool_name(t) in request.writes and missing.get(tool_name(t))
                 and set(missing[tool_name(t)]) < set(before.get(tool_name(t)) or required_of(t))]
     return going_on[0] if len(going_on) == 1 else None
-
-
-def _question_again(request: ModelRequest) -> str:
-    """The agent's own last question, when the caller's words since are an answer to it (they asked nothing)."""
-    last = request.messages[-1] if request.messages else None
-    agent = next((m.content for m in reversed(request.messages) if m.role == "assistant"), "")
-    if last is None or last.role != "user" or asks(last.content, locale.get(request.language)) \
-            or not agent.rstrip().endswith("?"):
-        return ""
-    return re.split(r"(?<=[.!])\s+", agent.strip())[-1]
 
 
 def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[list[ToolCall], str]:
@@ -271,7 +260,7 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
     asks = questions_for_missing(request, missing, scope_sentence(every))
     made, done = [], made_writes(request.messages, request.writes)
     if calls and all(c.name in done for c in calls):  # the write just made, again: what it did is the answer
-        return [], _results_said(request)
+        return [], results_said(request)
     for call in calls:
         tool = by_name.get(call.name)
         if tool is None:  # a tool the caller's words cannot fill, or one it may not name yet
@@ -285,17 +274,6 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
             return [], _ask(request, lacking, original)
         made.append(fixed)
     return made, ""
-
-
-def _results_said(request: ModelRequest) -> str:
-    """The last tool result as it may be said (itself, up to 40 words; its data as words; its first sentences),
-    else "" (the loop then says what was done): a booking's own words, with its reference number."""
-    last = request.messages[-1] if request.messages else None
-    if last is None or last.role != "tool" or leaks(last.content, [tool_name(t) for t in request.tools]):
-        return ""
-    text = last.content.strip()
-    plain = len(text.split()) <= 40 and not text.startswith(("{", "["))
-    return spoken_data(text) or (text if plain else first_sentences(text))
 
 
 def _reads_instead(request: ModelRequest, named: str, missing: dict[str, list[str]]) -> list[ToolCall]:
