@@ -45,3 +45,15 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "voiceloop.db")
     return request.getfixturevalue("pg_url")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Close LiveKit's native runtime while Python is whole: left to its own exit hook, its worker thread calls back
+    into an interpreter being torn down now and then, and the process aborts (SIGABRT, exit 134) after every test
+    has passed."""
+    import sys
+
+    ffi = sys.modules.get("livekit.rtc._ffi_client")
+    client = getattr(getattr(ffi, "FfiClient", None), "_instance", None)
+    if client is not None:
+        client._dispose()
