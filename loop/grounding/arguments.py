@@ -250,14 +250,12 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         own = id_words(name, ev.words)
         if not digits and not letters and (shape := example_shape(said_of, own, ev.words)):
             found: list[Any] = ids_of_shape(ev.heard, shape, ev.words)  # "like LK19 RXT": "W F 7 2, M Z K" is WF72 MZK
-        elif letters and digits and not kind.pattern:  # "a letter and five digits": "K, four oh 2 1 3" is K40213
-            found = ids_of_shape(ev.heard, "A" * letters + "9" * digits, ev.words) or [
-                i for i in _identifiers(kind.pattern, kind.integer, ev, own, 0)
-                if sum(c.isdigit() for c in str(i)) == digits and sum(c.isalpha() for c in str(i)) == letters]
-        else:
-            found = [i for i in _identifiers(kind.pattern, kind.integer, ev, own, digits if not letters else 0)
-                     if (not digits or sum(c.isdigit() for c in str(i)) == digits)
-                     and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
+        else:  # "a letter and five digits": "K, four oh 2 1 3" is K40213, read as a shape; else as heard
+            shaped = letters and digits and not kind.pattern
+            found = (ids_of_shape(ev.heard, "A" * letters + "9" * digits, ev.words) if shaped else []) or [
+                i for i in _identifiers(kind.pattern, kind.integer, ev, own, digits if not letters else 0)
+                if (not digits or sum(c.isdigit() for c in str(i)) == digits)
+                and (not letters or sum(c.isalpha() for c in str(i)) == letters)]
         if kind.digits and not kind.letters:  # declared digits only: "S45127" (heard for "es 45127") is 45127
             found = list(dict.fromkeys(re.sub(r"\D", "", i) if isinstance(i, str) else i for i in found))
     elif k == "name" and ev.named_as.get(name):  # "The surname's Hughes": the surname's, whoever else is named

@@ -83,7 +83,7 @@ def _values_fill_a_read(request: ModelRequest) -> bool:
     return any(properties(t) for t in fresh_reads(request.tools, request.messages, request.writes, request.language))
 
 
-_TYPED = frozenset({"when", "date", "time", "number", "integer", "enum", "id"})
+_TYPED = frozenset({"when", "number", "integer", "enum", "id"})  # the kinds of `arg_kind` a value has
 
 
 def _still_lacking(request: ModelRequest, words: Any) -> str:
@@ -100,11 +100,9 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     _, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]
-    if lacking and (going := _continued_write(request, missing)) is not None and tool_name(going) not in asked:
+    if lacking and (found := _going_on(request, missing)) is not None and tool_name(going := found[0]) not in asked:
         # asked for a price, the caller gave a booking's date (no price has one): they go on with the booking
-        _, before = ground(request.tools, request.messages[:-1], request.language)
-        gained = set(before.get(tool_name(going)) or required_of(going)) - set(missing[tool_name(going)])
-        typed = {arg for arg in gained  # a value of its own kind (a date, a count, a listed one), not a guessed name
+        typed = {arg for arg in found[1]  # a value of its own kind (a date, a count, a listed one), not a guessed name
                  if (k := arg_kind(arg, properties(going)[arg], description_of(going))) and k.kind in _TYPED}
         if typed - {arg for name in asked for arg in properties(by_name[name])}:
             return ask_for(missing[tool_name(going)], going, words, request.messages)
@@ -239,12 +237,19 @@ def _unknown_fallback(request: ModelRequest, otherwise: str = "", asked: bool = 
 def _continued_write(request: ModelRequest, missing: dict[str, list[str]]) -> dict[str, Any] | None:
     """The one write the caller's last words gave a value to ("Wednesday the 22nd of July." after the price of a
     tuning: the booking's date) that still lacks something: they are going on with it."""
+    found = _going_on(request, missing)
+    return found[0] if found is not None else None
+
+
+def _going_on(request: ModelRequest, missing: dict[str, list[str]]) -> tuple[dict[str, Any], set[str]] | None:
+    """`_continued_write`'s write, with the arguments the caller's last words gave it."""
     if not request.messages or request.messages[-1].role != "user":
         return None
     _, before = ground(request.tools, request.messages[:-1], request.language)
-    going_on = [t for t in request.tools if tool_name(t) in request.writes and missing.get(tool_name(t))
-                and set(missing[tool_name(t)]) < set(before.get(tool_name(t)) or required_of(t))]
-    return going_on[0] if len(going_on) == 1 else None
+    gained = {tool_name(t): set(before.get(tool_name(t)) or required_of(t)) - set(missing[tool_name(t)])
+              for t in request.tools if tool_name(t) in request.writes and missing.get(tool_name(t))}
+    going_on = [t for t in request.tools if gained.get(tool_name(t))]
+    return (going_on[0], gained[tool_name(going_on[0])]) if len(going_on) == 1 else None
 
 
 def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[list[ToolCall], str]:
@@ -259,7 +264,7 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
     by_name = {tool_name(t): t for t in grounded}
     asks = questions_for_missing(request, missing, scope_sentence(every))
     made, done = [], made_writes(request.messages, request.writes)
-    if calls and all(c.name in done for c in calls):  # the write just made, again: what it did is the answer
+    if all(c.name in done for c in calls):  # the write just made, again: what it did is the answer
         return [], results_said(request)
     for call in calls:
         tool = by_name.get(call.name)

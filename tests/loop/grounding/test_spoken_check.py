@@ -330,3 +330,13 @@ def test_facts_a_prompt_lists_to_tell_are_replies(line: str, facts: list[str]) -
     assert told_facts(line) == facts
     if facts:  # said as they stand: no prompt read aloud
         assert not any(g in prompt_ngrams(line) for g in prompt_ngrams(facts[0]))
+
+
+def test_facts_a_spanish_prompt_lists_to_tell_are_replies() -> None:
+    from loop import locale
+    from loop.grounding.speakable import told_facts
+
+    es = locale.get("es")
+    line = "Puedes decir a quien llame: una receta tarda dos días laborables; abrimos de lunes a viernes."
+    assert told_facts(line, es) == ["Una receta tarda dos días laborables.", "Abrimos de lunes a viernes."]
+    assert told_facts("Después de una herramienta, di lo que dice.", es) == []
