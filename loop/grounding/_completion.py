@@ -12,7 +12,7 @@ import jsonschema
 from loop import locale
 from loop.grounding._schema import properties
 from loop.grounding.arguments import ground, identifier_candidates, since_agent_spoke
-from loop.grounding.tool_choice import answered_ask, sole_value, uncued, unnamed_id_writes
+from loop.grounding.tool_choice import answered_ask, asked_for, sole_value, takes_id, uncued, unnamed_id_writes
 from loop.tools import tool_name
 from loop.types import ModelRequest, ToolCall
 
@@ -41,13 +41,15 @@ def completed_ask(request: ModelRequest) -> ToolCall | None:
 
 def volunteered_call(request: ModelRequest) -> ToolCall | None:
     """An identifier the caller gave unasked, after the agent told them something ("yes, it's 60417." after "all
-    four courts are free at 7"), that one tool alone has a place for: that call, made without a model, its other
-    arguments the one value each holds, or the value the call just made used ("Thursday", "7" of the availability
-    read). A write is then asked aloud. None after a question (`completed_ask`) or when anything is in doubt."""
+    four courts are free at 7") or asked for what no identifier is ("Could you tell me the stage?" - "The enrolment
+    number is 30418."), that one tool alone has a place for: that call, made without a model, its other arguments
+    the one value each holds, or the value the call just made used ("Thursday", "7" of the availability read). A
+    write is then asked aloud. None after a question for an identifier (`completed_ask`) or when anything is in
+    doubt."""
     messages = request.messages
     agent = next((m for m in reversed(messages) if m.role == "assistant"), None)
     if not messages or messages[-1].role != "user" or agent is None or agent.tool_calls \
-            or agent.content.rstrip().endswith("?"):
+            or (agent.content.rstrip().endswith("?") and _asked_for_an_id(request)):
         return None
     given = identifier_candidates(" ".join(m.content for m in since_agent_spoke(messages)),
                                   locale.get(request.language))
@@ -68,3 +70,11 @@ def volunteered_call(request: ModelRequest) -> ToolCall | None:
             return None
         values[name] = value
     return ToolCall(tool_name(takers[0]), values)
+
+
+def _asked_for_an_id(request: ModelRequest) -> bool:
+    """The agent's question was for an identifier, or for nothing a tool lacked (its own question): an identifier
+    in the answer is that question's to place."""
+    asked = asked_for(request.tools, request.messages, request.writes, request.language)
+    by_name = {tool_name(t): t for t in request.tools}
+    return not asked or any(takes_id(by_name[n]) for n in asked if n in by_name)

@@ -97,6 +97,8 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     if any(id_reads_elsewhere(request.tools, request.messages, request.writes, by_name[n], request.language)
            for n in asked):
         return ""  # "Could you tell me the area?" - "It's 72048.": the booking they meant, not the area again
+    if volunteered_call(request) is not None:
+        return ""  # "Could you tell me the stage?" - "The enrolment number is 30418.": the call that number makes
     _, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]

@@ -289,7 +289,26 @@ def unnamed_id_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Messag
                                       for r in required)
 
     named = set(named_writes(tools, messages, writes, words=locale.get(language)))
-    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)]
+    return [t for t in tools if tool_name(t) not in writes or not id_only(t) or tool_name(t) in named | set(asked)
+            or _only_one_for(t, tools, messages, locale.get(language))]
+
+
+def _only_one_for(write: dict[str, Any], tools: Sequence[dict[str, Any]], messages: Sequence[Message],
+                  words: ModuleType) -> bool:
+    """No other tool takes an identifier, and the caller's request (their words since the agent last did more than
+    ask) speaks of `write` in words no other tool has ("take my son out of his lessons": withdraw's "take a swimmer
+    out"): the identifier they give can be for nothing else."""
+    others = [t for t in tools if tool_name(t) != tool_name(write)]
+    return not any(takes_id(t) for t in others) and about_tool(write, _open_request(messages), others, words)
+
+
+def _open_request(messages: Sequence[Message]) -> list[Message]:
+    """The conversation with the agent's questions since it last did something (a call, an answer) left out, so
+    that the caller's words since then read as one request ("I need to take my son out." - "Could you tell me the
+    stage?" - "The enrolment number is 30418.")."""
+    did = max((i for i, m in enumerate(messages) if m.role == "tool" or (
+        m.role == "assistant" and (m.tool_calls or not m.content.rstrip().endswith("?")))), default=-1)
+    return [*messages[:did + 1], *(m for m in messages[did + 1:] if m.role == "user")]
 
 
 def made_writes(messages: Sequence[Message], writes: frozenset[str]) -> set[str]:

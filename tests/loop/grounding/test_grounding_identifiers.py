@@ -3,7 +3,7 @@ never one named as another, and a write that takes only an identifier offered wh
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 
@@ -54,6 +54,67 @@ def test_a_write_that_takes_only_an_identifier_is_offered_when_the_caller_names_
     assert "cancel_booking" not in offered("Can you check my booking? The reference is HB-3091.")  # no cancel
     assert "cancel_booking" in offered("Please cancel booking HB-3091.")
     assert "book_room" in offered("Can you check my booking?")  # it takes more than an identifier
+
+
+Level = Literal["beginner", "improver", "advanced"]
+
+
+def _club_tools(*, lookup: bool = False) -> list[dict[str, Any]]:
+    """A climbing club's desk: a read by level, a write that joins, one that takes only a membership number; with
+    `lookup`, a read that takes the membership number too."""
+    def session_times(level: Level) -> dict:
+        """Which weekly climbing sessions for a level have places"""
+
+    def join_session(member_name: str, level: Level) -> str:
+        """Sign a climber up for a weekly session at their level"""
+
+    def leave_club(membership: Annotated[str, identifier(digits=6)]) -> str:
+        """Take a climber off the register, by their six-digit membership number"""
+
+    def membership_details(membership: Annotated[str, identifier(digits=6)]) -> dict:
+        """A member's level and sessions, by their six-digit membership number"""
+
+    fns = [session_times, join_session, leave_club, *([membership_details] if lookup else [])]
+    return [Tool(f).openai_schema() for f in fns]
+
+
+def test_a_write_that_takes_only_an_identifier_is_offered_when_the_request_speaks_of_it_alone() -> None:
+    """Said in other words than its name ("take my son off the register" for leave_club), the only tool an
+    identifier can be for stays offered while the agent asks; with a read that takes one too, it waits for its
+    name."""
+    from loop.grounding.tool_choice import unnamed_id_writes
+
+    writes = frozenset({"join_session", "leave_club"})
+
+    def offered(tools: list[dict[str, Any]], *said: str) -> set[str]:
+        turns = [Message("user" if i % 2 == 0 else "assistant", s) for i, s in enumerate(said)]
+        return {tool_name(t) for t in unnamed_id_writes(tools, turns, writes)}
+
+    asked = ("Please take my son off the register, he's moving school.",
+             "Could you tell me the level: beginner, improver or advanced?",
+             "His membership number is 204518.")
+    assert "leave_club" in offered(_club_tools(), asked[0])
+    assert "leave_club" in offered(_club_tools(), *asked)  # the request stands while the agent asks
+    assert "leave_club" not in offered(_club_tools(), "Which sessions have places for beginners?")
+    assert "leave_club" not in offered(_club_tools(lookup=True), asked[0])  # the number may be for the lookup
+
+
+def test_an_identifier_given_to_a_question_for_something_else_makes_the_call_it_alone_completes() -> None:
+    from loop.grounding._completion import volunteered_call
+    from loop.types import ModelRequest
+
+    LEVEL_ASKED = "Could you tell me the level: beginner, improver or advanced?"  # what session_times lacks
+
+    def call_after(question: str, answer: str) -> Any:
+        turns = [Message("user", "Please take my son off the register, he's moving school."),
+                 Message("assistant", question), Message("user", answer)]
+        return volunteered_call(ModelRequest(messages=turns, tools=_club_tools(), max_output_tokens=60,
+                                             writes=frozenset({"join_session", "leave_club"})))
+
+    made = call_after(LEVEL_ASKED, "His membership number is 204518.")
+    assert made is not None and (made.name, made.arguments) == ("leave_club", {"membership": "204518"})
+    assert call_after(LEVEL_ASKED, "Beginner, I think.") is None  # no identifier
+    assert call_after("Could you tell me the six-digit membership number?", "It's 204518.") is None  # completed_ask's
 
 
 @pytest.mark.parametrize(("described", "digits"), [
