@@ -151,6 +151,8 @@ def _own_words(question: str, arguments: dict[str, Any], actions: set[str], valu
     said += [mine for w in said for mine in words.OWN_WORDS.get(w, ())]
     if "$" in question:
         said += list(words.MONEY_WORDS)
+    said += [plain(n) for symbol, names in words.MONEY_SYMBOLS.items() if symbol != "$" and symbol in question
+             for n in names]  # "£414": "pounds"
     stem = rules.stem
     return Own(frozenset(exact), frozenset(stem(w) for w in said if w not in exact), frozenset(map(stem, actions)),
                lambda span: restates(span, values, rules.values))

@@ -39,7 +39,8 @@ def action_phrase(call: ToolCall, tool: Tool | None = None, words: ModuleType = 
     template = getattr(tool, "confirm", "") if tool is not None else ""
     if template:
         try:
-            return _articles_agreed(template, values, words).format_map(values)
+            shown = _money_bare(template, values, words)
+            return _articles_agreed(template, shown, words).format_map(shown)
         except (KeyError, IndexError, ValueError, AttributeError):
             pass  # the call lacks an argument the template names: say what we do know
     description = tool.description if tool is not None and tool.description != tool.name else ""
@@ -56,12 +57,40 @@ def _articles_agreed(template: str, values: dict[str, str], words: ModuleType) -
     return re.sub(r"(^|\s)(\w+) \{(\w+)\}", agreed, template)
 
 
+def _money_bare(template: str, values: dict[str, str], words: ModuleType) -> dict[str, str]:
+    """`values` with an amount written bare where the template itself names its currency ("pay {amount} pounds",
+    "£{amount}"): "pay 414 pounds", never "pay $414 pounds"."""
+    names = "|".join(n for group in words.MONEY_SYMBOLS.values() for n in group)
+    values = dict(values)
+    for key, value in values.items():
+        symbol = next((s for s in words.MONEY_SYMBOLS if value.startswith(s)), None)
+        if symbol and re.search(rf"[{re.escape(''.join(words.MONEY_SYMBOLS))}]\{{{key}\}}|\{{{key}\}}\s+(?i:{names})\b",
+                                template):
+            values[key] = value[len(symbol):]
+    return values
+
+
+def _currency(tool: Tool | None, words: ModuleType) -> str:
+    """The currency the tool's own words name (a symbol or a name in its confirmation, its description or its
+    arguments' descriptions: "pay {amount} pounds" is "£"), else the pack's first."""
+    symbols = words.MONEY_SYMBOLS
+    if tool is not None:
+        described = " ".join(str(p.get("description", "")) for p in tool.schema.get("properties", {}).values())
+        text = f"{getattr(tool, 'confirm', '') or ''} {tool.description} {described}".lower()
+        for symbol, names in symbols.items():
+            if symbol in text or re.search(rf"\b(?:{'|'.join(names)})\b", text):
+                return symbol
+    return next(iter(symbols))
+
+
 def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = DEFAULT_WORDS) -> str:
-    """An argument as a person would write it: money as "$20" or "$19.99", lists joined, the rest as text."""
+    """An argument as a person would write it: money with the currency the tool names ("$20", "£19.99"), lists
+    joined, the rest as text."""
     if isinstance(value, bool):
         return str(words.BOOLEAN_WORDS[value])
     if _is_money(key, tool) and (amount := _amount(value)) is not None:
-        return f"${amount:,.0f}" if amount == int(amount) else f"${amount:,.2f}"
+        symbol = _currency(tool, words)
+        return f"{symbol}{amount:,.0f}" if amount == int(amount) else f"{symbol}{amount:,.2f}"
     if isinstance(value, (list, tuple)):
         return ", ".join(str(v) for v in value)
     return str(value).strip()
@@ -69,7 +98,7 @@ def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = D
 
 def _amount(value: Any) -> float | None:
     try:
-        return float(str(value).replace("$", "").replace(",", ""))
+        return float(re.sub(r"[^\d.\-]", "", str(value)) or "x")
     except ValueError:
         return None
 
@@ -108,7 +137,7 @@ def derived_phrase(phrase: str, values: dict[str, str], tool: Tool | None, words
     with_, and_, to, of, for_ = words.ACTION_JOINS
     money_tail, id_tail, extras = "", "", []
     for key, value in values.items():
-        if _is_money(key, tool) and value.startswith("$"):
+        if _is_money(key, tool) and value[:1] in words.MONEY_SYMBOLS:
             phrase, placed = _money_named(words).subn(lambda _m, v=value: v, phrase, count=1)
             money_tail += "" if placed else f" {of} {value}"
         elif key == "id" or key.endswith("_id"):

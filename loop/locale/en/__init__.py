@@ -210,6 +210,10 @@ SPAN_JOINERS = frozenset({"to", "on", "in", "at", "for", "of", "the", "a", "an",
 # a speaker taking back what they said ("order 1234, sorry, no, I mean 7788"): a regular expression
 CORRECTION = r"\b(?:i mean|i meant|actually|make that|rather|correction|sorry,? no|no,? sorry|no,? wait)\b"
 CURRENCY = ("dollars", "dollar", "bucks")  # what an amount in words is counted in ("twelve dollars")
+# the currencies a tool's own words may name, by symbol: its confirmation writes an amount with it ("pay {amount}
+# pounds" -> "pay 414 pounds", a description in pounds -> "£414"); labelled: tests/data/money_written.tsv
+MONEY_SYMBOLS = {"$": ("dollar", "dollars", "bucks", "usd"), "£": ("pound", "pounds", "quid", "gbp"),
+                 "€": ("euro", "euros", "eur")}
 CURRENCY_CENTS = ("cents", "cent")  # and its hundredths ("twelve dollars and fifty cents": 12.5)
 AMOUNT_AFTER = r"dollars?|bucks|euros?|pounds?|%|percent"  # a unit after an amount in digits: a regular expression
 DAYS_SAID = ("today", "tomorrow", "tonight", "weekend")  # a day said besides weekdays and months

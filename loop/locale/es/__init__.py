@@ -126,6 +126,9 @@ SPAN_JOINERS = frozenset({"a", "al", "de", "del", "en", "con", "para", "por", "e
                           "unos", "unas", "y", "o", "sobre", "desde", "hasta", "entre", "sin"})
 CORRECTION = r"\b(?:quiero decir|queria decir|digo|perdon,? no|no,? perdon|mejor dicho|en realidad|corrijo)\b"
 CURRENCY = ("euros", "euro", "dolares", "dolar", "pesos", "peso")
+# the currencies a tool's own words may name, by symbol (see the English pack); labelled: tests/data/money_written.tsv
+MONEY_SYMBOLS = {"€": ("euro", "euros", "eur"), "$": ("dolar", "dolares", "dólar", "dólares", "peso", "pesos", "usd"),
+                 "£": ("libra", "libras", "gbp")}
 CURRENCY_CENTS = ("centimos", "centimo", "centavos", "centavo")
 AMOUNT_AFTER = r"euros?|d[oó]lares|d[oó]lar|pesos?|libras?|%|por ?ciento"
 DAYS_SAID = ("hoy", "mañana", "noche", "finde", "semana")  # "esta noche", "el fin de semana" ("ñ" is kept)

@@ -191,3 +191,29 @@ def test_a_confirm_templates_article_agrees_with_the_value(language: str, templa
     arguments = {key: value if i == 0 else "Ann" for i, key in enumerate(keys)}
     tool = Tool(book, mutates=True, confirm=template)
     assert action_phrase(ToolCall("book", arguments), tool, locale.get(language)) == phrase
+
+
+@pytest.mark.parametrize(("language", "template", "description", "amount", "phrase"), [
+    (row[0], *row[1].split("\t")) for row in labelled("money_written.tsv")])
+def test_an_amount_is_written_in_the_currency_the_tools_own_words_name(language: str, template: str,
+                                                                      description: str, amount: str,
+                                                                      phrase: str) -> None:
+    """tests/data/money_written.tsv: "pay {amount} pounds" asks "pay 414 pounds", never "pay $414 pounds" (set 7's
+    council tax); a description in pounds writes "£20"; nothing named, the pack's first currency."""
+    from loop import locale
+
+    def pay(amount: float, account: str) -> str:
+        return "ok"
+
+    tool = Tool(pay, name="pay", description=description, mutates=True, confirm=template or None)
+    said = action_phrase(ToolCall("pay", {"amount": float(amount), "account": "NB1"}), tool, locale.get(language))
+    assert said == phrase
+
+
+def test_a_yes_may_name_the_currency_its_question_wrote_as_a_symbol() -> None:
+    from voice.call.answers import Answer, AnswerContext, read_answer
+
+    question = "Just to confirm: refund £20 on account NB1?"
+    ctx = AnswerContext.of(question, {"amount": 20, "account": "NB1"}, ["refund"])
+    assert read_answer("Yes, refund the twenty pounds.", ctx).answer == Answer.YES
+    assert read_answer("Yes, refund the twenty euros.", ctx).answer != Answer.YES
