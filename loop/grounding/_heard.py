@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -254,30 +254,44 @@ def span_words(text: str) -> list[str]:
     return [w for w in (re.sub(r"[^\w'&/#,-]", "", w) for w in text.split()) if w.strip(",")]
 
 
-def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None, min_words: int = 1
+def _alternatives(runs: Iterable[list[str]], max_words: int, start_ok: object = None, min_words: int = 1,
+                  end_ok: Callable[[str], bool] | None = None, says: Callable[[str], bool] | None = None
                   ) -> list[str]:
     """Regex alternatives, one per start word of each run: that word, then optionally each next one in turn
-    (a comma kept between two words: "12 High Street, Leeds"); the first `min_words` words are not optional."""
+    (a comma kept between two words: "12 High Street, Leeds"); the first `min_words` words are not optional, nor
+    the word after one that is not `end_ok` (a span never ends on it), nor those up to the first that `says`
+    something (a span holds one)."""
     starts = []
     for words in runs:
         for i, first in enumerate(words):
             if (callable(start_ok) and not start_ok(first)) or len(words) - i < min_words:
                 continue
             tail = words[i: i + max_words]
+            while end_ok is not None and tail and not end_ok(tail[-1]):
+                tail = tail[:-1]
+            least = next((j + 1 for j, w in enumerate(tail) if says(w)), None) if says else min_words
+            if not tail or least is None:
+                continue
+            least = max(least, min_words)
             pattern = ""
             for n, (before, w) in reversed(list(enumerate(itertools.pairwise(tail), 2))):
                 comma = "(,)?" if before.endswith(",") else ""
-                pattern = f"({comma} {w.rstrip(',')}{pattern})" + ("" if n <= min_words else "?")
+                optional = n > least and (end_ok is None or end_ok(before))
+                pattern = f"({comma} {w.rstrip(',')}{pattern})" + ("?" if optional else "")
             starts.append(first.strip(",") + pattern)
     return list(dict.fromkeys(starts))
 
 
-def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS) -> str | None:
+def span_pattern(text: str, max_words: int = MAX_SPAN_WORDS, words: ModuleType = DEFAULT_WORDS) -> str | None:
     """A regex matching any run of up to `max_words` consecutive words of a line of `text`: no other punctuation
     than a comma between two words ("12 High Street, Leeds"); a line break (a turn's end, a value another argument
-    took) ends a run."""
-    runs = [words for line in text.splitlines() if (words := span_words(line))]
-    alts = _alternatives(runs, max_words)
+    took) ends a run. A run starts and ends on no joiner ("to", "at": the pack's SPAN_JOINERS) and holds a word
+    that says something (not only "I'm", "my": its request words), so "I'm at" is no note."""
+    said = spoken(words)
+    runs = [run for line in text.splitlines() if (run := span_words(line))]
+    alts = _alternatives(runs, max_words, lambda w: _bare(w) not in said.joiners,
+                         end_ok=lambda w: _bare(w) not in said.joiners,
+                         says=lambda w: _bare(w) not in said.request | said.joiners)
     return "^(" + "|".join(alts) + ")$" if alts else None
 
 

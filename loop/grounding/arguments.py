@@ -282,8 +282,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
         # day pass") is theirs to choose, not the tool's
         found = list(dict.fromkeys(said or _named(values, ev.heard, ev.words)))
     else:
-        pattern = span_pattern(ev.fresh) if k == "free" else value_pattern(ev.fresh, address=k == "address",
-                                                                           leave_out=ev.own_name, words=ev.words)
+        pattern = span_pattern(ev.fresh, words=ev.words) if k == "free" else value_pattern(
+            ev.fresh, address=k == "address", leave_out=ev.own_name, words=ev.words)
         if pattern is None and k == "address":  # "It's Derek Mensah, 56 Queens Road." a question before
             pattern = street_pattern(ev.said, ev.words)
         return {"type": "string", "pattern": pattern} if pattern else None

@@ -309,6 +309,19 @@ def test_free_text_holds_no_other_arguments_value() -> None:
                                                                                          "Joe Okafor")
 
 
+
+@pytest.mark.parametrize(("said", "fits", "never"), [
+    ("A pie for Joe Okafor. I'm at the station.", "I'm at the station", ["I'm at", "I'm", "the station"]),
+    ("A pie for Joe Okafor, I'm going to a party.", "going to a party", ["I'm", "I'm going to"]),
+    ("A pie for Joe Okafor, and please go easy on the salt.", "go easy on the salt", ["and please", "easy on the"])])
+def test_free_text_starts_and_ends_on_words_that_say_something(said: str, fits: str, never: list[str]) -> None:
+    """A note is a run of the caller's words that holds a word besides their request's ("I'm", "please") and starts
+    and ends on no joiner ("at", "to"): set 7's locksmith booked with the note "I'm at"."""
+    (grounded,), _ = ground([Tool(_order_pie, mutates=True).openai_schema()], [Message("user", said)])
+    pattern = grounded["function"]["parameters"]["properties"]["note"]["pattern"]
+    assert re.fullmatch(pattern, fits)
+    assert not any(re.fullmatch(pattern, span) for span in never), pattern
+
 def _send_flowers(flowers: Literal["tulips", "orchids"], recipient: Annotated[str, person_name()],
                   card: Annotated[str, free_text()]) -> str:
     """Send flowers to someone, with a card"""
