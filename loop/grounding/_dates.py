@@ -57,6 +57,17 @@ def _ordinal_day(words: ModuleType) -> tuple[re.Pattern[str], dict[str, int]]:
     return re.compile(rf"\b({re.escape(words.DAY_ARTICLE)}\s+)({alternatives})\b", re.IGNORECASE), by_word
 
 
+@functools.cache
+def _weekday_day(words: ModuleType) -> re.Pattern[str]:
+    """A weekday, then its day of the month in digits, with or without the day's article ("Sunday the 19th",
+    "domingo 19"), no month after it (a calendar date's)."""
+    weekday = "|".join(re.escape(d) for d in words.WEEKDAYS)
+    month = "|".join(re.escape(m) for m in words.MONTHS)
+    article = re.escape(words.DAY_ARTICLE)
+    return re.compile(rf"(?i)\b({weekday}),?\s+(?:{article}\s+)?(\d{{1,2}}(?:st|nd|rd|th)?)\b"
+                      rf"(?!\s+(?:\w+\s+)?(?:{month})\b)")
+
+
 def _folded(ordinal: str) -> str:
     return unaccented(ordinal).lower().replace("-", " ")
 
@@ -78,7 +89,12 @@ def when_values(text: str, when: str, words: ModuleType = DEFAULT_WORDS) -> list
         dates, spans = calendar_dates(text, words), time_spans(text, when, words)
         # "Saturday the twenty-seventh of June": the date whole; its weekday, month or day alone are no other value
         whole = [s.lower() for s in re.split(r"[.!?;]+", text) if calendar_dates(s, words)]
-        return [words.date_text(*d) for d in dates] + [s for s in spans if not any(s.lower() in w for w in whole)]
+        # "Sunday the nineteenth": one date, its weekday with its day; neither alone is another value
+        named = [(m[1], m[2]) for m in _weekday_day(words).finditer(text)
+                 if not any(m.group().lower() in w for w in whole)]
+        parts = {p.lower() for pair in named for p in pair}
+        return list(dict.fromkeys([words.date_text(*d) for d in dates] + [f"{day} {n}" for day, n in named] + [
+            s for s in spans if not any(s.lower() in w for w in whole) and s.lower() not in parts]))
     if when != "time":
         return time_spans(text, when, words)
     clocks = [words.clock_text(*clock) for clock, _, _ in time_spans_in(text, words)]

@@ -232,6 +232,16 @@ def test_calendar_dates_are_read_with_their_day(language: str, said: str, dates:
     assert {f"{m}-{d}" for m, d in calendar_dates(said, locale.get(language))} == set(dates.split())
 
 
+
+@pytest.mark.parametrize(("language", "said", "values"), [(row[0], *row[1].split("\t")) for row in labelled(
+    "weekday_dates.tsv")])
+def test_a_weekday_with_its_day_is_one_date(language: str, said: str, values: str) -> None:
+    """tests/data/weekday_dates.tsv: "Sunday the nineteenth" is "Sunday 19th", never "Sunday" alone (set 6's theatre
+    reserved for a Sunday a week early)."""
+    from loop.grounding._dates import when_values
+
+    assert when_values(said, "date", locale.get(language)) == values.split("|")
+
 def test_a_date_argument_holds_the_day_as_well_as_the_month() -> None:
     """"July the sixteenth" reaches the tool as "July 16", not "July"."""
     tool = {"type": "function", "function": {"name": "book", "parameters": {"type": "object", "properties": {
