@@ -266,7 +266,8 @@ def grounded_calls(request: ModelRequest, calls: Sequence[ToolCall]) -> tuple[li
     by_name = {tool_name(t): t for t in grounded}
     asks = questions_for_missing(request, missing, scope_sentence(every))
     made, done = [], made_writes(request.messages, request.writes)
-    if all(c.name in done for c in calls):  # the write just made, again: what it did is the answer
+    if done and all(c.name in done or c.name not in request.writes for c in calls):
+        # the write just made, again, or a read after it: what it did is the answer
         return [], results_said(request)
     for call in calls:
         tool = by_name.get(call.name)

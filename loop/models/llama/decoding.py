@@ -19,6 +19,7 @@ from loop.grounding.phase import (
     fixed_call_tool,
     pursued_writes,
     questions_for_missing,
+    results_said,
     said_without_generating,
     scope_sentence,
     volunteered_call,
@@ -31,6 +32,7 @@ from loop.grounding.tool_choice import (
     fuller_writes,
     id_holders,
     lacks_id,
+    made_writes,
     uncued,
     unnamed_id_writes,
     without_made_writes,
@@ -147,6 +149,10 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
     every = request  # all its tools, cued or not, say what the agent is for; a cued tool is in scope by its cues
     tools = uncued(request.tools, request.messages, request.cues)
     tools = without_made_writes(tools, request.messages, request.writes)  # the write just made, not again
+    if made_writes(request.messages, request.writes):  # nor a read after it: what it did is the answer
+        tools = [t for t in tools if tool_name(t) in request.writes]
+        if not tools and (done := results_said(request)):
+            return Plan(None, say=done)
     request = replace(request, tools=unnamed_id_writes(tools, request.messages, request.writes, request.language))
     if say := said_without_generating(request, every):  # thanks, "Brilliant.", out of scope, the prompt's answer
         return Plan(None, say=say)

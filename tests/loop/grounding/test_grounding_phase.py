@@ -156,6 +156,31 @@ def test_the_write_just_made_is_not_proposed_again(server: OpenAIServer) -> None
     assert booked == ["July 21"] and "5501" in result.answer
 
 
+
+def test_no_read_is_made_after_the_write_just_made(server: OpenAIServer) -> None:
+    """The caller approved the booking and it was made; a model that then looks up the day's visits (set 6's blood
+    donation read the sessions and said them, never the appointment) makes no call: the booking's result is said."""
+    looked: list[str] = []
+
+    def book_tuning(name: Annotated[str, person_name()], date: Annotated[str, when(date=True)]) -> str:
+        """Book a piano tuning visit"""
+        return f"Booked for {date}. Your visit number is 5501."
+
+    def visits_on(date: Annotated[str, when(date=True)]) -> str:
+        """The tuner's free visits on a date"""
+        looked.append(date)
+        return "Free visits on July 21: 9 a.m. and 2 p.m."
+
+    call = ("c1", "book_tuning", json.dumps({"name": "Ken Lowry", "date": "July 21"}))
+    server.enqueue(tool_calls_reply([call]), tool_calls_reply([("c2", "visits_on", json.dumps({"date": "July 21"}))]))
+    model = OpenAICompatModel(model="test-model", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+    agent = Agent(model=model, tools=[Tool(book_tuning, mutates=True), Tool(visits_on)],
+                  system_prompt="You book piano tunings.", config=LoopConfig.profile("voice"),
+                  approver=lambda call, verdict: True)
+    result = agent.run_sync("Book a tuning on July 21 for Ken Lowry, please.")
+    assert result.outcome is RunOutcome.COMPLETED, result.reason
+    assert looked == [] and "5501" in result.answer
+
 def test_a_change_to_a_write_being_confirmed_is_the_same_write_with_the_new_value(server: OpenAIServer,
                                                                                 tmp_path: Path) -> None:
     """"Just to confirm: refund $20 on order 4567?" - "No wait, make it thirty dollars.": the refund is proposed

@@ -329,3 +329,21 @@ def test_a_question_a_read_of_the_callers_words_answers_is_that_read() -> None:
     assert reads("Hi, do you take old mattresses at the tip?") == ["item_taken"]
     assert reads("I've got some old mattresses.") == []  # no question: the model decides
     assert reads("Can I come on Monday?") == []
+
+
+def test_after_the_write_just_made_the_embedded_model_calls_no_read_and_says_what_it_did() -> None:
+    """The fault was logged (the caller said yes); the embedded model's plan then admits no read (set 6's blood
+    donation read the sessions after the booking and said them, never its number): the write's result is said."""
+    from loop.models.llama.decoding import plan_for
+    from loop.prompt import PromptAssembler
+    from loop.types import ToolCall
+
+    tools, writes = _warranty()
+    said = "My boiler is leaking, warranty WTY40213. Please log it."
+    logged = ToolCall("log_fault", {"warranty_number": "WTY40213", "fault": "leaking"}, id="c1")
+    assembler = PromptAssembler("You answer a boiler warranty line.", [], lambda text: len(text) // 4 + 1, 4096)
+    request = replace(assembler.build([Message("user", said)], 0, 96)[0], tools=tools, writes=writes)
+    after = [*request.messages, Message("assistant", "", tool_calls=[logged]),
+             Message("tool", "Logged: fault 77120 under WTY40213; an engineer calls you today.", tool_call_id="c1")]
+    plan = plan_for(replace(request, messages=after), lambda gbnf: gbnf)
+    assert plan.sampler is None and "77120" in plan.say
