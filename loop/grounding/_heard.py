@@ -154,9 +154,11 @@ def cardinal_runs(tokens: list[str], words: ModuleType = DEFAULT_WORDS) -> list[
 
 def stem(word: str) -> str:
     """A word's stem, roughly: "bookings" / "booking's" / "booked" -> "book", "deliveries" -> "deliv", "opening" ->
-    "open". A plural stems as its singular does ("sailings" as "sailing")."""
+    "open". A plural stems as its singular does ("sailings" as "sailing", "fines" as "fine", "boxes" as "box")."""
     word = word.lower().strip("'").removesuffix("'s")
     for suffix in ("ies", "ing", "ed", "es", "s"):
+        if suffix == "es" and not re.search(r"(?:s|x|z|ch|sh)es$", word):
+            continue  # "fines", "prices": the singular's own "e" stays
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
             if suffix == "s" and (ending := next((e for e in ("ing", "ed") if word.endswith(e)), "")) \
@@ -349,14 +351,13 @@ def _street_runs(text: str, said: Spoken, max_words: int = 10) -> list[str]:
     """Regex alternatives for each street address in `text` ("twenty two Baker Street", "flat 2, 10 Mill Lane": a
     house number, up to three words of its street's name, a word that closes a street's name, the pack's
     STREET_TYPES: `said.address`), whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a
-    request word ("please")."""
+    request word ("please") or a joiner ("From 8 Poplar Close to 40 Hill Street": two addresses, not one)."""
     alts = []
     for m in said.address.finditer(text):
         sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
-        words = list(itertools.takewhile(lambda w: _bare(w) not in said.request, span_words(sentence)))
-        while words and _bare(words[-1]) in said.joiners:
-            words.pop()
         first = len(span_words(m.group(0)))
+        street, after = span_words(sentence)[:first], span_words(sentence)[first:]
+        words = street + list(itertools.takewhile(lambda w: _bare(w) not in said.request | said.joiners, after))
         alts += _alternatives([words], max(max_words, first), lambda w, head=words[0]: w is head, min_words=first)
     return alts
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import name_words
-from loop.grounding._heard import identifier_candidates, spoken, stem, word_stem, written_words
+from loop.grounding._heard import identifier_candidates, number_candidates, spoken, stem, word_stem, written_words
 from loop.grounding.speakable import QUOTE as _QUOTE
 from loop.grounding.speakable import quoted_lines
 from loop.locale import DEFAULT_WORDS, unaccented
@@ -270,7 +270,7 @@ def out_of_scope(request: ModelRequest) -> bool:
             or _amends(fresh, request):
         return False
     vocabulary = _vocabulary(request)  # "Check-out" is no name at a hotel:
-    caller = _stems(_without_names(fresh, pack), pack) | (_stems(fresh, pack) & vocabulary)
+    caller = _caller_stems(_without_names(fresh, pack), request) | (_caller_stems(fresh, request) & vocabulary)
     if not caller:
         return False
     about = {w for w in caller if _related({w}, _groups(request)) & vocabulary}
@@ -291,8 +291,9 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
-    for line, reply in quoted_lines(system, locale.get(request.language)):
-        if (score := _fit(caller, _stems(line, locale.get(request.language)), _groups(request))) > best:
+    pack = locale.get(request.language)
+    for line, reply in quoted_lines(system, pack):
+        if (score := _fit(caller, _stems(line, pack) | _amount_stems(line, pack), _groups(request))) > best:
             best, found = score, reply
     return best, found
 
@@ -309,17 +310,57 @@ def prompt_answer(request: ModelRequest) -> str:
     speaks of check-out), or "". Not for an answer to the agent's own question, an identifier, or words a tool
     shares as much ("Can I book Monday?" shares "Monday" with the hours line and "book" with the booking tool)."""
     fresh, _ = _fresh(request.messages)
-    if not fresh or identifier_candidates(fresh) or _answers_the_agent(request.messages):
+    if not fresh or _names_a_thing(fresh) or _answers_the_agent(request.messages):
         return ""
     pack = locale.get(request.language)
-    caller = _stems(fresh, pack)  # the caller's own words: "check" is no "stay" here, as it is for being in scope
+    caller = _caller_stems(fresh, request)  # their own words: "check" is no "stay" here, as it is for being in scope
     # the words of what the agent is for (its own scope sentence: "council tax") are in every question it gets:
     # they tell no quote from a tool ("Is there any discount on the council tax?": the discount's line)
-    caller = (caller - _stems(request.scope, pack)) or caller
+    caller = ((caller - _stems(request.scope, pack)) or caller) | _amount_stems(fresh, pack)
+    groups, price = _groups(request), word_stem(pack.PRICE_ASKED, pack)
+    asks_price = price in _related(topic_stems(fresh, frozenset(), pack), groups)  # "how much", filler or not
+    caller |= {price} if asks_price else set()
     best, found = _best_quote(request, caller)
-    groups = _groups(request)
-    tools = max((_fit(caller, _stems(_name_and_description(t), pack), groups) for t in request.tools), default=0)
-    return found if best > tools else ""
+    owns = [_stems(described := _name_and_description(t), pack) | _amount_stems(described, pack)
+            for t in request.tools]
+    if asks_price:  # a tool that says no price cannot answer it
+        owns = [own for own in owns if price in _related(own, groups)]
+    # one word related to the line's ("hour" for the opening hours, in "an hour late") is no fit
+    return found if best > max([1, *(_fit(caller, own, groups) for own in owns)]) else ""
+
+
+def _caller_stems(said: str, request: ModelRequest) -> set[str]:
+    """The stems of the caller's words that may say what they ask about: the pack's filler left out, but for a
+    filler word the agent's own words make a thing (`_things_among_filler`: "the fine" at a parking desk)."""
+    pack = locale.get(request.language)
+    return _stems(said, pack) | (topic_stems(said, frozenset(), pack) & _things_among_filler(request))
+
+
+def _things_among_filler(request: ModelRequest) -> set[str]:
+    """The stems of the pack's filler words whose plural the agent's prompt or tools say ("Parking fines and
+    appeals are handled online": "fine" names a thing there, not "that's fine")."""
+    pack = locale.get(request.language)
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    text = " ".join([system, *(_name_and_description(t) for t in request.tools)])
+    said = set(re.findall(r"[a-z]+", unaccented(text.lower())))
+    return {word_stem(w, pack) for w in _filler(pack) if f"{w}s" in said or f"{w}es" in said}
+
+
+def _names_a_thing(said: str) -> bool:
+    """The caller gave an identifier (three digits or more, or letters with digits: "3091", "NG40211"), which a
+    tool looks up; "the 20 GB pack" or "at 9" is no such thing."""
+    return any(len(re.sub(r"\D", "", c)) >= 3 or re.search(r"[^\W\d]", c) for c in identifier_candidates(said))
+
+
+def _amount_stems(text: str, pack: ModuleType) -> set[str]:
+    """What the numbers of `text` say when a question is fitted to a line: each number as itself ("twenty" and
+    "20 GB" alike: "#20"), and the pack's PRICE_ASKED where it states an amount of money ("$25", "78 pounds")."""
+    found = {f"#{n:g}" for n in number_candidates(text, pack)}
+    symbols = pack.MONEY_SYMBOLS
+    names = "|".join(n for group in symbols.values() for n in group)
+    if re.search(rf"[{re.escape(''.join(symbols))}]\s?\d|\d\s*(?i:{names})\b", text):
+        found.add(word_stem(pack.PRICE_ASKED, pack))
+    return found
 
 
 def _name_and_description(tool: dict[str, Any]) -> str:

@@ -286,7 +286,8 @@ def _narrow(name: str, schema: dict[str, Any], ev: Evidence, described: str = ""
             ev.fresh, address=k == "address", leave_out=ev.own_name, words=ev.words)
         if pattern is None and k == "address":  # "It's Derek Mensah, 56 Queens Road." a question before
             pattern = street_pattern(ev.said, ev.words)
-        return {"type": "string", "pattern": pattern} if pattern else None
+        kept = {"x-kind": "address"} if k == "address" else {}  # an address read as one: a value, not any words
+        return {"type": "string", "pattern": pattern, **kept} if pattern else None
     if k == "name" and (part := name_part(name)) is not None:  # first_name of "Oliver Bennett": Oliver
         found = list(dict.fromkeys(str(v).split()[part] for v in found if str(v).split()))
     return {"enum": found} if found else None

@@ -33,14 +33,14 @@ def quoted_lines(system: str, words: ModuleType = DEFAULT_WORDS) -> list[tuple[s
 
 def told_facts(line: str, words: ModuleType = DEFAULT_WORDS) -> list[str]:
     """The facts a prompt's line lists for the agent to tell, after a lead that says so and a colon, one per
-    semicolon ("What you may tell callers without a tool: a piano should be tuned twice a year; ..." -> "A piano
-    should be tuned twice a year."): each is a reply, as a quoted one is. The lead's words: the pack's
+    semicolon or sentence ("What you may tell callers without a tool: a piano should be tuned twice a year; ..." ->
+    "A piano should be tuned twice a year."): each is a reply, as a quoted one is. The lead's words: the pack's
     TOLD_FACTS_LEAD. Labelled: tests/loop/grounding/test_spoken_check.py."""
     m = re.match(rf"^\W*(?P<lead>[^:\"]{{0,80}}\b(?:{words.TOLD_FACTS_LEAD})\b[^:\"]{{0,60}}):\s*(?P<facts>[^\"]+)$",
                  line.strip(), re.IGNORECASE)
     if m is None or "->" in line:
         return []
-    facts = [f.strip().rstrip(".").strip() for f in m["facts"].split(";")]
+    facts = [s.strip().rstrip(".").strip() for f in m["facts"].split(";") for s in _SENTENCE_END.split(f)]
     return [f[0].upper() + f[1:] + "." for f in facts if len(f.split()) >= 3]
 
 

@@ -174,12 +174,12 @@ def _no_arguments(tool: dict[str, Any]) -> bool:
 
 
 def _filled_by_values(tool: dict[str, Any], asked: Sequence[str] = ()) -> bool:
-    """Every required argument is a value the caller said (an id, an amount, a name), not any span of words; or,
-    for an argument the agent asked for (`asked`), the span of the caller's answer ("Could you tell me the
-    address?" - "It should go to 8 Quay Street.")."""
+    """Every required argument is a value the caller said (an id, an amount, a name, a street address read as
+    one, whenever it was said), not any span of words; or, for an argument the agent asked for (`asked`), the span
+    of the caller's answer ("Could you tell me the address?" - "It should go to 8 Quay Street.")."""
     props, required = properties(tool), required_of(tool)
-    return bool(required) and all("enum" in props.get(r, {}) or (r in asked and "pattern" in props.get(r, {}))
-                                  for r in required)
+    return bool(required) and all("enum" in (p := props.get(r, {})) or ("pattern" in p and (
+        r in asked or p.get("x-kind") == "address")) for r in required)
 
 
 def sole_value(schema: dict[str, Any]) -> Any:

@@ -53,6 +53,9 @@ AUX = ("am", "are", "can", "could", "did", "do", "does", "had", "has", "have", "
 RELATED_WORDS = (frozenset({"time", "hour", "open", "close", "closing", "opening", "when"}),
                  frozenset({"price", "cost", "much", "charge", "fee", "quote", "expensive", "cheap", "pay",
                             "payment", "bill", "invoice", "owe"}))
+# the word of RELATED_WORDS a line stating an amount of money is about: "The 20 GB pack is $25." answers "How much
+# does the twenty gig pack cost?" (loop/grounding/_scope.py); labelled: tests/data/prompt_answers.tsv
+PRICE_ASKED = "price"
 QUESTION_LEAD_IN = frozenset({"oh", "um", "uh", "er", "erm", "so", "and", "but", "well", "hi", "hello", "hey", "okay",
                               "ok", "right", "sorry", "also", "then", "just"})
 SUBJECTS = ("he", "i", "it", "its", "me", "my", "she", "that", "the", "there", "they", "this", "we", "you", "your")

@@ -40,6 +40,7 @@ RELATED_WORDS = (frozenset({"hora", "horas", "horario", "abrir", "abren", "abier
                             "cuando"}),
                  frozenset({"precio", "cuesta", "cuanto", "vale", "cobrar", "cobran", "pagar", "pago", "coste",
                             "tarifa", "caro", "barato", "debo"}))
+PRICE_ASKED = "precio"  # the word of RELATED_WORDS a line stating an amount of money is about (see the English pack)
 QUESTION_LEAD_IN = frozenset({"eh", "oh", "ah", "pues", "y", "pero", "bueno", "oiga", "mire", "hola", "vale",
                               "entonces", "tambien", "perdone", "perdon", "una", "pregunta", "oye"})
 SUBJECTS = ()

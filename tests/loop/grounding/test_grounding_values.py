@@ -16,6 +16,7 @@ from loop.grounding.arguments import counts_said, ground, value_pattern
 from loop.grounding.tool_choice import ask_for
 from loop.kinds import address, free_text, item, person_name
 from loop.locale import en
+from loop.tools import tool_name
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
 
@@ -370,6 +371,29 @@ def test_an_address_given_before_the_last_question_still_fills_the_booking() -> 
     moved = props(*said, "A repair, and it's at 3 Mill Lane now.")["address"]["pattern"]
     assert re.fullmatch(moved, "3 Mill Lane") and not re.fullmatch(moved, "14 Larch Avenue")
 
+
+
+def _book_move(name: Annotated[str, person_name()], from_address: Annotated[str, address()],
+               to_address: Annotated[str, address()]) -> str:
+    """Book a removal van from one home to another"""
+    return name
+
+
+def test_addresses_given_a_turn_before_are_values_that_complete_the_asked_call() -> None:
+    """"From 8 Poplar Close to 40 Hill Street." then, asked for the name, "Dan Whitaker.": each address is one of the
+    two streets (never both joined by "to"), and the answer completes the booking (set 7 dev: the 0.5B asked for a
+    "move reference" instead, of another tool)."""
+    from loop.grounding.tool_choice import answered_ask
+
+    turns = ("We need a van to move house.", "Could you tell me the name, the from address and the to address?",
+             "From 8 Poplar Close to 40 Hill Street.", "Could you tell me the name?", "Dan Whitaker.")
+    messages = [Message("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(turns)]
+    tools = [Tool(_book_move, mutates=True).openai_schema()]
+    grounded, _ = ground(tools, messages)
+    pattern = grounded[0]["function"]["parameters"]["properties"]["from_address"]["pattern"]
+    assert re.fullmatch(pattern, "8 Poplar Close") and re.fullmatch(pattern, "40 Hill Street")
+    assert not re.fullmatch(pattern, "8 Poplar Close to 40 Hill Street")
+    assert [tool_name(t) for t in answered_ask(tools, messages, grounded, frozenset({"_book_move"}))] == ["_book_move"]
 
 def _book_bay(registration: str, day: Literal["monday", "friday"]) -> str:
     """Book a parking bay. registration: the car's number plate, like LK19 RXT"""

@@ -323,6 +323,8 @@ def test_a_tool_named_by_a_plain_word_is_not_machinery_but_an_identifier_is() ->
     ("- the caller asks the price: tell them -> quote", []),  # a tool's line
     ('Opening hours: "We are open nine to five."', []),  # a quote is quoted_lines' own
     ("Tell callers: yes; no.", []),  # too short to be a fact
+    ("What you may tell callers: a day pass is $5. Fines are paid online, not here; we open at 9 a.m. daily.",
+     ["A day pass is $5.", "Fines are paid online, not here.", "We open at 9 a.m. daily."]),  # a sentence each
 ])
 def test_facts_a_prompt_lists_to_tell_are_replies(line: str, facts: list[str]) -> None:
     from loop.grounding.speakable import prompt_ngrams, told_facts

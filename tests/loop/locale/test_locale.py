@@ -311,6 +311,15 @@ def test_the_words_every_agent_shares_are_few_and_domain_words_are_the_agents(
     assert linked is (same == "yes")
 
 
+
+@pytest.mark.parametrize(("word", "expected"), labelled("plural_stems.tsv"))
+def test_a_plural_stems_as_its_singular(word: str, expected: str) -> None:
+    """tests/data/plural_stems.tsv: "fines" is "fine" (it was "fin", so "Parking fines ..." never met "the fine"),
+    "boxes" is "box"."""
+    from loop.grounding._heard import stem
+
+    assert stem(word) == expected
+
 def test_an_agent_declares_its_own_words_for_the_same_thing() -> None:
     """`Agent(related=...)` (an agent file's `related:`): "my lights went out" is about a power cut at an outage
     line that says so, and out of scope at one that does not."""

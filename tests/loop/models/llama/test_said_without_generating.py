@@ -7,14 +7,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import yaml
 
-from loop import ScriptedModel
+from loop import ScriptedModel, Tool
 from loop.locale import en
 from loop.models.llama.decoding import read_out
 from loop.models.llama.qwen_format import present
 from loop.types import Message, ModelRequest, ToolCall
 from tests import plain_agents as pa
+from tests.helpers import labelled
 from tests.loop.grounding.test_grounding_kinds import _request
 
 
@@ -99,3 +101,24 @@ def test_a_policy_rule_without_a_reason_is_never_read_out_by_its_name() -> None:
     given = present([Message("tool", "Denied by policy (weekend): the practice is closed at the weekend. Do not "
                                      "retry; tell the caller.", tool_call_id="d1")])[-1].content
     assert given == "Sorry, I can't do that: the practice is closed at the weekend."
+
+
+@pytest.mark.parametrize(("language", "said", "tool", "lines", "answer"), [
+    (row[0], *row[1].split("\t")) for row in labelled("prompt_answers.tsv")])
+def test_a_lines_numbers_and_money_count_toward_it(language: str, said: str, tool: str, lines: str,
+                                                  answer: str) -> None:
+    """tests/data/prompt_answers.tsv: "How much does the twenty gig pack cost?" is answered by "the 20 GB pack is
+    $25" (set 3's mobile line asked for a phone number and a pack instead), not by the tool that sells packs."""
+    from loop import locale
+    from loop.grounding._scope import prompt_answer
+    from loop.prompt import PromptAssembler
+
+    def act(day: str) -> str:
+        return day
+
+    lead = "Lo que puede decir sin herramienta" if language == "es" else "What you may tell callers without a tool"
+    prompt = f"You answer the phone.\n{lead}: {'; '.join(f'{line.strip()}.' for line in lines.split(' ; '))}"
+    assembler = PromptAssembler(prompt, [Tool(act, name="act", description=tool)], len, 4096)
+    request = replace(assembler.build([Message("user", said)], 0, 96)[0], language=language)
+    found = prompt_answer(request)
+    assert found.startswith(answer) if answer != "-" else found == "", (found, locale.get(language).PRICE_ASKED)
