@@ -318,7 +318,7 @@ def prompt_answer(request: ModelRequest) -> str:
     # they tell no quote from a tool ("Is there any discount on the council tax?": the discount's line)
     caller = ((caller - _stems(request.scope, pack)) or caller) | _amount_stems(fresh, pack)
     groups, price = _groups(request), word_stem(pack.PRICE_ASKED, pack)
-    asks_price = price in _related(topic_stems(fresh, frozenset(), pack), groups)  # "how much", filler or not
+    asks_price = bool(price_asked(fresh, pack))  # "how much", filler or not
     caller |= {price} if asks_price else set()
     best, found = _best_quote(request, caller)
     owns = [_stems(described := _name_and_description(t), pack) | _amount_stems(described, pack)
@@ -327,6 +327,13 @@ def prompt_answer(request: ModelRequest) -> str:
         owns = [own for own in owns if price in _related(own, groups)]
     # one word related to the line's ("hour" for the opening hours, in "an hour late") is no fit
     return found if best > max([1, *(_fit(caller, own, groups) for own in owns)]) else ""
+
+
+def price_asked(said: str, pack: ModuleType) -> set[str]:
+    """{the stem of the pack's PRICE_ASKED} when `said` asks how much (a word of its group in RELATED_WORDS, filler
+    or not: "how much are they?"), else {}."""
+    price = word_stem(pack.PRICE_ASKED, pack)
+    return {price} if price in _related(topic_stems(said, frozenset(), pack), related_groups(pack.LANGUAGE)) else set()
 
 
 def _caller_stems(said: str, request: ModelRequest) -> set[str]:

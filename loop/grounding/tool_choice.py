@@ -23,7 +23,7 @@ from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._facts import asks
 from loop.grounding._heard import spoken, word_stem, written_words
 from loop.grounding._schema import description_of, properties, required_of
-from loop.grounding._scope import topic_stems
+from loop.grounding._scope import price_asked, topic_stems
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name
@@ -241,7 +241,8 @@ def about_tool(tool: dict[str, Any], messages: Sequence[Message], besides: Seque
     `by_name`: with the tool's name only ("book a court" for book_court, not "the club" of its description)."""
     fresh = " ".join(m.content for m in since_agent_spoke(messages))
     own = _stems(str((tool.get("function") or tool).get("name", "")), words) if by_name else _tool_stems(tool, words)
-    shared = _stems(fresh, words) & own - _number_stems(words)  # "four cheese" is no
+    # "how much are they?" is about a tool whose words say a price
+    shared = (_stems(fresh, words) | price_asked(fresh, words)) & own - _number_stems(words)  # "four cheese" is no
     for other in besides:  # "four-digit order number"
         shared -= _tool_stems(other, words)
     return bool(shared)

@@ -16,6 +16,7 @@ from loop.grounding.arguments import ground
 from loop.grounding.phase import pursued_writes, said_without_generating
 from loop.grounding.tool_choice import ask_for, asked_for, fresh_reads, fuller_writes
 from loop.kinds import address, free_text, identifier, person_name, when
+from loop.tools import tool_name
 from loop.types import Message, ModelRequest
 from tests.helpers import labelled
 
@@ -347,3 +348,23 @@ def test_after_the_write_just_made_the_embedded_model_calls_no_read_and_says_wha
              Message("tool", "Logged: fault 77120 under WTY40213; an engineer calls you today.", tool_call_id="c1")]
     plan = plan_for(replace(request, messages=after), lambda gbnf: gbnf)
     assert plan.sampler is None and "77120" in plan.say
+
+
+def test_asked_how_much_a_read_that_says_prices_is_the_one_the_words_fill() -> None:
+    """"What bouquets do you do, and how much are they?": "bouquet" is every tool's word; "how much" sets apart the
+    list that gives prices (set 5's cakes: the list was called only while a mis-stemmed plural set it apart)."""
+
+    def bouquet_list() -> dict:
+        """The bouquets the shop makes, and the price of each size"""
+
+    def order_bouquet(name: Annotated[str, person_name()], bouquet: Literal["roses", "lilies"]) -> str:
+        """Order a bouquet for delivery"""
+
+    tools = [Tool(bouquet_list).openai_schema(), Tool(order_bouquet, mutates=True).openai_schema()]
+
+    def read(said: str) -> list[str]:
+        return [tool_name(t) for t in fresh_reads(tools, [Message("user", said)], frozenset({"order_bouquet"}))]
+
+    assert read("What bouquets do you do, and how much are they?") == ["bouquet_list"]
+    assert read("What does a bouquet cost?") == ["bouquet_list"]
+    assert read("I'd like to order a bouquet.") == []
