@@ -1,7 +1,7 @@
 """Calls made without a model, when the caller's words leave no choice: the call the agent asked for, now
 answered (`completed_ask`: "Could you tell me the order number?" - "It's 4567."), and the one an identifier the
-caller gave unasked completes (`volunteered_call`). `loop.grounding.phase.grounded_stream` makes them for every
-model; a write among them is still asked aloud."""
+caller gave unasked completes (`volunteered_call`), and the write their words state whole (`stated_call`).
+`loop.grounding.phase.grounded_stream` makes them for every model; a write among them is still asked aloud."""
 
 from __future__ import annotations
 
@@ -10,9 +10,18 @@ from typing import Any
 import jsonschema
 
 from loop import locale
-from loop.grounding._schema import properties
+from loop.grounding._schema import properties, required_of
 from loop.grounding.arguments import ground, identifier_candidates, since_agent_spoke
-from loop.grounding.tool_choice import answered_ask, asked_for, sole_value, takes_id, uncued, unnamed_id_writes
+from loop.grounding.tool_choice import (
+    about_tool,
+    answered_ask,
+    asked_for,
+    fresh_reads,
+    sole_value,
+    takes_id,
+    uncued,
+    unnamed_id_writes,
+)
 from loop.tools import tool_name
 from loop.types import ModelRequest, ToolCall
 
@@ -78,3 +87,25 @@ def _asked_for_an_id(request: ModelRequest) -> bool:
     asked = asked_for(request.tools, request.messages, request.writes, request.language)
     by_name = {tool_name(t): t for t in request.tools}
     return not asked or any(takes_id(by_name[n]) for n in asked if n in by_name)
+
+
+def stated_call(request: ModelRequest) -> ToolCall | None:
+    """The one write the caller's words since the agent last spoke state whole, unasked ("Can I get a small
+    chocolate fudge cake for tomorrow? Name's Ben Ito."): each required argument one value, said in those words,
+    and the words speak of it; no read they fill. Made without a model (the 0.5B looked up the cake list
+    instead), and asked aloud as every write is. None when anything is in doubt."""
+    messages = request.messages
+    if not messages or messages[-1].role != "user" or fresh_reads(request.tools, messages, request.writes,
+                                                                    request.language):
+        return None
+    said = " ".join(m.content for m in since_agent_spoke(messages)).lower()
+    grounded, _ = ground(request.tools, messages, request.language)
+    words = locale.get(request.language)
+    whole = []
+    for tool in (t for t in grounded if tool_name(t) in request.writes):
+        values = {name: sole_value(schema) for name, schema in properties(tool).items()}
+        required = required_of(tool)
+        if required and all(values.get(r) is not None and str(values[r]).lower() in said for r in required) \
+                and about_tool(tool, messages, (), words):
+            whole.append(ToolCall(tool_name(tool), {n: v for n, v in values.items() if v is not None}))
+    return whole[0] if len(whole) == 1 else None

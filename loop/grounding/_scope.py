@@ -5,8 +5,8 @@ of the facts in a spoken reply against what the conversation holds. No model cal
   help with orders, deliveries and refunds here.");
 - `out_of_scope`: the caller's words share nothing with the agent's tools, prompt or conversation so far, and are
   not a greeting, thanks, an answer to the agent's question or an identifier ("What is the capital of France?");
-- `quoted_reply`, `prompt_answer`: words to say that the code chose, not the model (and `spoken_data`, in
-  `loop.grounding._spoken_data`).
+- `out_of_scope` also holds a question for something the prompt lists as not the agent's, word for word ("no new
+  boiler quotes"); what the prompt says for a question in scope is `loop.grounding._prompt_answer`'s.
 The check of the facts in a spoken reply is `loop.grounding._facts.FactCheck`.
 """
 
@@ -20,9 +20,8 @@ from typing import Any
 
 from loop import locale
 from loop.grounding._arg_kinds import name_words
-from loop.grounding._heard import identifier_candidates, number_candidates, spoken, stem, word_stem, written_words
+from loop.grounding._heard import identifier_candidates, spoken, stem, word_stem, written_words
 from loop.grounding.speakable import QUOTE as _QUOTE
-from loop.grounding.speakable import quoted_lines
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.types import Message, ModelRequest
 
@@ -210,6 +209,23 @@ def _excluded(request: ModelRequest, vocabulary: set[str]) -> set[str]:
     return _stems(listed, pack) - vocabulary
 
 
+def _excluded_items(request: ModelRequest) -> list[set[str]]:
+    """The things of two words or more the prompt lists as not the agent's, one by one, as stems ("You cannot help
+    with anything else: no new boiler quotes, no plumbing" -> {new, boile, quote}): a caller who says every word of
+    one (or a word for the same thing) asks for it."""
+    system = next((m.content for m in request.messages if m.role == "system"), "")
+    pack, items = locale.get(request.language), []
+    for line in system.splitlines():
+        if "->" in line or not (m := _listed_else(pack).search(line)):
+            continue
+        listed = _QUOTE.sub(" ", line[m.end():])
+        joins = f"{re.escape(pack.AND.strip())}|{re.escape(pack.OR.strip())}"
+        for part in re.split(rf"[,;:()]|\b(?:{joins})\b", listed):
+            if len(stems := _stems(part, pack)) >= 2:  # one word alone ("insurance") is `out_of_scope`'s count
+                items.append(stems)
+    return items
+
+
 def _fresh(messages: Sequence[Message]) -> tuple[str, Message | None]:
     """What the caller said since the agent last spoke, and the agent's last message."""
     at = max((i for i, m in enumerate(messages) if m.role in ("assistant", "tool")), default=-1)
@@ -273,60 +289,17 @@ def out_of_scope(request: ModelRequest) -> bool:
     caller = _caller_stems(_without_names(fresh, pack), request) | (_caller_stems(fresh, request) & vocabulary)
     if not caller:
         return False
+    if any(item <= _related(caller, _groups(request)) for item in _excluded_items(request)):
+        return True  # "How much would a new combi boiler cost?": "no new boiler quotes", every word of it
     about = {w for w in caller if _related({w}, _groups(request)) & vocabulary}
     elsewhere = {w for w in caller & _excluded(request, vocabulary) if w not in about}
     return not about or len(elsewhere) >= len(about)  # "Do you sell used cars?": selling is listed, cars are not
-
-
-def quoted_reply(request: ModelRequest) -> str:
-    """The reply the agent's prompt quotes for what the caller just asked ('opening hours: "We're open Monday to
-    Friday ..."' for "What time do you close on Saturday?"), or "": said when the model's own words cannot be.
-    Quoted callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
-    fresh = _fresh(request.messages)[0]
-    return _best_quote(request, _related(_stems(fresh, locale.get(request.language)), _groups(request)))[1]
-
-
-def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
-    """The prompt's quoted reply whose line shares most of `caller`'s stems, and how many (0, "": none). Quoted
-    callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
-    system = next((m.content for m in request.messages if m.role == "system"), "")
-    best, found = 0, ""
-    pack = locale.get(request.language)
-    for line, reply in quoted_lines(system, pack):
-        if (score := _fit(caller, _stems(line, pack) | _amount_stems(line, pack), _groups(request))) > best:
-            best, found = score, reply
-    return best, found
 
 
 def _fit(caller: set[str], own: set[str], groups: Groups) -> int:
     """How well words (`own`'s stems) fit the caller's: 2 a word of theirs, 1 a word for the same thing ("close"
     for "open", "cost" for "price": `groups`)."""
     return sum(2 if w in own else 1 if _related({w}, groups) & own else 0 for w in caller)
-
-
-def prompt_answer(request: ModelRequest) -> str:
-    """The reply the agent's prompt quotes for exactly what the caller asked, when their words fit that line better
-    than any tool ("What time is check-out?" -> 'the stay: "... check-out is by 11 a.m. ..."', where no tool
-    speaks of check-out), or "". Not for an answer to the agent's own question, an identifier, or words a tool
-    shares as much ("Can I book Monday?" shares "Monday" with the hours line and "book" with the booking tool)."""
-    fresh, _ = _fresh(request.messages)
-    if not fresh or _names_a_thing(fresh) or _answers_the_agent(request.messages):
-        return ""
-    pack = locale.get(request.language)
-    caller = _caller_stems(fresh, request)  # their own words: "check" is no "stay" here, as it is for being in scope
-    # the words of what the agent is for (its own scope sentence: "council tax") are in every question it gets:
-    # they tell no quote from a tool ("Is there any discount on the council tax?": the discount's line)
-    caller = ((caller - _stems(request.scope, pack)) or caller) | _amount_stems(fresh, pack)
-    groups, price = _groups(request), word_stem(pack.PRICE_ASKED, pack)
-    asks_price = bool(price_asked(fresh, pack))  # "how much", filler or not
-    caller |= {price} if asks_price else set()
-    best, found = _best_quote(request, caller)
-    owns = [_stems(described := _name_and_description(t), pack) | _amount_stems(described, pack)
-            for t in request.tools]
-    if asks_price:  # a tool that says no price cannot answer it
-        owns = [own for own in owns if price in _related(own, groups)]
-    # one word related to the line's ("hour" for the opening hours, in "an hour late") is no fit
-    return found if best > max([1, *(_fit(caller, own, groups) for own in owns)]) else ""
 
 
 def price_asked(said: str, pack: ModuleType) -> set[str]:
@@ -351,23 +324,6 @@ def _things_among_filler(request: ModelRequest) -> set[str]:
     text = " ".join([system, *(_name_and_description(t) for t in request.tools)])
     said = set(re.findall(r"[a-z]+", unaccented(text.lower())))
     return {word_stem(w, pack) for w in _filler(pack) if f"{w}s" in said or f"{w}es" in said}
-
-
-def _names_a_thing(said: str) -> bool:
-    """The caller gave an identifier (three digits or more, or letters with digits: "3091", "NG40211"), which a
-    tool looks up; "the 20 GB pack" or "at 9" is no such thing."""
-    return any(len(re.sub(r"\D", "", c)) >= 3 or re.search(r"[^\W\d]", c) for c in identifier_candidates(said))
-
-
-def _amount_stems(text: str, pack: ModuleType) -> set[str]:
-    """What the numbers of `text` say when a question is fitted to a line: each number as itself ("twenty" and
-    "20 GB" alike: "#20"), and the pack's PRICE_ASKED where it states an amount of money ("$25", "78 pounds")."""
-    found = {f"#{n:g}" for n in number_candidates(text, pack)}
-    symbols = pack.MONEY_SYMBOLS
-    names = "|".join(n for group in symbols.values() for n in group)
-    if re.search(rf"[{re.escape(''.join(symbols))}]\s?\d|\d\s*(?i:{names})\b", text):
-        found.add(word_stem(pack.PRICE_ASKED, pack))
-    return found
 
 
 def _name_and_description(tool: dict[str, Any]) -> str:

@@ -28,10 +28,11 @@ from loop.grounding._change import (  # noqa: F401  (fixed_call_tool: for loop.m
     fixed_call_tool,
     unclear_change,
 )
-from loop.grounding._completion import completed_ask, fits, volunteered_call
+from loop.grounding._completion import completed_ask, fits, stated_call, volunteered_call
 from loop.grounding._facts import FactCheck, asks, question_again
+from loop.grounding._prompt_answer import prompt_answer, quoted_reply
 from loop.grounding._schema import description_of, properties, required_of
-from loop.grounding._scope import closest_reads, out_of_scope, prompt_answer, quoted_reply, scope_sentence
+from loop.grounding._scope import closest_reads, out_of_scope, scope_sentence
 from loop.grounding._spoken_data import results_said, spoken_data  # noqa: F401  (spoken_data re-exported)
 from loop.grounding.arguments import ground, since_agent_spoke
 from loop.grounding.remarks import acknowledgement, affirmation, closing_remark, closing_reply
@@ -346,7 +347,8 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
         return
     # "Actually make it Thursday.": the same write, with Thursday; "It's 4567." to "Could you tell me the order
     # number?": the call it was asked for, when every argument now holds one value
-    if made := changed_call(request) or completed_ask(request) or volunteered_call(request):
+    if made := changed_call(request) or completed_ask(request) or volunteered_call(request) or stated_call(
+            _narrowed(request)[0]):
         yield ModelResponse(tool_calls=[made], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
         return
     guard = reply_guard(request)

@@ -22,6 +22,7 @@ from loop.grounding.phase import (
     results_said,
     said_without_generating,
     scope_sentence,
+    stated_call,
     volunteered_call,
 )
 from loop.grounding.speakable import leaks, sentences
@@ -158,7 +159,7 @@ def plan_for(request: ModelRequest, compiled: Callable[[str], GrammarSampler], *
         return Plan(None, say=say)
     # "Actually make it Thursday.": the declined write, with Thursday; "yes, it's 60417." after "all four courts are
     # free": the one call that number completes
-    if changed := changed_call(every) or volunteered_call(request):
+    if changed := changed_call(every) or volunteered_call(request) or stated_call(request):
         fixed = fixed_call_tool(every, changed)
         return Plan(compiled(build_grammar([fixed], calls_only=True)), {}, None,
                     call_texts([fixed], tagged=tagged) if forced_calls else [], calls_only=True)

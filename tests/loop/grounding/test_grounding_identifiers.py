@@ -11,7 +11,7 @@ from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, id_shape, label
 from loop.grounding.arguments import ground
 from loop.grounding.tool_choice import ask_for
-from loop.kinds import identifier
+from loop.kinds import identifier, person_name
 from loop.locale import en
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message
@@ -207,3 +207,30 @@ def test_an_identifier_declared_as_digits_only_takes_the_digits_of_one_heard_wit
     assert grounded["function"]["parameters"]["properties"]["number"] == {"enum": ["45127"]}
     (grounded,), _ = ground([Tool(parcel).openai_schema()], [Message("user", "parcel SB12345678 please")])
     assert grounded["function"]["parameters"]["properties"]["code"] == {"enum": ["SB12345678"]}
+
+
+def test_a_write_the_callers_words_state_whole_is_made_without_a_model() -> None:
+    """"Can you book my road bike in for Friday? I'm Sam Lee.": every argument of the booking is a value said
+    now, so the booking is proposed (and asked aloud), not a read the model prefers (set 5's bakery looked up
+    its cake list for a whole order). A question for part of it, or words that leave one out, make nothing."""
+    from loop.grounding._completion import stated_call
+    from loop.types import ModelRequest
+
+    def opening_hours() -> str:
+        """When the bike shop is open"""
+
+    def book_service(name: Annotated[str, person_name()], bike: Literal["road bike", "mountain bike"],
+                     day: Literal["monday", "friday"]) -> str:
+        """Book a bike in for a service on a day"""
+
+    tools = [Tool(opening_hours).openai_schema(), Tool(book_service, mutates=True).openai_schema()]
+
+    def stated(said: str) -> Any:
+        return stated_call(ModelRequest(messages=[Message("user", said)], tools=tools, max_output_tokens=60,
+                                        writes=frozenset({"book_service"})))
+
+    made = stated("Can you book my road bike in for a service on Friday? I'm Sam Lee.")
+    assert made is not None and made.name == "book_service"
+    assert made.arguments == {"name": "Sam Lee", "bike": "road bike", "day": "friday"}
+    assert stated("Can you book my road bike in for a service on Friday?") is None  # no name
+    assert stated("What time do you open on Friday?") is None

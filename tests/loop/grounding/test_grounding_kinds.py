@@ -321,7 +321,7 @@ def _garage_request(say: str) -> ModelRequest:
 
 
 def test_the_prompts_own_replies_are_the_scope_and_the_fallback() -> None:
-    from loop.grounding._scope import quoted_reply
+    from loop.grounding._prompt_answer import quoted_reply
 
     assert scope_sentence(_garage_request("hi")) == "Sorry, I can only help with repairs here."
     assert quoted_reply(_garage_request("What time do you close on Saturday?")).startswith("We're open Monday")

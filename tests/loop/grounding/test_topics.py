@@ -36,6 +36,8 @@ def _request(language: str, said: str, system: str = "", earlier: tuple[Message,
 def _read(reader: str, said: str, argument: str, language: str, words: ModuleType) -> str:
     if reader == "out_of_scope":
         return "yes" if out_of_scope(_request(language, said)) else "no"
+    if reader == "else_item":  # the prompt lists `argument` as not the agent's: is `said` out of scope?
+        return "yes" if out_of_scope(_request(language, said, system=f"{PROMPT[language]}\n{argument}")) else "no"
     if reader == "prompt_topic":
         return "kept" if _prompt_topics(said, words) else "dropped"
     if reader == "else_listed":

@@ -54,7 +54,7 @@ def test_a_write_that_ran_is_said_in_its_own_words_and_one_that_failed_is_left_t
 
 
 def test_a_question_the_prompt_answers_gets_its_words_at_once_unless_a_tool_fits_as_well() -> None:
-    from loop.grounding._scope import prompt_answer
+    from loop.grounding._prompt_answer import prompt_answer
 
     prompt = yaml.safe_load(Path("examples/hotel/agent.yaml").read_text())["system_prompt"]
     agent = pa.hotel(ScriptedModel(["ok"]))
@@ -75,7 +75,7 @@ def test_a_word_for_the_same_thing_counts_toward_the_prompts_line() -> None:
     0.5B otherwise spent ~150 ms on a reply the guard threw away for that same line); a question a tool answers
     better stays the tool's."""
     from examples.garage.workshop import Workshop
-    from loop.grounding._scope import prompt_answer
+    from loop.grounding._prompt_answer import prompt_answer
     from loop.prompt import PromptAssembler
 
     prompt = yaml.safe_load(Path("examples/garage/agent.yaml").read_text())["system_prompt"]
@@ -110,7 +110,7 @@ def test_a_lines_numbers_and_money_count_toward_it(language: str, said: str, too
     """tests/data/prompt_answers.tsv: "How much does the twenty gig pack cost?" is answered by "the 20 GB pack is
     $25" (set 3's mobile line asked for a phone number and a pack instead), not by the tool that sells packs."""
     from loop import locale
-    from loop.grounding._scope import prompt_answer
+    from loop.grounding._prompt_answer import prompt_answer
     from loop.prompt import PromptAssembler
 
     def act(day: str) -> str:
