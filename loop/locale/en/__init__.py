@@ -162,9 +162,11 @@ TRAILING = frozenset({
 # Words that introduce a name in an answer to "What's the name?" ("um, it's biscuit", "the name's Sam Lee"): a regular
 # expression over the answer's start (`loop.grounding._names.answered_name`)
 # how a caller gives their own name ("my name is Marita", "this is Sam Lee", "it's under Okafor"); labelled
-# examples in tests/data/own_name.tsv. A caller's own name never fills an item or an address.
-SELF_INTRODUCTION = (r"\b(?:my name is|my name's|my name|the name is|the name's|name's|this is|i'm|i am|it's under|"
-                     r"it is under|booked under|under the name(?: of)?|in the name of|under)\s+")
+# examples in tests/data/own_name.tsv. A caller's own name never fills an item or an address. "names" is "name's" as
+# speech-to-text writes it without its apostrophe ("Names Ravi Patel").
+SELF_INTRODUCTION = (r"\b(?:my name is|my name's|my names|my name|the name is|the name's|the names|name's|names|"
+                     r"this is|i'm|i am|it's under|it is under|booked under|under the name(?: of)?|in the name of|"
+                     r"under)\s+")
 CASED_LEADS = ("this is", "i'm", "i am")  # "this is urgent", "I'm after": a name only when capitalised
 # words after which a bare hour is a time of day ("at 7", "around nine"); labelled: tests/data/clock_times.tsv
 CLOCK_CUES = ("at", "around", "about", "by", "till", "until", "after", "before", "from")
@@ -175,7 +177,8 @@ STREET_TYPES = ("street", "st", "road", "rd", "lane", "ln", "avenue", "ave", "dr
                 "way", "place", "pl", "crescent", "terrace", "boulevard", "blvd", "gardens", "square", "row", "parade",
                 "grove", "walk", "hill", "park", "mews", "parkway", "highway", "circle", "green", "rise", "view")
 NAME_LEAD = (r"^(?:(?:yes|yeah|yep|ok|okay|sure|um+|uh+|er+|erm|so|well|oh|right)\b[,.]?\s*)*(?:(?:it's|it is|"
-             r"that's|that is|the name's|the name is|name's|my name is|my name's|his name is|her name is|their name"
+             r"that's|that is|the name's|the names|the name is|name's|names|my name is|my name's|my names|his name"
+             r" is|her name is|their name"
              r" is|his name's|her name's|she's|he's|this is|i'm|i am|under|for|it's under|it's for|call (?:him|her|it"
              r"))\b[,.]?\s*)*")
 NOT_A_NAME = ("sorry", "pardon", "hello", "hi", "thanks", "please", "bye", "hang", "wait", "nobody", "nothing")
