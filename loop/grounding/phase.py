@@ -43,6 +43,7 @@ from loop.grounding.tool_choice import (
     asked_for,
     fresh_reads,
     id_reads_elsewhere,
+    labels_asked,
     made_writes,
     named_writes,
     uncued,
@@ -103,7 +104,8 @@ def _still_lacking(request: ModelRequest, words: Any) -> str:
     _, missing = ground(request.tools, request.messages, request.language)
     by_name = {tool_name(t): t for t in request.tools}
     lacking = [name for name in asked if missing.get(name)]
-    if lacking and (found := _going_on(request, missing)) is not None and tool_name(going := found[0]) not in asked:
+    if lacking and not labels_asked(last.content, asked, words) and (found := _going_on(request, missing)) \
+            is not None and tool_name(going := found[0]) not in asked:
         # asked for a price, the caller gave a booking's date (no price has one): they go on with the booking
         typed = {arg for arg in found[1]  # a value of its own kind (a date, a count, a listed one), not a guessed name
                  if (k := arg_kind(arg, properties(going)[arg], description_of(going))) and k.kind in _TYPED}

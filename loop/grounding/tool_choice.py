@@ -21,10 +21,10 @@ from loop import locale
 from loop.approvals import not_approved_reason
 from loop.grounding._arg_kinds import arg_kind, label, non_null
 from loop.grounding._facts import asks
-from loop.grounding._heard import spoken, word_stem, written_words
+from loop.grounding._heard import spoken, stem, word_stem, written_words
 from loop.grounding._schema import description_of, properties, required_of
 from loop.grounding._scope import price_asked, topic_stems
-from loop.grounding.arguments import ground, since_agent_spoke
+from loop.grounding.arguments import ground, id_words, since_agent_spoke
 from loop.locale import DEFAULT_WORDS, unaccented
 from loop.tools import tool_name
 from loop.types import Message
@@ -351,3 +351,10 @@ def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], w
     reads = set().union(*(name_stems(t) for t in tools if tool_name(t) not in writes))
     return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]
 
+
+
+def labels_asked(said: str, asked: dict[str, list[str]], words: ModuleType = DEFAULT_WORDS) -> bool:
+    """The caller's answer names an identifier the agent asked for ("Enrolment number is 341," to "the five-digit
+    enrolment number?"): a value that fits it badly is still theirs for it, no other call's count."""
+    heard = {stem(w) for w in re.findall(r"[^\W\d_]+", said.lower())}
+    return any((own := id_words(arg, words)) and own <= heard for lacks in asked.values() for arg in lacks)

@@ -11,7 +11,7 @@ from loop import ScriptedModel, Tool
 from loop.grounding._arg_kinds import arg_kind, id_shape, label
 from loop.grounding.arguments import ground
 from loop.grounding.tool_choice import ask_for
-from loop.kinds import identifier, person_name
+from loop.kinds import count, identifier, person_name
 from loop.locale import en
 from loop.models.llama.qwen_format import tool_name
 from loop.types import Message
@@ -234,3 +234,28 @@ def test_a_write_the_callers_words_state_whole_is_made_without_a_model() -> None
     assert made.arguments == {"name": "Sam Lee", "bike": "road bike", "day": "friday"}
     assert stated("Can you book my road bike in for a service on Friday?") is None  # no name
     assert stated("What time do you open on Friday?") is None
+
+
+def test_an_answer_that_names_the_asked_identifier_is_for_it_even_when_it_does_not_fit() -> None:
+    """"Membership number is 204," (digits lost in hearing) to "Could you tell me the six-digit membership
+    number?": asked again, never taken as a count for another write (through tiny.en, set 7's swimming line
+    switched to enrolling with the number as an age)."""
+    from loop.grounding.phase import said_without_generating
+    from loop.types import ModelRequest
+
+    def leave_club(membership: Annotated[str, identifier(digits=6)]) -> str:
+        """Take a climber off the register, by their six-digit membership number"""
+
+    def book_sessions(member_name: Annotated[str, person_name()], sessions: Annotated[int, count()]) -> str:
+        """Book a number of climbing sessions for a member"""
+
+    tools = [Tool(leave_club, mutates=True).openai_schema(), Tool(book_sessions, mutates=True).openai_schema()]
+    turns = [Message("user", "Please take my son off the register, he's moving school."),
+             Message("assistant", "Sure, I can help with that. Could you tell me the six-digit membership number?")]
+
+    def said(answer: str) -> str:
+        return said_without_generating(ModelRequest(messages=[*turns, Message("user", answer)], tools=tools,
+                                                    max_output_tokens=60,
+                                                    writes=frozenset({"leave_club", "book_sessions"})))
+
+    assert said("Membership number is 204,").endswith("the six-digit membership number?")
