@@ -352,12 +352,11 @@ def _street_runs(text: str, said: Spoken, max_words: int = 10) -> list[str]:
     house number, up to three words of its street's name, a word that closes a street's name, the pack's
     STREET_TYPES: `said.address`), whole, with the words after it in its sentence ("12 High Street, Leeds"), up to a
     request word ("please") or a joiner ("From 8 Poplar Close to 40 Hill Street": two addresses, not one)."""
-    alts = []
+    alts, stops = [], said.request | said.joiners
     for m in said.address.finditer(text):
         sentence = re.split(r"[!?\n]|\.(?=\s|$)", text[m.start():])[0]
-        first = len(span_words(m.group(0)))
-        street, after = span_words(sentence)[:first], span_words(sentence)[first:]
-        words = street + list(itertools.takewhile(lambda w: _bare(w) not in said.request | said.joiners, after))
+        first, spans = len(span_words(m.group(0))), span_words(sentence)
+        words = spans[:first] + list(itertools.takewhile(lambda w: _bare(w) not in stops, spans[first:]))
         alts += _alternatives([words], max(max_words, first), lambda w, head=words[0]: w is head, min_words=first)
     return alts
 

@@ -18,6 +18,7 @@ from loop.grounding._scope import (
     _name_and_description,
     _related,
     _stems,
+    _things_among_filler,
     price_asked,
 )
 from loop.grounding.speakable import quoted_lines
@@ -37,9 +38,9 @@ def _best_quote(request: ModelRequest, caller: set[str]) -> tuple[int, str]:
     callers' words before a tool call ('"Where is order 3141?" -> ...') are no replies."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     best, found = 0, ""
-    pack = locale.get(request.language)
+    pack, groups = locale.get(request.language), _groups(request)
     for line, reply in quoted_lines(system, pack):
-        if (score := _fit(caller, _stems(line, pack) | _amount_stems(line, pack), _groups(request))) > best:
+        if (score := _fit(caller, _stems(line, pack) | _amount_stems(line, pack), groups)) > best:
             best, found = score, reply
     return best, found
 
@@ -53,18 +54,18 @@ def prompt_answer(request: ModelRequest) -> str:
     if not fresh or _names_a_thing(fresh) or _answers_the_agent(request.messages):
         return ""
     pack = locale.get(request.language)
-    caller = _caller_stems(fresh, request)  # their own words: "check" is no "stay" here, as it is for being in scope
+    # their own words: "check" is no "stay" here, as it is for being in scope
+    caller = _caller_stems(fresh, pack, _things_among_filler(request))
     # the words of what the agent is for (its own scope sentence: "council tax") are in every question it gets:
     # they tell no quote from a tool ("Is there any discount on the council tax?": the discount's line)
     caller = ((caller - _stems(request.scope, pack)) or caller) | _amount_stems(fresh, pack)
-    groups, price = _groups(request), word_stem(pack.PRICE_ASKED, pack)
-    asks_price = bool(price_asked(fresh, pack))  # "how much", filler or not
-    caller |= {price} if asks_price else set()
+    groups, price = _groups(request), price_asked(fresh, pack)  # {the price's stem} for "how much", filler or not
+    caller |= price
     best, found = _best_quote(request, caller)
     owns = [_stems(described := _name_and_description(t), pack) | _amount_stems(described, pack)
             for t in request.tools]
-    if asks_price:  # a tool that says no price cannot answer it
-        owns = [own for own in owns if price in _related(own, groups)]
+    if price:  # a tool that says no price cannot answer it
+        owns = [own for own in owns if price <= _related(own, groups)]
     # one word related to the line's ("hour" for the opening hours, in "an hour late") is no fit
     return found if best > max([1, *(_fit(caller, own, groups) for own in owns)]) else ""
 

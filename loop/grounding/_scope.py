@@ -215,12 +215,11 @@ def _excluded_items(request: ModelRequest) -> list[set[str]]:
     one (or a word for the same thing) asks for it."""
     system = next((m.content for m in request.messages if m.role == "system"), "")
     pack, items = locale.get(request.language), []
+    joins = f"{re.escape(pack.AND.strip())}|{re.escape(pack.OR.strip())}"
     for line in system.splitlines():
         if "->" in line or not (m := _listed_else(pack).search(line)):
             continue
-        listed = _QUOTE.sub(" ", line[m.end():])
-        joins = f"{re.escape(pack.AND.strip())}|{re.escape(pack.OR.strip())}"
-        for part in re.split(rf"[,;:()]|\b(?:{joins})\b", listed):
+        for part in re.split(rf"[,;:()]|\b(?:{joins})\b", _QUOTE.sub(" ", line[m.end():])):
             if len(stems := _stems(part, pack)) >= 2:  # one word alone ("insurance") is `out_of_scope`'s count
                 items.append(stems)
     return items
@@ -286,7 +285,9 @@ def out_of_scope(request: ModelRequest) -> bool:
             or _amends(fresh, request):
         return False
     vocabulary = _vocabulary(request)  # "Check-out" is no name at a hotel:
-    caller = _caller_stems(_without_names(fresh, pack), request) | (_caller_stems(fresh, request) & vocabulary)
+    things = _things_among_filler(request)  # "the fine" at a parking desk
+    caller = _caller_stems(_without_names(fresh, pack), pack, things) | (
+        _caller_stems(fresh, pack, things) & vocabulary)
     if not caller:
         return False
     if any(item <= _related(caller, _groups(request)) for item in _excluded_items(request)):
@@ -309,11 +310,11 @@ def price_asked(said: str, pack: ModuleType) -> set[str]:
     return {price} if price in _related(topic_stems(said, frozenset(), pack), related_groups(pack.LANGUAGE)) else set()
 
 
-def _caller_stems(said: str, request: ModelRequest) -> set[str]:
+def _caller_stems(said: str, pack: ModuleType, things: set[str]) -> set[str]:
     """The stems of the caller's words that may say what they ask about: the pack's filler left out, but for a
-    filler word the agent's own words make a thing (`_things_among_filler`: "the fine" at a parking desk)."""
-    pack = locale.get(request.language)
-    return _stems(said, pack) | (topic_stems(said, frozenset(), pack) & _things_among_filler(request))
+    filler word the agent's own words make a thing (`things`, `_things_among_filler`: "the fine" at a parking
+    desk)."""
+    return _stems(said, pack) | (topic_stems(said, frozenset(), pack) & things)
 
 
 def _things_among_filler(request: ModelRequest) -> set[str]:

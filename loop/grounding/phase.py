@@ -343,14 +343,14 @@ async def grounded_stream(model: Any, request: ModelRequest) -> AsyncIterator[Mo
     """`model.stream(request)` through the phase: words said without asking it, its spoken reply guarded a clause
     at a time (generation stops where the guard ends the reply), its calls made only when they hold what was said.
     Tool-call deltas pass as they come; the response says what is done."""
-    if say := said_without_generating(*_narrowed(request)):
+    narrowed, _ = _narrowed(request)
+    if say := said_without_generating(narrowed, request):
         yield TextDelta(say)
         yield ModelResponse(text=say, tool_calls=[], finish_reason="stop", model=str(getattr(model, "name", "")))
         return
     # "Actually make it Thursday.": the same write, with Thursday; "It's 4567." to "Could you tell me the order
     # number?": the call it was asked for, when every argument now holds one value
-    if made := changed_call(request) or completed_ask(request) or volunteered_call(request) or stated_call(
-            _narrowed(request)[0]):
+    if made := changed_call(request) or completed_ask(request) or volunteered_call(request) or stated_call(narrowed):
         yield ModelResponse(tool_calls=[made], finish_reason="tool_calls", model=str(getattr(model, "name", "")))
         return
     guard = reply_guard(request)

@@ -352,7 +352,6 @@ def named_writes(tools: Sequence[dict[str, Any]], messages: Sequence[Message], w
     return [tool_name(t) for t in tools if tool_name(t) in writes and (name_stems(t) - reads or name_stems(t)) & fresh]
 
 
-
 def labels_asked(said: str, asked: dict[str, list[str]], words: ModuleType = DEFAULT_WORDS) -> bool:
     """The caller's answer names an identifier the agent asked for ("Enrolment number is 341," to "the five-digit
     enrolment number?"): a value that fits it badly is still theirs for it, no other call's count."""

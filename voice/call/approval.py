@@ -88,7 +88,7 @@ def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = D
     joined, the rest as text."""
     if isinstance(value, bool):
         return str(words.BOOLEAN_WORDS[value])
-    if _is_money(key, tool) and (amount := _amount(value)) is not None:
+    if _is_money(key, tool) and (amount := _amount(value, words)) is not None:
         symbol = _currency(tool, words)
         return f"{symbol}{amount:,.0f}" if amount == int(amount) else f"{symbol}{amount:,.2f}"
     if isinstance(value, (list, tuple)):
@@ -96,9 +96,10 @@ def written_value(key: str, value: Any, tool: Tool | None, words: ModuleType = D
     return str(value).strip()
 
 
-def _amount(value: Any) -> float | None:
+def _amount(value: Any, words: ModuleType) -> float | None:
+    """A money value as a number: "$1,250" or "£20" is one, "20 dollars" or "twelve" is not (it is said as is)."""
     try:
-        return float(re.sub(r"[^\d.\-]", "", str(value)) or "x")
+        return float(re.sub(rf"[{re.escape(''.join(words.MONEY_SYMBOLS))},]", "", str(value)))
     except ValueError:
         return None
 
